@@ -1,0 +1,66 @@
+"""Reverie: a sleep cycle for AI agents.
+
+Agents append episodes; a dream cycle distills them into cited pages; recall packs those pages
+into a prompt under a token budget. Importing this package does no I/O and starts nothing.
+"""
+
+from __future__ import annotations
+
+from reverie.config import Config, DreamConfig, RecallConfig
+from reverie.engine import IngestResult, Reverie, UndoReport
+from reverie.errors import (
+    Conflict,
+    InvalidInput,
+    InvalidScope,
+    NotFound,
+    PlanRejected,
+    ReverieError,
+    StoreError,
+    UndoRefused,
+)
+from reverie.models import (
+    Claim,
+    Cycle,
+    CycleReport,
+    Episode,
+    Lineage,
+    Outcome,
+    Page,
+    PageKind,
+    PageStatus,
+    Recall,
+    RecallItem,
+    Revision,
+    Scope,
+)
+
+__all__ = [
+    "Claim",
+    "Config",
+    "Conflict",
+    "Cycle",
+    "CycleReport",
+    "DreamConfig",
+    "Episode",
+    "IngestResult",
+    "InvalidInput",
+    "InvalidScope",
+    "Lineage",
+    "NotFound",
+    "Outcome",
+    "Page",
+    "PageKind",
+    "PageStatus",
+    "PlanRejected",
+    "Recall",
+    "RecallConfig",
+    "RecallItem",
+    "Reverie",
+    "ReverieError",
+    "Revision",
+    "Scope",
+    "StoreError",
+    "UndoRefused",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,65 @@
+"""Settings, with defaults that are safe for an embedded, single-user brain.
+
+Where the data lives: ``--db``, then ``REVERIE_DB``, then a per-user data directory.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Config", "DreamConfig", "RecallConfig", "default_db_path", "resolve_db"]
+
+
+@dataclass(frozen=True)
+class DreamConfig:
+    """How a cycle chooses and groups episodes.
+
+    An episode is eligible when its importance reaches ``importance_threshold``, when it carries a
+    real lesson (not a template such as "approach worked"), or when at least ``min_pattern``
+    episodes of the scanned window share its pattern key (a recurring pattern).
+    """
+
+    importance_threshold: int = 6
+    min_pattern: int = 3
+    max_episodes_per_cycle: int = 2000
+    scan_limit: int = 200_000
+    max_groups_per_cycle: int = 500
+    similarity_threshold: float = 0.72
+    lesson_min_confidence: float = 0.5
+    history_limit: int = 500
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """How recall searches and packs."""
+
+    budget_tokens: int = 400
+    page_candidates: int = 40
+    episode_candidates: int = 40
+    min_term_coverage: float = 0.34
+    include_episodes: bool = True
+
+
+@dataclass(frozen=True)
+class Config:
+    dream: DreamConfig = field(default_factory=DreamConfig)
+    recall: RecallConfig = field(default_factory=RecallConfig)
+
+
+def default_db_path() -> Path:
+    """``<user data dir>/reverie/reverie.db`` (platformdirs)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("reverie", appauthor=False)) / "reverie.db"
+
+
+def resolve_db(explicit: str | None) -> str:
+    """``--db`` wins, then ``REVERIE_DB``, then the per-user default."""
+    if explicit:
+        return explicit
+    env = os.environ.get("REVERIE_DB")
+    if env:
+        return env
+    return str(default_db_path())

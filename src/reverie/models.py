@@ -1,0 +1,461 @@
+"""The records Reverie stores and returns (pydantic v2).
+
+An :class:`Episode` is raw, immutable evidence; a :class:`Page` is distilled knowledge whose every
+change is a content-hashed :class:`Revision`; a :class:`Claim` is one cited line of a page. Input
+errors surface as :class:`reverie.errors.InvalidInput` naming the field and the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Self, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reverie.errors import InvalidInput, InvalidScope
+from reverie.hashing import content_hash
+
+__all__ = [
+    "Claim",
+    "Cycle",
+    "CycleReport",
+    "CycleStatus",
+    "Episode",
+    "Lineage",
+    "Outcome",
+    "Page",
+    "PageChange",
+    "PageKind",
+    "PageStatus",
+    "Recall",
+    "RecallItem",
+    "Revision",
+    "Scope",
+    "ScopeLike",
+    "parse_model",
+    "utc",
+]
+
+MAX_TEXT = 64_000
+M = TypeVar("M", bound=BaseModel)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+
+
+def utc(value: datetime) -> datetime:
+    """Return ``value`` as an aware UTC datetime (naive values are taken to be UTC)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def _first_error(exc: ValidationError) -> InvalidInput:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or "input"
+    return InvalidInput(field, err["msg"])
+
+
+def parse_model(cls: type[M], data: Any) -> M:
+    """Validate ``data`` as ``cls``; raise :class:`InvalidInput` naming the first bad field."""
+    if isinstance(data, cls):
+        return data
+    if not isinstance(data, dict):
+        raise InvalidInput("input", f"expected an object, got {type(data).__name__}")
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise _first_error(exc) from None
+
+
+class Scope(BaseModel):
+    """Who owns a memory: ``tenant/agent`` or ``tenant/agent/user``. A brain is one scope."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tenant: str
+    agent: str
+    user: str | None = None
+
+    @field_validator("tenant", "agent", "user")
+    @classmethod
+    def _check_name(cls, value: str | None) -> str | None:
+        if value is not None and not _NAME.match(value):
+            raise ValueError(
+                "must be 1-128 characters of letters, digits, '_', '.', ':', '@' or '-',"
+                " starting with a letter or digit"
+            )
+        return value
+
+    @property
+    def key(self) -> str:
+        return "/".join(p for p in (self.tenant, self.agent, self.user) if p)
+
+    def __str__(self) -> str:
+        return self.key
+
+    @classmethod
+    def parse(cls, value: ScopeLike) -> Scope:
+        """Accept a :class:`Scope`, ``"tenant/agent[/user]"`` or a mapping."""
+        if isinstance(value, Scope):
+            return value
+        if isinstance(value, str):
+            parts = value.strip().split("/")
+            if len(parts) not in (2, 3) or not all(parts):
+                raise InvalidScope(f"{value!r} is not 'tenant/agent' or 'tenant/agent/user'")
+            value = dict(zip(("tenant", "agent", "user"), parts, strict=False))
+        try:
+            return cls.model_validate(value)
+        except ValidationError as exc:
+            raise InvalidScope(str(_first_error(exc))) from None
+
+
+ScopeLike = Scope | str | dict[str, Any]
+
+
+class Outcome(StrEnum):
+    SUCCESS = "success"
+    FAILURE = "failure"
+    PARTIAL = "partial"
+    TIMEOUT = "timeout"
+    UNKNOWN = "unknown"
+
+
+_BASE_IMPORTANCE = {
+    Outcome.SUCCESS: 3,
+    Outcome.UNKNOWN: 3,
+    Outcome.PARTIAL: 5,
+    Outcome.FAILURE: 6,
+    Outcome.TIMEOUT: 6,
+}
+
+
+def derive_importance(outcome: Outcome, error: str | None) -> int:
+    """Importance when the caller gave none: failures matter more, an error message more still."""
+    return min(10, _BASE_IMPORTANCE[outcome] + (1 if error else 0))
+
+
+def _clean_list(values: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for v in values:
+        v = v.strip()
+        if v:
+            seen.setdefault(v, None)
+    return list(seen)
+
+
+class Episode(BaseModel):
+    """One immutable record of experience.
+
+    ``seq`` is assigned by the store on append and is the only order collection trusts;
+    ``created_at`` is when it happened (a client clock, used for "time decides current").
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    id: str = Field(default_factory=lambda: f"ep_{uuid.uuid4().hex}", min_length=1, max_length=128)
+    seq: int | None = None
+    scope: Scope
+    session_id: str | None = Field(default=None, max_length=256)
+    created_at: datetime = Field(default_factory=now_utc)
+    situation: str = Field(default="", max_length=MAX_TEXT)
+    action: str = Field(default="", max_length=MAX_TEXT)
+    outcome: Outcome = Outcome.UNKNOWN
+    outcome_details: str | None = Field(default=None, max_length=MAX_TEXT)
+    error: str | None = Field(default=None, max_length=MAX_TEXT)
+    lesson: str | None = Field(default=None, max_length=MAX_TEXT)
+    importance: int | None = Field(default=None, ge=1, le=10)
+    category: str | None = Field(default=None, max_length=256)
+    tools: list[str] = Field(default_factory=list, max_length=256)
+    entities: list[str] = Field(default_factory=list, max_length=1024)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    consolidated_in: str | None = None
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope(cls, value: Any) -> Any:
+        return Scope.parse(value) if isinstance(value, str) else value
+
+    @field_validator("created_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return utc(value)
+
+    @field_validator("tools", "entities")
+    @classmethod
+    def _clean(cls, values: list[str]) -> list[str]:
+        return _clean_list(values)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("must be letters, digits, '_', '.', ':', '@' or '-' (max 128)")
+        return value
+
+    @model_validator(mode="after")
+    def _complete(self) -> Self:
+        if not (self.situation.strip() or self.action.strip()):
+            raise ValueError("an episode needs a situation or an action")
+        if self.importance is None:
+            self.importance = derive_importance(self.outcome, self.error)
+        return self
+
+    @classmethod
+    def parse(cls, data: Any) -> Episode:
+        return parse_model(cls, data)
+
+    @property
+    def text(self) -> str:
+        """The searchable text of the episode, in reading order."""
+        parts = [self.situation, self.action, self.outcome_details or "", self.error or ""]
+        parts.append(self.lesson or "")
+        return "\n".join(p for p in parts if p)
+
+    def fingerprint(self) -> str:
+        """Hash of the caller-supplied content (not seq or marks): detects a reused id."""
+        data = self.model_dump(mode="json", exclude={"seq", "consolidated_in"})
+        return content_hash(data)
+
+
+class PageKind(StrEnum):
+    LESSON = "lesson"
+    FACT = "fact"
+    PROCEDURE = "procedure"
+    PREFERENCE = "preference"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+class PageStatus(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    RETIRED = "retired"
+
+
+class Claim(BaseModel):
+    """One line of knowledge and the evidence it came from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = Field(min_length=1, max_length=4000)
+    episode_ids: tuple[str, ...] = Field(min_length=1)
+    page_ids: tuple[str, ...] = ()
+
+
+class Revision(BaseModel):
+    """An immutable version of a page. ``hash`` covers everything a reader sees."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    page_id: str
+    number: int
+    hash: str
+    title: str
+    kind: PageKind
+    claims: tuple[Claim, ...]
+    confidence: float
+    status: PageStatus
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
+    cycle_id: str | None = None
+    author: str = "cycle"
+    reason: str | None = None
+    created_at: datetime
+
+    @property
+    def body(self) -> str:
+        return render_body(self.claims)
+
+    @property
+    def citations(self) -> list[str]:
+        return sorted({e for c in self.claims for e in c.episode_ids})
+
+
+def render_body(claims: tuple[Claim, ...] | list[Claim]) -> str:
+    """Markdown body: one bullet per claim, its citations in brackets."""
+    return "\n".join(f"- {c.text} [{', '.join(c.episode_ids)}]" for c in claims)
+
+
+def revision_hash(
+    *,
+    title: str,
+    kind: PageKind,
+    claims: tuple[Claim, ...] | list[Claim],
+    confidence: float,
+    status: PageStatus,
+    valid_from: datetime | None,
+    valid_until: datetime | None,
+    superseded_by: str | None,
+) -> str:
+    """Content hash of what a reader sees of a revision (not who wrote it, nor when)."""
+    return content_hash(
+        {
+            "title": title,
+            "kind": str(kind),
+            "claims": [c.model_dump(mode="json") for c in claims],
+            "confidence": round(confidence, 4),
+            "status": str(status),
+            "valid_from": valid_from.isoformat() if valid_from else None,
+            "valid_until": valid_until.isoformat() if valid_until else None,
+            "superseded_by": superseded_by,
+        }
+    )
+
+
+class Page(BaseModel):
+    """A page as it stands now: its current revision plus identity and bookkeeping."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    scope: Scope
+    topic_key: str
+    revision: Revision
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def title(self) -> str:
+        return self.revision.title
+
+    @property
+    def kind(self) -> PageKind:
+        return self.revision.kind
+
+    @property
+    def status(self) -> PageStatus:
+        return self.revision.status
+
+    @property
+    def confidence(self) -> float:
+        return self.revision.confidence
+
+    @property
+    def body(self) -> str:
+        return self.revision.body
+
+    @property
+    def citations(self) -> list[str]:
+        return self.revision.citations
+
+    def to_markdown(self) -> str:
+        r = self.revision
+        head = f"# {r.title}\n\n*{r.kind} · {r.status} · confidence {r.confidence:.2f} · rev {r.number}*"
+        return f"{head}\n\n{r.body}\n"
+
+
+class CycleStatus(StrEnum):
+    COMMITTED = "committed"
+    EMPTY = "empty"
+    DRY_RUN = "dry_run"
+    FAILED = "failed"
+    UNDONE = "undone"
+
+
+class PageChange(BaseModel):
+    """One page a cycle created or changed, with the revision numbers around it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    page_id: str
+    title: str
+    action: str
+    revision_before: int | None
+    revision_after: int
+    episodes: int = 0
+
+
+class CycleReport(BaseModel):
+    """What one dream cycle did (or would do, for a dry run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cycle_id: str
+    scope: Scope
+    status: CycleStatus
+    started_at: datetime
+    finished_at: datetime | None = None
+    checkpoint_before: int = 0
+    checkpoint_after: int = 0
+    scanned: int = 0
+    collected: int = 0
+    deferred: int = 0
+    groups: int = 0
+    created: int = 0
+    revised: int = 0
+    merged: int = 0
+    superseded: int = 0
+    retired: int = 0
+    unchanged: int = 0
+    episodes_marked: int = 0
+    rejected: list[str] = Field(default_factory=list)
+    changes: list[PageChange] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+    message: str = ""
+
+
+class Cycle(BaseModel):
+    """A stored cycle: its report, and whether (and by what) it was undone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    scope: Scope
+    status: CycleStatus
+    started_at: datetime
+    finished_at: datetime | None
+    checkpoint_before: int
+    checkpoint_after: int
+    report: CycleReport
+    undone_at: datetime | None = None
+
+
+class RecallItem(BaseModel):
+    """One unit packed into a recall: a page claim or an episode excerpt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str  # "page" | "episode"
+    id: str
+    title: str
+    text: str
+    score: float
+    tokens: int
+    citations: list[str]
+    created_at: datetime | None = None
+    status: str | None = None
+
+
+class Recall(BaseModel):
+    """What recall returns: ``text`` goes into a prompt, ``items`` explain it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str
+    scope: Scope
+    budget_tokens: int
+    used_tokens: int
+    items: list[RecallItem]
+    text: str
+    warning: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+class Lineage(BaseModel):
+    """``why PAGE``: every revision of a page and the raw episodes its claims cite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    page: Page
+    revisions: list[Revision]
+    episodes: list[Episode]
+    cited_pages: list[str] = Field(default_factory=list)

@@ -1,0 +1,130 @@
+"""The storage contract every backend implements, and the changeset a cycle commits.
+
+A cycle never writes piecemeal: it computes a :class:`Changeset` (pure data) and hands it to
+:meth:`Store.commit`, which applies pages, revisions, citations, episode marks, the checkpoint and
+the cycle record in ONE transaction, after checking that nothing it read has changed since
+(``expected_revision``, ``expected_checkpoint``). A conflict or a failure leaves the store as it
+was. The same changeset shape undoes a cycle.
+
+Collection trusts only ``seq``: a store-assigned, strictly increasing integer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from reverie.models import Cycle, Episode, Page, Revision, Scope
+
+__all__ = ["Changeset", "PageWrite", "StepHook", "Store", "StoreStats"]
+
+StepHook = Callable[[str], None]
+"""Called with a step name between the writes of a commit (fault injection, progress)."""
+
+
+@dataclass(frozen=True)
+class PageWrite:
+    """A new revision for a page. ``expected_revision`` is the number read (None: must not exist)."""
+
+    scope: Scope
+    topic_key: str
+    revision: Revision
+    expected_revision: int | None
+
+
+@dataclass(frozen=True)
+class Changeset:
+    """Everything one cycle (or one undo) changes, applied atomically by :meth:`Store.commit`."""
+
+    scope: Scope
+    expected_checkpoint: int
+    checkpoint: int
+    page_writes: Sequence[PageWrite] = ()
+    marks: Sequence[str] = ()
+    mark_cycle: str | None = None
+    unmark_cycle: str | None = None
+    cycle: Cycle | None = None
+    undone_cycle: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    episodes: int
+    consolidated: int
+    pages: int
+    active_pages: int
+    revisions: int
+    cycles: int
+    checkpoint: int
+
+
+class Store(Protocol):
+    """Episodes, pages, revisions, citations, cycles and checkpoints for many scopes.
+
+    Implementations: :class:`reverie.store.sqlite.SQLiteStore`. Every read takes a scope or an id;
+    no read returns another scope's rows for a scope-filtered call.
+    """
+
+    url: str
+
+    def migrate(self) -> list[str]:
+        """Apply pending migrations in order; return the names applied."""
+        ...
+
+    def close(self) -> None: ...
+
+    # episodes
+    def append(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """Store new episodes in one transaction, assigning ``seq``; return them as stored.
+
+        Appending an id that exists with the same content is a no-op returning the stored one;
+        the same id with other content raises :class:`reverie.errors.Conflict` and stores nothing.
+        """
+        ...
+
+    def episode(self, episode_id: str) -> Episode: ...
+
+    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
+        """The episodes with these ids that exist, in ``seq`` order."""
+        ...
+
+    def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
+        """Unconsolidated episodes of ``scope`` with ``seq > after_seq``, ascending, at most ``limit``."""
+        ...
+
+    def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]: ...
+
+    # pages
+    def page(self, page_id: str) -> Page: ...
+
+    def pages(self, scope: Scope, statuses: Iterable[str] | None = None) -> list[Page]: ...
+
+    def pages_by_topic(self, scope: Scope, topic_keys: Iterable[str]) -> dict[str, Page]: ...
+
+    def revisions(self, page_id: str) -> list[Revision]: ...
+
+    # search: scores are positive, higher is better; scope filtered inside the query
+    def search_pages(
+        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)
+    ) -> list[tuple[Page, float]]: ...
+
+    def search_episodes(
+        self, scope: Scope, terms: Sequence[str], limit: int
+    ) -> list[tuple[Episode, float]]: ...
+
+    # cycles
+    def checkpoint(self, scope: Scope) -> int: ...
+
+    def commit(self, changes: Changeset, on_step: StepHook | None = None) -> None:
+        """Apply ``changes`` in one transaction or not at all."""
+        ...
+
+    def cycle(self, cycle_id: str) -> Cycle: ...
+
+    def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]: ...
+
+    def scopes(self) -> list[Scope]: ...
+
+    def stats(self, scope: Scope | None = None) -> StoreStats: ...
