@@ -77,9 +77,9 @@ class Store(Protocol):
 
     # episodes
     def append(self, episodes: Sequence[Episode]) -> list[Episode]:
-        """Store new episodes in one transaction, assigning ``seq``; return them as stored.
+        """Store new episodes in one transaction, assigning ``seq``; return the new ones as stored.
 
-        Appending an id that exists with the same content is a no-op returning the stored one;
+        An id that is already stored with the same content is skipped (appending is idempotent);
         the same id with other content raises :class:`reverie.errors.Conflict` and stores nothing.
         """
         ...
@@ -95,6 +95,10 @@ class Store(Protocol):
         ...
 
     def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]: ...
+
+    def marked(self, cycle_id: str) -> list[int]:
+        """The ``seq`` of every episode that ``cycle_id`` consolidated, ascending."""
+        ...
 
     # pages
     def page(self, page_id: str) -> Page: ...
@@ -125,6 +129,18 @@ class Store(Protocol):
 
     def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]: ...
 
+    def cycles_after(self, cycle_id: str) -> list[Cycle]:
+        """Cycles of the same scope recorded after ``cycle_id``, oldest first."""
+        ...
+
     def scopes(self) -> list[Scope]: ...
+
+    def pending_scopes(self) -> list[Scope]:
+        """Scopes with unconsolidated episodes past their checkpoint."""
+        ...
+
+    def integrity_check(self) -> str:
+        """``"ok"`` when the database is sound, else the first problem found."""
+        ...
 
     def stats(self, scope: Scope | None = None) -> StoreStats: ...

@@ -1,0 +1,205 @@
+"""One consolidation pass over one scope: collect → cluster → distill → validate → apply.
+
+Everything before ``apply`` only reads; the distiller (the only place a model may be called) runs
+before the transaction. ``apply`` hands one :class:`~reverie.store.base.Changeset` to the store —
+revisions, citations, episode marks, the checkpoint and the cycle record land together or not at
+all. A group whose plan fails validation changes nothing and stays eligible: the checkpoint stops
+before its first episode, as it does before the first episode deferred by a cap.
+
+``on_phase`` is called with the phase name before each phase and between the writes of the
+commit; tests inject faults through it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from reverie.config import DreamConfig
+from reverie.dream.apply import WriteContext, change_of, operation_writes
+from reverie.dream.cluster import Group, cluster, pattern_key
+from reverie.dream.collect import Collection, collect, next_checkpoint
+from reverie.dream.plan import Distiller, Evidence, Plan, validate_plan
+from reverie.embed import Embedder
+from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, Scope
+from reverie.store.base import Changeset, PageWrite, StepHook, Store
+
+__all__ = ["DreamCycle", "new_cycle_id"]
+
+_ACTION_FIELDS = {
+    "created": "created",
+    "revised": "revised",
+    "merged": "merged",
+    "superseded": "superseded",
+    "retired": "retired",
+}
+
+
+def new_cycle_id(now: datetime) -> str:
+    return f"cy_{now.strftime('%Y%m%dT%H%M%S')}_{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class _Outcome:
+    writes: list[tuple[str, PageWrite, int]] = field(default_factory=list)
+    marks: list[str] = field(default_factory=list)
+    leftover: list[Episode] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+class _Timer:
+    def __init__(self, hook: StepHook) -> None:
+        self.hook = hook
+        self.timings: dict[str, float] = {}
+        self._phase: str | None = None
+        self._start = 0.0
+
+    def phase(self, name: str) -> None:
+        self._stop()
+        self.hook(name)
+        self._phase, self._start = name, time.perf_counter()
+
+    def _stop(self) -> None:
+        if self._phase is not None:
+            elapsed = time.perf_counter() - self._start
+            self.timings[self._phase] = round(self.timings.get(self._phase, 0.0) + elapsed, 6)
+        self._phase = None
+
+    def done(self) -> dict[str, float]:
+        self._stop()
+        return self.timings
+
+
+class DreamCycle:
+    """Runs cycles for a store with a distiller, an optional embedder and settings."""
+
+    def __init__(
+        self,
+        store: Store,
+        distiller: Distiller,
+        *,
+        config: DreamConfig | None = None,
+        embedder: Embedder | None = None,
+        on_phase: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.distiller = distiller
+        self.config = config or DreamConfig()
+        self.embedder = embedder
+        self.on_phase: StepHook = on_phase or (lambda _name: None)
+
+    def run(self, scope: Scope, now: datetime, *, dry_run: bool = False) -> CycleReport:
+        timer = _Timer(self.on_phase)
+        cycle_id = new_cycle_id(now)
+        timer.phase("collect")
+        checkpoint = self.store.checkpoint(scope)
+        scanned = self.store.scan(scope, checkpoint, self.config.scan_limit)
+        report = CycleReport(
+            cycle_id=cycle_id, scope=scope, status=CycleStatus.EMPTY, started_at=now,
+            checkpoint_before=checkpoint, checkpoint_after=checkpoint, scanned=len(scanned),
+        )  # fmt: skip
+        if not scanned:
+            report.timings = timer.done()
+            report.message = "nothing new since the last cycle"
+            return report
+        known = self.store.pages_by_topic(scope, {pattern_key(e) for e in scanned})
+        collection = collect(scanned, self.config, known_topics=known)
+        timer.phase("cluster")
+        groups = cluster(collection.taken, self.embedder, self.config.similarity_threshold)
+        kept, overflow = groups[: self.config.max_groups_per_cycle], groups[self.config.max_groups_per_cycle :]
+        timer.phase("distill")
+        evidence = self._evidence(scope, kept, now)
+        plans = [self.distiller.distill(ev) for ev in evidence]
+        timer.phase("validate")
+        result = self._validate(evidence, plans, WriteContext(scope, cycle_id, now, self._shown(evidence)))
+        result.leftover += collection.deferred + [e for g in overflow for e in g.episodes]
+        new_checkpoint = next_checkpoint(collection.last_scanned_seq, result.leftover)
+        self._fill(report, collection, groups, result, new_checkpoint)
+        if dry_run:
+            report.status, report.message = CycleStatus.DRY_RUN, "dry run: nothing was changed"
+            report.timings = timer.done()
+            return report
+        timer.phase("apply")
+        report.status = CycleStatus.COMMITTED
+        report.finished_at = now
+        report.timings = timer.done()
+        self.store.commit(self._changeset(report, result), on_step=self.on_phase)
+        return report
+
+    def _evidence(self, scope: Scope, groups: Sequence[Group], now: datetime) -> list[Evidence]:
+        pages = self.store.pages_by_topic(scope, [g.topic_key for g in groups])
+        out = []
+        for g in groups:
+            page = pages.get(g.topic_key)
+            history: dict[str, tuple[Episode, ...]] = {}
+            if page is not None:
+                cited = page.citations[-self.config.history_limit :]
+                history[page.id] = tuple(self.store.episodes(cited))
+            out.append(
+                Evidence(
+                    scope=scope, topic_key=g.topic_key, episodes=g.episodes,
+                    pages=(page,) if page else (), history=history, now=now,
+                )  # fmt: skip
+            )
+        return out
+
+    @staticmethod
+    def _shown(evidence: Sequence[Evidence]) -> dict[str, Page]:
+        return {p.id: p for ev in evidence for p in ev.pages}
+
+    @staticmethod
+    def _validate(evidence: Sequence[Evidence], plans: Sequence[Plan], ctx: WriteContext) -> _Outcome:
+        out = _Outcome()
+        for ev, plan in zip(evidence, plans, strict=True):
+            problems = validate_plan(plan, ev)
+            if problems:
+                out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(problems))
+                out.leftover += ev.episodes
+                continue
+            writes = [w for op in plan.operations for w in operation_writes(op, ctx)]
+            if not writes:
+                out.unchanged += 1
+            out.writes += [(action, w, len(ev.episodes)) for action, w in writes]
+            out.marks += [e.id for e in ev.episodes]
+        return out
+
+    @staticmethod
+    def _fill(
+        report: CycleReport, collection: Collection, groups: Sequence[Group], result: _Outcome, checkpoint: int
+    ) -> None:
+        report.collected = len(collection.taken)
+        report.deferred = len(result.leftover)
+        report.groups = len(groups)
+        report.rejected = result.rejected
+        report.unchanged = result.unchanged
+        report.episodes_marked = len(result.marks)
+        report.checkpoint_after = checkpoint
+        report.changes = [change_of(action, w, n) for action, w, n in result.writes]
+        for action, _w, _n in result.writes:
+            name = _ACTION_FIELDS[action]
+            setattr(report, name, getattr(report, name) + 1)
+        report.message = (
+            f"{len(collection.taken)} collected, {report.created} created, {report.revised} revised,"
+            f" {report.deferred} deferred, {len(result.rejected)} rejected"
+        )
+
+    @staticmethod
+    def _changeset(report: CycleReport, result: _Outcome) -> Changeset:
+        cycle = Cycle(
+            id=report.cycle_id, scope=report.scope, status=report.status, started_at=report.started_at,
+            finished_at=report.finished_at, checkpoint_before=report.checkpoint_before,
+            checkpoint_after=report.checkpoint_after, report=report,
+        )  # fmt: skip
+        return Changeset(
+            scope=report.scope,
+            expected_checkpoint=report.checkpoint_before,
+            checkpoint=report.checkpoint_after,
+            page_writes=[w for _a, w, _n in result.writes],
+            marks=result.marks,
+            mark_cycle=report.cycle_id,
+            cycle=cycle,
+        )

@@ -1,0 +1,94 @@
+"""Undoing a cycle: a new revision per touched page restoring what it read, episodes released.
+
+Undo never deletes: a page the cycle created gets a retired revision, a page it changed gets a new
+revision with the exact content of the one before. The cycle's episodes lose their marks and the
+checkpoint moves back below the first of them, so the next cycle consolidates them again (episodes
+consolidated by later cycles keep their marks and are not collected twice). Undo refuses when a
+later cycle changed one of the same pages, and a second undo of the same cycle is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from reverie.dream.apply import WriteContext, _next
+from reverie.errors import UndoRefused
+from reverie.models import Cycle, CycleStatus, PageChange, PageStatus
+from reverie.store.base import Changeset, PageWrite, Store
+
+__all__ = ["UndoReport", "plan_undo"]
+
+
+@dataclass(frozen=True)
+class UndoReport:
+    cycle_id: str
+    pages_restored: list[str]
+    episodes_released: int
+    checkpoint: int
+    message: str
+
+
+def _check_undoable(store: Store, cycle: Cycle) -> None:
+    if cycle.undone_at is not None:
+        raise UndoRefused(f"cycle {cycle.id} was already undone at {cycle.undone_at.isoformat()}; nothing to do")
+    if cycle.status != CycleStatus.COMMITTED:
+        raise UndoRefused(f"cycle {cycle.id} is {cycle.status}; only committed cycles can be undone")
+    touched = {c.page_id for c in cycle.report.changes}
+    for later in store.cycles_after(cycle.id):
+        if later.undone_at is not None:
+            continue
+        clash = touched & {c.page_id for c in later.report.changes}
+        if clash:
+            raise UndoRefused(
+                f"later cycle {later.id} changed the same page(s) {sorted(clash)}; undo {later.id} first"
+            )
+
+
+def _restore(store: Store, change: PageChange, ctx: WriteContext) -> PageWrite:
+    page = store.page(change.page_id)
+    history = store.revisions(page.id)
+    if page.revision.hash != history[change.revision_after - 1].hash:
+        raise UndoRefused(
+            f"page {page.id} was changed after cycle {ctx.cycle_id} (now at revision"
+            f" {page.revision.number}); undo the later change first"
+        )
+    reason = f"undo of cycle {ctx.cycle_id}"
+    if change.revision_before is None:
+        rev = _next(ctx, page, status=PageStatus.RETIRED, reason=reason + " (page created by it)")
+    else:
+        old = history[change.revision_before - 1]
+        rev = _next(
+            ctx, page, title=old.title, kind=old.kind, claims=old.claims, confidence=old.confidence,
+            status=old.status, valid_from=old.valid_from, valid_until=old.valid_until,
+            superseded_by=old.superseded_by, reason=reason,
+        )  # fmt: skip
+    return PageWrite(ctx.scope, page.topic_key, rev, expected_revision=page.revision.number)
+
+
+def plan_undo(store: Store, cycle_id: str, now: datetime) -> tuple[Changeset, UndoReport]:
+    """The changeset that undoes ``cycle_id``, or :class:`UndoRefused` saying why not."""
+    cycle = store.cycle(cycle_id)
+    _check_undoable(store, cycle)
+    ctx = WriteContext(cycle.scope, cycle.id, now, {}, author="undo")
+    seen: set[str] = set()
+    writes = []
+    for change in cycle.report.changes:
+        if change.page_id not in seen:
+            seen.add(change.page_id)
+            writes.append(_restore(store, change, ctx))
+    released = store.marked(cycle.id)
+    current = store.checkpoint(cycle.scope)
+    checkpoint = min(current, released[0] - 1) if released else current
+    changes = Changeset(
+        scope=cycle.scope, expected_checkpoint=current, checkpoint=checkpoint, page_writes=writes,
+        unmark_cycle=cycle.id, undone_cycle=cycle.id,
+    )  # fmt: skip
+    report = UndoReport(
+        cycle_id=cycle.id,
+        pages_restored=[w.revision.page_id for w in writes],
+        episodes_released=len(released),
+        checkpoint=checkpoint,
+        message=f"undid cycle {cycle.id}: {len(writes)} page(s) restored, {len(released)} episode(s) eligible again",
+    )
+    return changes, report

@@ -1,0 +1,64 @@
+"""Shared fixtures: real SQLite files in a temporary directory, and an episode factory."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reverie import Reverie
+from reverie.models import Episode
+from reverie.store.sqlite import SQLiteStore
+
+BACKENDS = ["sqlite"]
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+EpisodeFactory = Callable[..., Episode]
+
+
+def open_backend(name: str, tmp_path: Path) -> SQLiteStore:
+    if name == "sqlite":
+        store = SQLiteStore(tmp_path / "reverie.db")
+        store.migrate()
+        return store
+    raise ValueError(name)
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+    s = open_backend(request.param, tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def rv(tmp_path: Path) -> Iterator[Reverie]:
+    with Reverie.open(tmp_path / "brain.db") as r:
+        yield r
+
+
+@pytest.fixture
+def make_episode() -> EpisodeFactory:
+    counter = itertools.count(1)
+
+    def make(**fields: Any) -> Episode:
+        n = next(counter)
+        data: dict[str, Any] = {
+            "id": f"ep-{n:05d}",
+            "scope": "acme/coder",
+            "created_at": T0 + timedelta(hours=n),
+            "situation": f"deploying service {n % 3} to the staging cluster",
+            "action": "kubectl apply -f manifests/",
+            "outcome": "failure",
+            "error": "TimeoutError: timed out waiting for the condition",
+            "category": "deploy",
+            "tools": ["kubectl"],
+        }
+        data.update(fields)
+        return Episode.parse(data)
+
+    return make

@@ -1,0 +1,147 @@
+"""The store contract: every backend passes these, against a real database."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from reverie.errors import Conflict, NotFound
+from reverie.models import Claim, Cycle, CycleReport, CycleStatus, PageKind, PageStatus, Revision, Scope
+from reverie.models import revision_hash
+from reverie.store.base import Changeset, PageWrite
+from reverie.store.sqlite import SQLiteStore
+from tests.conftest import EpisodeFactory
+
+NOW = datetime(2026, 11, 5, tzinfo=UTC)
+SCOPE = Scope.parse("acme/coder")
+OTHER = Scope.parse("acme/other")
+
+
+def revision(page_id: str, number: int, episode_ids: list[str], title: str = "Deploys time out") -> Revision:
+    claims = (Claim(text=f"{title}: claim {number}", episode_ids=tuple(episode_ids)),)
+    fields = {
+        "title": title,
+        "kind": PageKind.WARNING,
+        "claims": claims,
+        "confidence": 0.8,
+        "status": PageStatus.ACTIVE,
+        "valid_from": None,
+        "valid_until": None,
+        "superseded_by": None,
+    }
+    return Revision(page_id=page_id, number=number, hash=revision_hash(**fields), created_at=NOW, **fields)
+
+
+def changeset(scope: Scope, expected: int, checkpoint: int, marks: list[str], writes: list[PageWrite],
+              cycle_id: str = "cy_1") -> Changeset:
+    report = CycleReport(cycle_id=cycle_id, scope=scope, status=CycleStatus.COMMITTED, started_at=NOW)
+    cycle = Cycle(id=cycle_id, scope=scope, status=CycleStatus.COMMITTED, started_at=NOW, finished_at=NOW,
+                  checkpoint_before=expected, checkpoint_after=checkpoint, report=report)
+    return Changeset(scope=scope, expected_checkpoint=expected, checkpoint=checkpoint,
+                     page_writes=writes, marks=marks, mark_cycle=cycle_id, cycle=cycle)
+
+
+def test_migrations_are_recorded_and_idempotent(store: SQLiteStore) -> None:
+    assert store.migrate() == []
+    assert store.migrations() == ["0001_initial"]
+    assert store.integrity_check() == "ok"
+
+
+def test_append_assigns_increasing_seq_and_is_idempotent(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+    eps = [make_episode() for _ in range(5)]
+    stored = store.append(eps)
+    seqs = [e.seq for e in stored]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 5
+    assert store.append(eps) == []  # same ids, same content: skipped
+    more = store.append([make_episode()])
+    assert more[0].seq is not None and more[0].seq > max(s for s in seqs if s is not None)
+
+
+def test_same_id_other_content_is_a_conflict_and_stores_nothing(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+    ep = make_episode()
+    store.append([ep])
+    clash = ep.model_copy(update={"action": "something else"})
+    fresh = make_episode()
+    with pytest.raises(Conflict):
+        store.append([fresh, clash])
+    with pytest.raises(NotFound):
+        store.episode(fresh.id)
+
+
+def test_scan_is_seq_ascending_scoped_and_skips_consolidated(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+    mine = store.append([make_episode() for _ in range(4)])
+    store.append([make_episode(scope="acme/other")])
+    scanned = store.scan(SCOPE, 0, 10)
+    assert [e.id for e in scanned] == [e.id for e in mine]
+    assert [e.id for e in store.scan(SCOPE, mine[1].seq or 0, 10)] == [e.id for e in mine[2:]]
+    store.commit(changeset(SCOPE, 0, mine[1].seq or 0, [mine[0].id], []))
+    assert mine[0].id not in {e.id for e in store.scan(SCOPE, 0, 10)}
+    assert store.marked("cy_1") == [mine[0].seq]
+
+
+@pytest.mark.parametrize("fail_at", ["checkpoint-checked", "pages-written", "episodes-marked", "cycle-recorded"])
+def test_commit_is_all_or_nothing(store: SQLiteStore, make_episode: EpisodeFactory, fail_at: str) -> None:
+    eps = store.append([make_episode() for _ in range(3)])
+    write = PageWrite(SCOPE, "deploy|kubectl|TimeoutError", revision("pg_a", 1, [e.id for e in eps]), None)
+
+    def boom(step: str) -> None:
+        if step == fail_at:
+            raise RuntimeError("injected")
+
+    with pytest.raises(RuntimeError):
+        store.commit(changeset(SCOPE, 0, eps[-1].seq or 0, [e.id for e in eps], [write]), on_step=boom)
+    assert store.checkpoint(SCOPE) == 0
+    assert store.pages(SCOPE) == []
+    assert len(store.scan(SCOPE, 0, 10)) == 3
+    assert store.cycles(SCOPE) == []
+    assert store.integrity_check() == "ok"
+
+
+def test_commit_refuses_stale_checkpoint_revision_and_double_marks(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+    eps = store.append([make_episode() for _ in range(2)])
+    ids = [e.id for e in eps]
+    first = PageWrite(SCOPE, "t", revision("pg_a", 1, ids), None)
+    store.commit(changeset(SCOPE, 0, 1, ids[:1], [first]))
+    with pytest.raises(Conflict):  # checkpoint moved on
+        store.commit(changeset(SCOPE, 0, 2, ids[1:], [], cycle_id="cy_2"))
+    with pytest.raises(Conflict):  # page already at revision 1
+        store.commit(changeset(SCOPE, 1, 2, [], [PageWrite(SCOPE, "t", revision("pg_a", 1, ids), None)], "cy_3"))
+    with pytest.raises(Conflict):  # episode already consolidated
+        store.commit(changeset(SCOPE, 1, 2, ids, [], cycle_id="cy_4"))
+    assert store.checkpoint(SCOPE) == 1
+    assert store.revisions("pg_a")[-1].number == 1
+
+
+def test_revisions_are_kept_and_page_points_at_the_latest(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+    eps = store.append([make_episode() for _ in range(2)])
+    store.commit(changeset(SCOPE, 0, 1, [eps[0].id], [PageWrite(SCOPE, "t", revision("pg_a", 1, [eps[0].id]), None)]))
+    second = revision("pg_a", 2, [e.id for e in eps], title="Deploys time out often")
+    store.commit(changeset(SCOPE, 1, 2, [eps[1].id], [PageWrite(SCOPE, "t", second, 1)], cycle_id="cy_2"))
+    page = store.page("pg_a")
+    assert page.revision.number == 2 and page.title == "Deploys time out often"
+    revs = store.revisions("pg_a")
+    assert [r.number for r in revs] == [1, 2]
+    assert revs[0].hash != revs[1].hash and revs[0].citations == [eps[0].id]
+    assert store.pages_by_topic(SCOPE, ["t"])["t"].id == "pg_a"
+
+
+def test_search_is_scoped_inside_the_query(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+    mine = store.append([make_episode(situation="rotating the vault token")])
+    theirs = store.append([make_episode(scope="acme/other", situation="rotating the vault token")])
+    store.commit(changeset(SCOPE, 0, 0, [], [PageWrite(SCOPE, "t", revision("pg_a", 1, [mine[0].id], "Vault token rotation"), None)]))
+    store.commit(changeset(OTHER, 0, 0, [], [PageWrite(OTHER, "t", revision("pg_b", 1, [theirs[0].id], "Vault token rotation"), None)], "cy_2"))
+    eps = store.search_episodes(SCOPE, ["vault", "token"], 10)
+    assert [e.id for e, _ in eps] == [mine[0].id]
+    pages = store.search_pages(SCOPE, ["vault"], 10)
+    assert [p.id for p, _ in pages] == ["pg_a"]
+    assert all(score > 0 for _, score in pages + eps)  # type: ignore[operator]
+    assert store.search_pages(SCOPE, ["weather"], 10) == []
+
+
+def test_stats_and_scopes(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+    store.append([make_episode(), make_episode(scope="acme/other")])
+    assert {s.key for s in store.scopes()} == {"acme/coder", "acme/other"}
+    assert store.stats(SCOPE).episodes == 1
+    assert store.stats().episodes == 2
+    assert {s.key for s in store.pending_scopes()} == {"acme/coder", "acme/other"}
