@@ -9,6 +9,7 @@ eligible episode exactly once, and each one is cited by a page.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,9 +26,17 @@ from reverie.store.sqlite import SQLiteStore
 SCOPE = Scope.parse("acme/coder")
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 PHASES = [
-    None, "collect", "cluster", "distill", "validate", "apply",
-    "checkpoint-checked", "pages-written", "episodes-marked", "cycle-recorded",
-]  # fmt: skip
+    None,
+    "collect",
+    "cluster",
+    "distill",
+    "validate",
+    "apply",
+    "checkpoint-checked",
+    "pages-written",
+    "episodes-marked",
+    "cycle-recorded",
+]
 THRESHOLD = 6
 
 
@@ -40,8 +49,12 @@ episode_fields = st.fixed_dictionaries(
         "category": st.sampled_from(["deploy", "search", "tests", None]),
         "tools": st.sampled_from([["kubectl"], ["web_search"], ["pytest"], []]),
         "outcome": st.sampled_from(["success", "failure", "timeout", "partial", "unknown"]),
-        "error": st.sampled_from([None, "TimeoutError: waited 30s", "HTTP Error 429: Too Many Requests"]),
-        "lesson": st.sampled_from([None, None, "approach worked", "retry with backoff after a 429"]),
+        "error": st.sampled_from(
+            [None, "TimeoutError: waited 30s", "HTTP Error 429: Too Many Requests"]
+        ),
+        "lesson": st.sampled_from(
+            [None, None, "approach worked", "retry with backoff after a 429"]
+        ),
         "importance": st.integers(1, 10),
         "hours": st.integers(-500, 500),
     }
@@ -69,7 +82,9 @@ class CycleMachine(RuleBasedStateMachine):
             raise Injected(phase)
 
     def _engine(self, cap: int) -> Reverie:
-        config = Config(dream=DreamConfig(max_episodes_per_cycle=cap, importance_threshold=THRESHOLD))
+        config = Config(
+            dream=DreamConfig(max_episodes_per_cycle=cap, importance_threshold=THRESHOLD)
+        )
         return Reverie(self.store, config=config, on_phase=self._hook)
 
     @rule(batch=st.lists(episode_fields, min_size=1, max_size=8))
@@ -78,21 +93,24 @@ class CycleMachine(RuleBasedStateMachine):
         for fields in batch:
             self.count += 1
             hours = int(fields.pop("hours"))  # type: ignore[call-overload]
-            items.append({
-                **fields, "id": f"ep-{self.count:04d}", "scope": SCOPE.key,
-                "created_at": T0 + timedelta(hours=hours), "situation": f"task {self.count % 4}",
-                "action": "ran the tool",
-            })  # fmt: skip
+            items.append(
+                {
+                    **fields,
+                    "id": f"ep-{self.count:04d}",
+                    "scope": SCOPE.key,
+                    "created_at": T0 + timedelta(hours=hours),
+                    "situation": f"task {self.count % 4}",
+                    "action": "ran the tool",
+                }
+            )
         result = self._engine(5).ingest(items)
         assert result.stored == len(items) and not result.errors
 
     @rule(cap=st.integers(1, 6), fault=st.sampled_from(PHASES), day=st.integers(0, 60))
     def dream(self, cap: int, fault: str | None, day: int) -> None:
         self.armed = fault
-        try:
+        with contextlib.suppress(Injected):
             self._engine(cap).dream(SCOPE, now=T0 + timedelta(days=day))
-        except Injected:
-            pass
         self.armed = None
 
     @invariant()
@@ -107,8 +125,9 @@ class CycleMachine(RuleBasedStateMachine):
             self.seen_revisions |= {(r.page_id, r.number, r.hash) for r in revisions}
         stored = {
             (r.page_id, r.number, r.hash)
-            for p in self.store.pages(SCOPE, None) for r in self.store.revisions(p.id)
-        }  # fmt: skip
+            for p in self.store.pages(SCOPE, None)
+            for r in self.store.revisions(p.id)
+        }
         assert self.seen_revisions <= stored, "a revision was lost"
         assert self.store.integrity_check() == "ok"
 
@@ -119,7 +138,9 @@ class CycleMachine(RuleBasedStateMachine):
         checkpoint = self.store.checkpoint(SCOPE)
         for ep in self.store.scan(SCOPE, 0, 10_000):
             if _eligible(ep):
-                assert (ep.seq or 0) > checkpoint, f"{ep.id} is eligible, unconsolidated and behind the checkpoint"
+                assert (ep.seq or 0) > checkpoint, (
+                    f"{ep.id} is eligible, unconsolidated and behind the checkpoint"
+                )
 
     def check_final(self) -> None:
         engine = self._engine(6)
@@ -138,7 +159,9 @@ class CycleMachine(RuleBasedStateMachine):
 
 
 def _eligible(ep: Episode) -> bool:
-    return (ep.importance or 0) >= THRESHOLD or bool(ep.lesson and not is_template_lesson(ep.lesson))
+    return (ep.importance or 0) >= THRESHOLD or bool(
+        ep.lesson and not is_template_lesson(ep.lesson)
+    )
 
 
 class FinalCheckMachine(CycleMachine):
@@ -148,7 +171,9 @@ class FinalCheckMachine(CycleMachine):
 
 
 FinalCheckMachine.TestCase.settings = settings(
-    max_examples=60, stateful_step_count=25, deadline=None,
+    max_examples=60,
+    stateful_step_count=25,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
-)  # fmt: skip
+)
 TestCycleInvariants = FinalCheckMachine.TestCase

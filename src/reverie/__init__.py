@@ -61,6 +61,7 @@ __all__ = [
     "Scope",
     "StoreError",
     "UndoRefused",
+    "UndoReport",
 ]
 
 __version__ = "0.1.0"

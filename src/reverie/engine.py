@@ -64,12 +64,16 @@ def open_store(target: str | Path) -> Store:
 
     text = str(target)
     if text.startswith(("postgres://", "postgresql://")):
-        raise InvalidInput("db", "the PostgreSQL backend is not available in this version; use a SQLite path")
+        raise InvalidInput(
+            "db", "the PostgreSQL backend is not available in this version; use a SQLite path"
+        )
     if text.startswith("sqlite://"):
         text = text.removeprefix("sqlite://") or ":memory:"
         text = ":memory:" if text in ("/:memory:", ":memory:") else text
     if "://" in text:
-        raise InvalidInput("db", f"unsupported database URL {text!r}; give a file path or sqlite:///path")
+        raise InvalidInput(
+            "db", f"unsupported database URL {text!r}; give a file path or sqlite:///path"
+        )
     return SQLiteStore(text)
 
 
@@ -116,7 +120,10 @@ class Reverie:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -130,7 +137,9 @@ class Reverie:
             item = {**item, "scope": scope}
         return Episode.parse(item)
 
-    def remember(self, episode: Episode | dict[str, Any], *, scope: ScopeLike | None = None) -> Episode:
+    def remember(
+        self, episode: Episode | dict[str, Any], *, scope: ScopeLike | None = None
+    ) -> Episode:
         """Store one episode (idempotent by id) and return it with its ``seq``."""
         ep = self._parse(episode, Scope.parse(scope) if scope is not None else None)
         stored = self.store.append([ep])
@@ -151,7 +160,11 @@ class Reverie:
         return result
 
     def _batches(
-        self, items: Iterable[Episode | dict[str, Any]], scope: Scope | None, size: int, result: IngestResult
+        self,
+        items: Iterable[Episode | dict[str, Any]],
+        scope: Scope | None,
+        size: int,
+        result: IngestResult,
     ) -> Iterator[list[tuple[int, Episode]]]:
         batch: list[tuple[int, Episode]] = []
         for index, item in enumerate(items):
@@ -186,10 +199,16 @@ class Reverie:
 
     def _cycle(self) -> DreamCycle:
         return DreamCycle(
-            self.store, self.distiller, config=self.config.dream, embedder=self.embedder, on_phase=self._on_phase
+            self.store,
+            self.distiller,
+            config=self.config.dream,
+            embedder=self.embedder,
+            on_phase=self._on_phase,
         )
 
-    def dream(self, scope: ScopeLike, *, now: datetime | None = None, dry_run: bool = False) -> CycleReport:
+    def dream(
+        self, scope: ScopeLike, *, now: datetime | None = None, dry_run: bool = False
+    ) -> CycleReport:
         """Run one cycle for ``scope``; all its effects commit together or not at all."""
         when = utc(now) if now else now_utc()
         return self._cycle().run(Scope.parse(scope), when, dry_run=dry_run)
@@ -214,7 +233,7 @@ class Reverie:
         *,
         now: datetime | None = None,
     ) -> Recall:
-        """Knowledge for ``query`` packed under ``budget_tokens``; empty (never raising) on failure."""
+        """Knowledge for ``query`` under ``budget_tokens``; empty (never raising) on failure."""
         from reverie.recall import recall as run_recall
 
         budget = self.config.recall.budget_tokens if budget_tokens is None else budget_tokens
@@ -239,7 +258,9 @@ class Reverie:
         revisions = self.store.revisions(page_id)
         cited = [e for r in revisions for e in r.citations]
         pages = sorted({p for r in revisions for c in r.claims for p in c.page_ids})
-        return Lineage(page=page, revisions=revisions, episodes=self.store.episodes(cited), cited_pages=pages)
+        return Lineage(
+            page=page, revisions=revisions, episodes=self.store.episodes(cited), cited_pages=pages
+        )
 
     def cycles(self, scope: ScopeLike | None = None, limit: int = 50) -> list[Cycle]:
         return self.store.cycles(Scope.parse(scope) if scope is not None else None, limit)

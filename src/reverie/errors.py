@@ -87,4 +87,6 @@ class MissingExtra(ReverieError, ImportError):
     def __init__(self, package: str, extra: str) -> None:
         self.package = package
         self.extra = extra
-        super().__init__(f"{package} is not installed; install it with: pip install 'reverie[{extra}]'")
+        super().__init__(
+            f"{package} is not installed; install it with: pip install 'reverie[{extra}]'"
+        )

@@ -142,10 +142,10 @@ def derive_importance(outcome: Outcome, error: str | None) -> int:
 
 def _clean_list(values: list[str]) -> list[str]:
     seen: dict[str, None] = {}
-    for v in values:
-        v = v.strip()
-        if v:
-            seen.setdefault(v, None)
+    for value in values:
+        cleaned = value.strip()
+        if cleaned:
+            seen.setdefault(cleaned, None)
     return list(seen)
 
 
@@ -347,7 +347,8 @@ class Page(BaseModel):
 
     def to_markdown(self) -> str:
         r = self.revision
-        head = f"# {r.title}\n\n*{r.kind} · {r.status} · confidence {r.confidence:.2f} · rev {r.number}*"
+        meta = f"{r.kind} · {r.status} · confidence {r.confidence:.2f} · rev {r.number}"
+        head = f"# {r.title}\n\n*{meta}*"
         return f"{head}\n\n{r.body}\n"
 
 

@@ -7,8 +7,17 @@ from datetime import UTC, datetime
 import pytest
 
 from reverie.errors import Conflict, NotFound
-from reverie.models import Claim, Cycle, CycleReport, CycleStatus, PageKind, PageStatus, Revision, Scope
-from reverie.models import revision_hash
+from reverie.models import (
+    Claim,
+    Cycle,
+    CycleReport,
+    CycleStatus,
+    PageKind,
+    PageStatus,
+    Revision,
+    Scope,
+    revision_hash,
+)
 from reverie.store.base import Changeset, PageWrite
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
@@ -18,7 +27,9 @@ SCOPE = Scope.parse("acme/coder")
 OTHER = Scope.parse("acme/other")
 
 
-def revision(page_id: str, number: int, episode_ids: list[str], title: str = "Deploys time out") -> Revision:
+def revision(
+    page_id: str, number: int, episode_ids: list[str], title: str = "Deploys time out"
+) -> Revision:
     claims = (Claim(text=f"{title}: claim {number}", episode_ids=tuple(episode_ids)),)
     fields = {
         "title": title,
@@ -30,16 +41,41 @@ def revision(page_id: str, number: int, episode_ids: list[str], title: str = "De
         "valid_until": None,
         "superseded_by": None,
     }
-    return Revision(page_id=page_id, number=number, hash=revision_hash(**fields), created_at=NOW, **fields)
+    return Revision(
+        page_id=page_id, number=number, hash=revision_hash(**fields), created_at=NOW, **fields
+    )
 
 
-def changeset(scope: Scope, expected: int, checkpoint: int, marks: list[str], writes: list[PageWrite],
-              cycle_id: str = "cy_1") -> Changeset:
-    report = CycleReport(cycle_id=cycle_id, scope=scope, status=CycleStatus.COMMITTED, started_at=NOW)
-    cycle = Cycle(id=cycle_id, scope=scope, status=CycleStatus.COMMITTED, started_at=NOW, finished_at=NOW,
-                  checkpoint_before=expected, checkpoint_after=checkpoint, report=report)
-    return Changeset(scope=scope, expected_checkpoint=expected, checkpoint=checkpoint,
-                     page_writes=writes, marks=marks, mark_cycle=cycle_id, cycle=cycle)
+def changeset(
+    scope: Scope,
+    expected: int,
+    checkpoint: int,
+    marks: list[str],
+    writes: list[PageWrite],
+    cycle_id: str = "cy_1",
+) -> Changeset:
+    report = CycleReport(
+        cycle_id=cycle_id, scope=scope, status=CycleStatus.COMMITTED, started_at=NOW
+    )
+    cycle = Cycle(
+        id=cycle_id,
+        scope=scope,
+        status=CycleStatus.COMMITTED,
+        started_at=NOW,
+        finished_at=NOW,
+        checkpoint_before=expected,
+        checkpoint_after=checkpoint,
+        report=report,
+    )
+    return Changeset(
+        scope=scope,
+        expected_checkpoint=expected,
+        checkpoint=checkpoint,
+        page_writes=writes,
+        marks=marks,
+        mark_cycle=cycle_id,
+        cycle=cycle,
+    )
 
 
 def test_migrations_are_recorded_and_idempotent(store: SQLiteStore) -> None:
@@ -48,7 +84,9 @@ def test_migrations_are_recorded_and_idempotent(store: SQLiteStore) -> None:
     assert store.integrity_check() == "ok"
 
 
-def test_append_assigns_increasing_seq_and_is_idempotent(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+def test_append_assigns_increasing_seq_and_is_idempotent(
+    store: SQLiteStore, make_episode: EpisodeFactory
+) -> None:
     eps = [make_episode() for _ in range(5)]
     stored = store.append(eps)
     seqs = [e.seq for e in stored]
@@ -58,7 +96,9 @@ def test_append_assigns_increasing_seq_and_is_idempotent(store: SQLiteStore, mak
     assert more[0].seq is not None and more[0].seq > max(s for s in seqs if s is not None)
 
 
-def test_same_id_other_content_is_a_conflict_and_stores_nothing(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+def test_same_id_other_content_is_a_conflict_and_stores_nothing(
+    store: SQLiteStore, make_episode: EpisodeFactory
+) -> None:
     ep = make_episode()
     store.append([ep])
     clash = ep.model_copy(update={"action": "something else"})
@@ -69,7 +109,9 @@ def test_same_id_other_content_is_a_conflict_and_stores_nothing(store: SQLiteSto
         store.episode(fresh.id)
 
 
-def test_scan_is_seq_ascending_scoped_and_skips_consolidated(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+def test_scan_is_seq_ascending_scoped_and_skips_consolidated(
+    store: SQLiteStore, make_episode: EpisodeFactory
+) -> None:
     mine = store.append([make_episode() for _ in range(4)])
     store.append([make_episode(scope="acme/other")])
     scanned = store.scan(SCOPE, 0, 10)
@@ -80,17 +122,25 @@ def test_scan_is_seq_ascending_scoped_and_skips_consolidated(store: SQLiteStore,
     assert store.marked("cy_1") == [mine[0].seq]
 
 
-@pytest.mark.parametrize("fail_at", ["checkpoint-checked", "pages-written", "episodes-marked", "cycle-recorded"])
-def test_commit_is_all_or_nothing(store: SQLiteStore, make_episode: EpisodeFactory, fail_at: str) -> None:
+@pytest.mark.parametrize(
+    "fail_at", ["checkpoint-checked", "pages-written", "episodes-marked", "cycle-recorded"]
+)
+def test_commit_is_all_or_nothing(
+    store: SQLiteStore, make_episode: EpisodeFactory, fail_at: str
+) -> None:
     eps = store.append([make_episode() for _ in range(3)])
-    write = PageWrite(SCOPE, "deploy|kubectl|TimeoutError", revision("pg_a", 1, [e.id for e in eps]), None)
+    write = PageWrite(
+        SCOPE, "deploy|kubectl|TimeoutError", revision("pg_a", 1, [e.id for e in eps]), None
+    )
 
     def boom(step: str) -> None:
         if step == fail_at:
             raise RuntimeError("injected")
 
     with pytest.raises(RuntimeError):
-        store.commit(changeset(SCOPE, 0, eps[-1].seq or 0, [e.id for e in eps], [write]), on_step=boom)
+        store.commit(
+            changeset(SCOPE, 0, eps[-1].seq or 0, [e.id for e in eps], [write]), on_step=boom
+        )
     assert store.checkpoint(SCOPE) == 0
     assert store.pages(SCOPE) == []
     assert len(store.scan(SCOPE, 0, 10)) == 3
@@ -98,7 +148,9 @@ def test_commit_is_all_or_nothing(store: SQLiteStore, make_episode: EpisodeFacto
     assert store.integrity_check() == "ok"
 
 
-def test_commit_refuses_stale_checkpoint_revision_and_double_marks(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+def test_commit_refuses_stale_checkpoint_revision_and_double_marks(
+    store: SQLiteStore, make_episode: EpisodeFactory
+) -> None:
     eps = store.append([make_episode() for _ in range(2)])
     ids = [e.id for e in eps]
     first = PageWrite(SCOPE, "t", revision("pg_a", 1, ids), None)
@@ -106,18 +158,34 @@ def test_commit_refuses_stale_checkpoint_revision_and_double_marks(store: SQLite
     with pytest.raises(Conflict):  # checkpoint moved on
         store.commit(changeset(SCOPE, 0, 2, ids[1:], [], cycle_id="cy_2"))
     with pytest.raises(Conflict):  # page already at revision 1
-        store.commit(changeset(SCOPE, 1, 2, [], [PageWrite(SCOPE, "t", revision("pg_a", 1, ids), None)], "cy_3"))
+        store.commit(
+            changeset(
+                SCOPE, 1, 2, [], [PageWrite(SCOPE, "t", revision("pg_a", 1, ids), None)], "cy_3"
+            )
+        )
     with pytest.raises(Conflict):  # episode already consolidated
         store.commit(changeset(SCOPE, 1, 2, ids, [], cycle_id="cy_4"))
     assert store.checkpoint(SCOPE) == 1
     assert store.revisions("pg_a")[-1].number == 1
 
 
-def test_revisions_are_kept_and_page_points_at_the_latest(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+def test_revisions_are_kept_and_page_points_at_the_latest(
+    store: SQLiteStore, make_episode: EpisodeFactory
+) -> None:
     eps = store.append([make_episode() for _ in range(2)])
-    store.commit(changeset(SCOPE, 0, 1, [eps[0].id], [PageWrite(SCOPE, "t", revision("pg_a", 1, [eps[0].id]), None)]))
+    store.commit(
+        changeset(
+            SCOPE,
+            0,
+            1,
+            [eps[0].id],
+            [PageWrite(SCOPE, "t", revision("pg_a", 1, [eps[0].id]), None)],
+        )
+    )
     second = revision("pg_a", 2, [e.id for e in eps], title="Deploys time out often")
-    store.commit(changeset(SCOPE, 1, 2, [eps[1].id], [PageWrite(SCOPE, "t", second, 1)], cycle_id="cy_2"))
+    store.commit(
+        changeset(SCOPE, 1, 2, [eps[1].id], [PageWrite(SCOPE, "t", second, 1)], cycle_id="cy_2")
+    )
     page = store.page("pg_a")
     assert page.revision.number == 2 and page.title == "Deploys time out often"
     revs = store.revisions("pg_a")
@@ -126,11 +194,38 @@ def test_revisions_are_kept_and_page_points_at_the_latest(store: SQLiteStore, ma
     assert store.pages_by_topic(SCOPE, ["t"])["t"].id == "pg_a"
 
 
-def test_search_is_scoped_inside_the_query(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+def test_search_is_scoped_inside_the_query(
+    store: SQLiteStore, make_episode: EpisodeFactory
+) -> None:
     mine = store.append([make_episode(situation="rotating the vault token")])
     theirs = store.append([make_episode(scope="acme/other", situation="rotating the vault token")])
-    store.commit(changeset(SCOPE, 0, 0, [], [PageWrite(SCOPE, "t", revision("pg_a", 1, [mine[0].id], "Vault token rotation"), None)]))
-    store.commit(changeset(OTHER, 0, 0, [], [PageWrite(OTHER, "t", revision("pg_b", 1, [theirs[0].id], "Vault token rotation"), None)], "cy_2"))
+    store.commit(
+        changeset(
+            SCOPE,
+            0,
+            0,
+            [],
+            [
+                PageWrite(
+                    SCOPE, "t", revision("pg_a", 1, [mine[0].id], "Vault token rotation"), None
+                )
+            ],
+        )
+    )
+    store.commit(
+        changeset(
+            OTHER,
+            0,
+            0,
+            [],
+            [
+                PageWrite(
+                    OTHER, "t", revision("pg_b", 1, [theirs[0].id], "Vault token rotation"), None
+                )
+            ],
+            "cy_2",
+        )
+    )
     eps = store.search_episodes(SCOPE, ["vault", "token"], 10)
     assert [e.id for e, _ in eps] == [mine[0].id]
     pages = store.search_pages(SCOPE, ["vault"], 10)

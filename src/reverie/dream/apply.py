@@ -19,7 +19,16 @@ from reverie.dream.plan import (
     SupersedePage,
     page_id_for,
 )
-from reverie.models import Claim, Page, PageChange, PageKind, PageStatus, Revision, Scope, revision_hash
+from reverie.models import (
+    Claim,
+    Page,
+    PageChange,
+    PageKind,
+    PageStatus,
+    Revision,
+    Scope,
+    revision_hash,
+)
 from reverie.store.base import PageWrite
 
 __all__ = ["WriteContext", "operation_writes", "revision_from"]
@@ -68,7 +77,7 @@ def revision_from(
         author=ctx.author,
         reason=reason,
         created_at=ctx.now,
-        **content,  # type: ignore[arg-type]
+        **content,
     )
 
 
@@ -129,9 +138,13 @@ def _revise(op: RevisePage | MergePages, ctx: WriteContext) -> list[tuple[str, P
         for source_id in op.sources:
             source = ctx.pages[source_id]
             gone = _next(
-                ctx, source, status=PageStatus.SUPERSEDED, superseded_by=page.id,
-                valid_until=ctx.now, reason=f"merged into {page.id}",
-            )  # fmt: skip
+                ctx,
+                source,
+                status=PageStatus.SUPERSEDED,
+                superseded_by=page.id,
+                valid_until=ctx.now,
+                reason=f"merged into {page.id}",
+            )
             out.append(("superseded", _write(ctx, source, source.topic_key, gone)))
     return out
 
@@ -140,9 +153,13 @@ def _end(op: SupersedePage | RetirePage, ctx: WriteContext) -> list[tuple[str, P
     page = ctx.pages[op.page_id]
     if isinstance(op, SupersedePage):
         rev = _next(
-            ctx, page, status=PageStatus.SUPERSEDED, superseded_by=op.by,
-            valid_until=op.valid_until or ctx.now, reason=op.reason,
-        )  # fmt: skip
+            ctx,
+            page,
+            status=PageStatus.SUPERSEDED,
+            superseded_by=op.by,
+            valid_until=op.valid_until or ctx.now,
+            reason=op.reason,
+        )
         return [("superseded", _write(ctx, page, page.topic_key, rev))]
     rev = _next(ctx, page, status=PageStatus.RETIRED, reason=op.reason)
     return [("retired", _write(ctx, page, page.topic_key, rev))]

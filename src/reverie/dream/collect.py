@@ -45,12 +45,17 @@ def collect(
     counts = Counter(keys)
     recurring = {k for k, n in counts.items() if n >= config.min_pattern} | set(known_topics)
     eligible = [
-        ep for ep, key in zip(scanned, keys, strict=True) if _is_eligible(ep, config, recurring, key)
+        ep
+        for ep, key in zip(scanned, keys, strict=True)
+        if _is_eligible(ep, config, recurring, key)
     ]
     cap = config.max_episodes_per_cycle
     last = scanned[-1].seq if scanned else 0
     return Collection(
-        scanned=len(scanned), taken=eligible[:cap], deferred=eligible[cap:], last_scanned_seq=last or 0
+        scanned=len(scanned),
+        taken=eligible[:cap],
+        deferred=eligible[cap:],
+        last_scanned_seq=last or 0,
     )
 
 

@@ -99,9 +99,14 @@ class DreamCycle:
         checkpoint = self.store.checkpoint(scope)
         scanned = self.store.scan(scope, checkpoint, self.config.scan_limit)
         report = CycleReport(
-            cycle_id=cycle_id, scope=scope, status=CycleStatus.EMPTY, started_at=now,
-            checkpoint_before=checkpoint, checkpoint_after=checkpoint, scanned=len(scanned),
-        )  # fmt: skip
+            cycle_id=cycle_id,
+            scope=scope,
+            status=CycleStatus.EMPTY,
+            started_at=now,
+            checkpoint_before=checkpoint,
+            checkpoint_after=checkpoint,
+            scanned=len(scanned),
+        )
         if not scanned:
             report.timings = timer.done()
             report.message = "nothing new since the last cycle"
@@ -110,12 +115,17 @@ class DreamCycle:
         collection = collect(scanned, self.config, known_topics=known)
         timer.phase("cluster")
         groups = cluster(collection.taken, self.embedder, self.config.similarity_threshold)
-        kept, overflow = groups[: self.config.max_groups_per_cycle], groups[self.config.max_groups_per_cycle :]
+        kept, overflow = (
+            groups[: self.config.max_groups_per_cycle],
+            groups[self.config.max_groups_per_cycle :],
+        )
         timer.phase("distill")
         evidence = self._evidence(scope, kept, now)
         plans = [self.distiller.distill(ev) for ev in evidence]
         timer.phase("validate")
-        result = self._validate(evidence, plans, WriteContext(scope, cycle_id, now, self._shown(evidence)))
+        result = self._validate(
+            evidence, plans, WriteContext(scope, cycle_id, now, self._shown(evidence))
+        )
         result.leftover += collection.deferred + [e for g in overflow for e in g.episodes]
         new_checkpoint = next_checkpoint(collection.last_scanned_seq, result.leftover)
         self._fill(report, collection, groups, result, new_checkpoint)
@@ -141,9 +151,13 @@ class DreamCycle:
                 history[page.id] = tuple(self.store.episodes(cited))
             out.append(
                 Evidence(
-                    scope=scope, topic_key=g.topic_key, episodes=g.episodes,
-                    pages=(page,) if page else (), history=history, now=now,
-                )  # fmt: skip
+                    scope=scope,
+                    topic_key=g.topic_key,
+                    episodes=g.episodes,
+                    pages=(page,) if page else (),
+                    history=history,
+                    now=now,
+                )
             )
         return out
 
@@ -152,7 +166,9 @@ class DreamCycle:
         return {p.id: p for ev in evidence for p in ev.pages}
 
     @staticmethod
-    def _validate(evidence: Sequence[Evidence], plans: Sequence[Plan], ctx: WriteContext) -> _Outcome:
+    def _validate(
+        evidence: Sequence[Evidence], plans: Sequence[Plan], ctx: WriteContext
+    ) -> _Outcome:
         out = _Outcome()
         for ev, plan in zip(evidence, plans, strict=True):
             problems = validate_plan(plan, ev)
@@ -169,7 +185,11 @@ class DreamCycle:
 
     @staticmethod
     def _fill(
-        report: CycleReport, collection: Collection, groups: Sequence[Group], result: _Outcome, checkpoint: int
+        report: CycleReport,
+        collection: Collection,
+        groups: Sequence[Group],
+        result: _Outcome,
+        checkpoint: int,
     ) -> None:
         report.collected = len(collection.taken)
         report.deferred = len(result.leftover)
@@ -183,17 +203,23 @@ class DreamCycle:
             name = _ACTION_FIELDS[action]
             setattr(report, name, getattr(report, name) + 1)
         report.message = (
-            f"{len(collection.taken)} collected, {report.created} created, {report.revised} revised,"
+            f"{len(collection.taken)} collected, {report.created} created,"
+            f" {report.revised} revised,"
             f" {report.deferred} deferred, {len(result.rejected)} rejected"
         )
 
     @staticmethod
     def _changeset(report: CycleReport, result: _Outcome) -> Changeset:
         cycle = Cycle(
-            id=report.cycle_id, scope=report.scope, status=report.status, started_at=report.started_at,
-            finished_at=report.finished_at, checkpoint_before=report.checkpoint_before,
-            checkpoint_after=report.checkpoint_after, report=report,
-        )  # fmt: skip
+            id=report.cycle_id,
+            scope=report.scope,
+            status=report.status,
+            started_at=report.started_at,
+            finished_at=report.finished_at,
+            checkpoint_before=report.checkpoint_before,
+            checkpoint_after=report.checkpoint_after,
+            report=report,
+        )
         return Changeset(
             scope=report.scope,
             expected_checkpoint=report.checkpoint_before,

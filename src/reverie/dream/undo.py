@@ -31,9 +31,13 @@ class UndoReport:
 
 def _check_undoable(store: Store, cycle: Cycle) -> None:
     if cycle.undone_at is not None:
-        raise UndoRefused(f"cycle {cycle.id} was already undone at {cycle.undone_at.isoformat()}; nothing to do")
+        raise UndoRefused(
+            f"cycle {cycle.id} was already undone at {cycle.undone_at.isoformat()}; nothing to do"
+        )
     if cycle.status != CycleStatus.COMMITTED:
-        raise UndoRefused(f"cycle {cycle.id} is {cycle.status}; only committed cycles can be undone")
+        raise UndoRefused(
+            f"cycle {cycle.id} is {cycle.status}; only committed cycles can be undone"
+        )
     touched = {c.page_id for c in cycle.report.changes}
     for later in store.cycles_after(cycle.id):
         if later.undone_at is not None:
@@ -41,7 +45,8 @@ def _check_undoable(store: Store, cycle: Cycle) -> None:
         clash = touched & {c.page_id for c in later.report.changes}
         if clash:
             raise UndoRefused(
-                f"later cycle {later.id} changed the same page(s) {sorted(clash)}; undo {later.id} first"
+                f"later cycle {later.id} changed the same page(s) {sorted(clash)};"
+                f" undo {later.id} first"
             )
 
 
@@ -59,10 +64,18 @@ def _restore(store: Store, change: PageChange, ctx: WriteContext) -> PageWrite:
     else:
         old = history[change.revision_before - 1]
         rev = _next(
-            ctx, page, title=old.title, kind=old.kind, claims=old.claims, confidence=old.confidence,
-            status=old.status, valid_from=old.valid_from, valid_until=old.valid_until,
-            superseded_by=old.superseded_by, reason=reason,
-        )  # fmt: skip
+            ctx,
+            page,
+            title=old.title,
+            kind=old.kind,
+            claims=old.claims,
+            confidence=old.confidence,
+            status=old.status,
+            valid_from=old.valid_from,
+            valid_until=old.valid_until,
+            superseded_by=old.superseded_by,
+            reason=reason,
+        )
     return PageWrite(ctx.scope, page.topic_key, rev, expected_revision=page.revision.number)
 
 
@@ -81,14 +94,21 @@ def plan_undo(store: Store, cycle_id: str, now: datetime) -> tuple[Changeset, Un
     current = store.checkpoint(cycle.scope)
     checkpoint = min(current, released[0] - 1) if released else current
     changes = Changeset(
-        scope=cycle.scope, expected_checkpoint=current, checkpoint=checkpoint, page_writes=writes,
-        unmark_cycle=cycle.id, undone_cycle=cycle.id,
-    )  # fmt: skip
+        scope=cycle.scope,
+        expected_checkpoint=current,
+        checkpoint=checkpoint,
+        page_writes=writes,
+        unmark_cycle=cycle.id,
+        undone_cycle=cycle.id,
+    )
     report = UndoReport(
         cycle_id=cycle.id,
         pages_restored=[w.revision.page_id for w in writes],
         episodes_released=len(released),
         checkpoint=checkpoint,
-        message=f"undid cycle {cycle.id}: {len(writes)} page(s) restored, {len(released)} episode(s) eligible again",
+        message=(
+            f"undid cycle {cycle.id}: {len(writes)} page(s) restored,"
+            f" {len(released)} episode(s) eligible again"
+        ),
     )
     return changes, report

@@ -25,7 +25,7 @@ StepHook = Callable[[str], None]
 
 @dataclass(frozen=True)
 class PageWrite:
-    """A new revision for a page. ``expected_revision`` is the number read (None: must not exist)."""
+    """A new revision for a page; ``expected_revision`` is the number read (None: new page)."""
 
     scope: Scope
     topic_key: str
@@ -91,7 +91,7 @@ class Store(Protocol):
         ...
 
     def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
-        """Unconsolidated episodes of ``scope`` with ``seq > after_seq``, ascending, at most ``limit``."""
+        """Unconsolidated episodes of ``scope`` past ``after_seq``, by seq, at most ``limit``."""
         ...
 
     def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]: ...

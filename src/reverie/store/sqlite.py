@@ -83,7 +83,10 @@ class SQLiteStore:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=busy_timeout_ms / 1000,
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
@@ -127,7 +130,10 @@ class SQLiteStore:
     def migrate(self) -> list[str]:
         applied: list[str] = []
         with self._write() as c:
-            c.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations"
+                " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
         for name, sql in load_migrations("sqlite"):
             with self._write() as c:
                 if c.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
@@ -168,7 +174,9 @@ class SQLiteStore:
             if prior is None:
                 seen[ep.id] = ep
             elif prior.fingerprint() != ep.fingerprint():
-                raise Conflict(f"episode id {ep.id} appears twice in one batch with different content")
+                raise Conflict(
+                    f"episode id {ep.id} appears twice in one batch with different content"
+                )
         return list(seen.values())
 
     def _existing(self, c: sqlite3.Connection, episodes: Sequence[Episode]) -> dict[str, Episode]:
@@ -218,20 +226,47 @@ class SQLiteStore:
     @staticmethod
     def _episode_row(e: Episode, inserted_at: str | None) -> tuple[Any, ...]:
         return (
-            e.seq, e.id, e.scope.key, e.session_id, _iso(e.created_at), e.situation, e.action,
-            str(e.outcome), e.outcome_details, e.error, e.lesson, e.importance, e.category,
-            json.dumps(e.tools), json.dumps(e.entities), json.dumps(e.metadata, sort_keys=True),
-            e.fingerprint(), None, inserted_at,
-        )  # fmt: skip
+            e.seq,
+            e.id,
+            e.scope.key,
+            e.session_id,
+            _iso(e.created_at),
+            e.situation,
+            e.action,
+            str(e.outcome),
+            e.outcome_details,
+            e.error,
+            e.lesson,
+            e.importance,
+            e.category,
+            json.dumps(e.tools),
+            json.dumps(e.entities),
+            json.dumps(e.metadata, sort_keys=True),
+            e.fingerprint(),
+            None,
+            inserted_at,
+        )
 
     def _episode_from_row(self, r: Sequence[Any]) -> Episode:
         return Episode.model_construct(
-            seq=r[0], id=r[1], scope=self._scope(r[2]), session_id=r[3],
-            created_at=datetime.fromisoformat(r[4]), situation=r[5], action=r[6],
-            outcome=Outcome(r[7]), outcome_details=r[8], error=r[9], lesson=r[10],
-            importance=r[11], category=r[12], tools=json.loads(r[13]),
-            entities=json.loads(r[14]), metadata=json.loads(r[15]), consolidated_in=r[16],
-        )  # fmt: skip
+            seq=r[0],
+            id=r[1],
+            scope=self._scope(r[2]),
+            session_id=r[3],
+            created_at=datetime.fromisoformat(r[4]),
+            situation=r[5],
+            action=r[6],
+            outcome=Outcome(r[7]),
+            outcome_details=r[8],
+            error=r[9],
+            lesson=r[10],
+            importance=r[11],
+            category=r[12],
+            tools=json.loads(r[13]),
+            entities=json.loads(r[14]),
+            metadata=json.loads(r[15]),
+            consolidated_in=r[16],
+        )
 
     def episode(self, episode_id: str) -> Episode:
         rows = self._read(f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,))
@@ -244,7 +279,9 @@ class SQLiteStore:
         found: list[Episode] = []
         for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
-            rows = self._read(f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk)
+            rows = self._read(
+                f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
+            )
             found += [self._episode_from_row(r) for r in rows]
         return sorted(found, key=lambda e: e.seq or 0)
 
@@ -258,13 +295,16 @@ class SQLiteStore:
 
     def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]:
         rows = self._read(
-            f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? ORDER BY seq DESC LIMIT ?",
+            f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE scope_key = ?"
+            " ORDER BY seq DESC LIMIT ?",
             (scope.key, limit),
         )
         return [self._episode_from_row(r) for r in rows]
 
     def marked(self, cycle_id: str) -> list[int]:
-        rows = self._read("SELECT seq FROM episodes WHERE consolidated_in = ? ORDER BY seq", (cycle_id,))
+        rows = self._read(
+            "SELECT seq FROM episodes WHERE consolidated_in = ? ORDER BY seq", (cycle_id,)
+        )
         return [r[0] for r in rows]
 
     # -- pages ------------------------------------------------------------------------------
@@ -277,25 +317,41 @@ class SQLiteStore:
 
     def _page_from_row(self, r: Sequence[Any]) -> Page:
         return Page.model_construct(
-            id=r[0], scope=self._scope(r[1]), topic_key=r[2],
-            created_at=datetime.fromisoformat(r[3]), updated_at=datetime.fromisoformat(r[4]),
+            id=r[0],
+            scope=self._scope(r[1]),
+            topic_key=r[2],
+            created_at=datetime.fromisoformat(r[3]),
+            updated_at=datetime.fromisoformat(r[4]),
             revision=self._revision_from_row(r[5:]),
-        )  # fmt: skip
+        )
 
     @staticmethod
     def _revision_from_row(r: Sequence[Any]) -> Revision:
         claims = tuple(
             Claim.model_construct(
-                text=c["text"], episode_ids=tuple(c["episode_ids"]), page_ids=tuple(c.get("page_ids", ()))
+                text=c["text"],
+                episode_ids=tuple(c["episode_ids"]),
+                page_ids=tuple(c.get("page_ids", ())),
             )
             for c in json.loads(r[5])
         )
         return Revision.model_construct(
-            page_id=r[0], number=r[1], hash=r[2], title=r[3], kind=PageKind(r[4]), claims=claims,
-            confidence=r[6], status=PageStatus(r[7]), valid_from=_dt(r[8]), valid_until=_dt(r[9]),
-            superseded_by=r[10], cycle_id=r[11], author=r[12], reason=r[13],
+            page_id=r[0],
+            number=r[1],
+            hash=r[2],
+            title=r[3],
+            kind=PageKind(r[4]),
+            claims=claims,
+            confidence=r[6],
+            status=PageStatus(r[7]),
+            valid_from=_dt(r[8]),
+            valid_until=_dt(r[9]),
+            superseded_by=r[10],
+            cycle_id=r[11],
+            author=r[12],
+            reason=r[13],
             created_at=datetime.fromisoformat(r[14]),
-        )  # fmt: skip
+        )
 
     def page(self, page_id: str) -> Page:
         rows = self._read(self._PAGE_SELECT + " WHERE p.id = ?", (page_id,))
@@ -315,7 +371,10 @@ class SQLiteStore:
     def pages_by_topic(self, scope: Scope, topic_keys: Iterable[str]) -> dict[str, Page]:
         found: dict[str, Page] = {}
         for chunk in _chunks(list(dict.fromkeys(topic_keys))):
-            sql = self._PAGE_SELECT + f" WHERE p.scope_key = ? AND p.topic_key IN ({','.join('?' * len(chunk))})"
+            sql = (
+                self._PAGE_SELECT
+                + f" WHERE p.scope_key = ? AND p.topic_key IN ({','.join('?' * len(chunk))})"
+            )
             for row in self._read(sql, [scope.key, *chunk]):
                 page = self._page_from_row(row)
                 found[page.topic_key] = page
@@ -323,7 +382,8 @@ class SQLiteStore:
 
     def revisions(self, page_id: str) -> list[Revision]:
         rows = self._read(
-            f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE page_id = ? ORDER BY number", (page_id,)
+            f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE page_id = ? ORDER BY number",
+            (page_id,),
         )
         if not rows:
             raise NotFound(f"no page {page_id}")
@@ -354,13 +414,19 @@ class SQLiteStore:
         marks = ",".join("?" * len(scores))
         sql = self._PAGE_SELECT.replace("SELECT ", "SELECT p.rid, ", 1)
         page_rows = self._read(
-            sql + f" WHERE p.rid IN ({marks}) AND p.scope_key = ? AND p.status IN ({','.join('?' * len(wanted))})",
+            sql
+            + f" WHERE p.rid IN ({marks}) AND p.scope_key = ?"
+            + f" AND p.status IN ({','.join('?' * len(wanted))})",
             [*scores, scope.key, *wanted],
         )
-        ranked = sorted(((self._page_from_row(r[1:]), scores[r[0]]) for r in page_rows), key=lambda x: -x[1])
+        ranked = sorted(
+            ((self._page_from_row(r[1:]), scores[r[0]]) for r in page_rows), key=lambda x: -x[1]
+        )
         return ranked[:limit]
 
-    def search_episodes(self, scope: Scope, terms: Sequence[str], limit: int) -> list[tuple[Episode, float]]:
+    def search_episodes(
+        self, scope: Scope, terms: Sequence[str], limit: int
+    ) -> list[tuple[Episode, float]]:
         if not terms:
             return []
         rows = self._read(
@@ -399,7 +465,9 @@ class SQLiteStore:
             step("cycle-recorded")
 
     def _check_checkpoint(self, c: sqlite3.Connection, changes: Changeset) -> None:
-        row = c.execute("SELECT seq FROM checkpoints WHERE scope_key = ?", (changes.scope.key,)).fetchone()
+        row = c.execute(
+            "SELECT seq FROM checkpoints WHERE scope_key = ?", (changes.scope.key,)
+        ).fetchone()
         current = row[0] if row else 0
         if current != changes.expected_checkpoint:
             raise Conflict(
@@ -409,14 +477,17 @@ class SQLiteStore:
 
     def _write_page(self, c: sqlite3.Connection, w: PageWrite) -> None:
         rev = w.revision
-        row = c.execute("SELECT rid, current_revision, scope_key FROM pages WHERE id = ?", (rev.page_id,)).fetchone()
+        row = c.execute(
+            "SELECT rid, current_revision, scope_key FROM pages WHERE id = ?", (rev.page_id,)
+        ).fetchone()
         current = row[1] if row else None
         if current != w.expected_revision or (row and row[2] != w.scope.key):
             raise Conflict(f"page {rev.page_id} changed since it was read (revision {current})")
         when = _iso(rev.created_at)
         if row is None:
             c.execute(
-                "INSERT INTO pages (id, scope_key, topic_key, current_revision, status, created_at, updated_at)"
+                "INSERT INTO pages (id, scope_key, topic_key, current_revision, status,"
+                " created_at, updated_at)"
                 " VALUES (?,?,?,?,?,?,?)",
                 (rev.page_id, w.scope.key, w.topic_key, rev.number, str(rev.status), when, when),
             )
@@ -441,11 +512,23 @@ class SQLiteStore:
         c.execute(
             f"INSERT INTO revisions ({_REVISION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                rev.page_id, rev.number, rev.hash, rev.title, str(rev.kind), claims, rev.confidence,
-                str(rev.status), _iso(rev.valid_from), _iso(rev.valid_until), rev.superseded_by,
-                rev.cycle_id, rev.author, rev.reason, _iso(rev.created_at),
+                rev.page_id,
+                rev.number,
+                rev.hash,
+                rev.title,
+                str(rev.kind),
+                claims,
+                rev.confidence,
+                str(rev.status),
+                _iso(rev.valid_from),
+                _iso(rev.valid_until),
+                rev.superseded_by,
+                rev.cycle_id,
+                rev.author,
+                rev.reason,
+                _iso(rev.created_at),
             ),
-        )  # fmt: skip
+        )
         c.executemany(
             "INSERT INTO citations VALUES (?,?,?)",
             [(rev.page_id, rev.number, e) for e in rev.citations],
@@ -454,16 +537,21 @@ class SQLiteStore:
     @staticmethod
     def _apply_marks(c: sqlite3.Connection, changes: Changeset) -> None:
         if changes.unmark_cycle:
-            c.execute("UPDATE episodes SET consolidated_in = NULL WHERE consolidated_in = ?", (changes.unmark_cycle,))
+            c.execute(
+                "UPDATE episodes SET consolidated_in = NULL WHERE consolidated_in = ?",
+                (changes.unmark_cycle,),
+            )
         if not changes.marks:
             return
         cur = c.executemany(
-            "UPDATE episodes SET consolidated_in = ? WHERE id = ? AND scope_key = ? AND consolidated_in IS NULL",
+            "UPDATE episodes SET consolidated_in = ? WHERE id = ? AND scope_key = ?"
+            " AND consolidated_in IS NULL",
             [(changes.mark_cycle, e, changes.scope.key) for e in changes.marks],
         )
         if cur.rowcount != len(changes.marks):
             raise Conflict(
-                f"{len(changes.marks) - cur.rowcount} episode(s) were already consolidated by another"
+                f"{len(changes.marks) - cur.rowcount} episode(s) were already consolidated by"
+                " another"
                 " cycle; nothing was applied — dream again"
             )
 
@@ -479,25 +567,39 @@ class SQLiteStore:
         cy = changes.cycle
         if cy is not None:
             c.execute(
-                "INSERT INTO cycles (id, scope_key, status, started_at, finished_at, checkpoint_before,"
+                "INSERT INTO cycles (id, scope_key, status, started_at, finished_at,"
+                " checkpoint_before,"
                 " checkpoint_after, report, undone_at) VALUES (?,?,?,?,?,?,?,?,NULL)",
                 (
-                    cy.id, cy.scope.key, str(cy.status), _iso(cy.started_at), _iso(cy.finished_at),
-                    cy.checkpoint_before, cy.checkpoint_after, cy.report.model_dump_json(),
+                    cy.id,
+                    cy.scope.key,
+                    str(cy.status),
+                    _iso(cy.started_at),
+                    _iso(cy.finished_at),
+                    cy.checkpoint_before,
+                    cy.checkpoint_after,
+                    cy.report.model_dump_json(),
                 ),
-            )  # fmt: skip
+            )
 
     _CYCLE_SELECT = (
-        "SELECT id, scope_key, status, started_at, finished_at, checkpoint_before, checkpoint_after,"
+        "SELECT id, scope_key, status, started_at, finished_at, checkpoint_before,"
+        " checkpoint_after,"
         " report, undone_at FROM cycles"
     )
 
     def _cycle_from_row(self, r: Sequence[Any]) -> Cycle:
         return Cycle(
-            id=r[0], scope=self._scope(r[1]), status=CycleStatus(r[2]),
-            started_at=datetime.fromisoformat(r[3]), finished_at=_dt(r[4]), checkpoint_before=r[5],
-            checkpoint_after=r[6], report=CycleReport.model_validate_json(r[7]), undone_at=_dt(r[8]),
-        )  # fmt: skip
+            id=r[0],
+            scope=self._scope(r[1]),
+            status=CycleStatus(r[2]),
+            started_at=datetime.fromisoformat(r[3]),
+            finished_at=_dt(r[4]),
+            checkpoint_before=r[5],
+            checkpoint_after=r[6],
+            report=CycleReport.model_validate_json(r[7]),
+            undone_at=_dt(r[8]),
+        )
 
     def cycle(self, cycle_id: str) -> Cycle:
         rows = self._read(self._CYCLE_SELECT + " WHERE id = ?", (cycle_id,))
@@ -509,7 +611,10 @@ class SQLiteStore:
         if scope is None:
             rows = self._read(self._CYCLE_SELECT + " ORDER BY n DESC LIMIT ?", (limit,))
         else:
-            rows = self._read(self._CYCLE_SELECT + " WHERE scope_key = ? ORDER BY n DESC LIMIT ?", (scope.key, limit))
+            rows = self._read(
+                self._CYCLE_SELECT + " WHERE scope_key = ? ORDER BY n DESC LIMIT ?",
+                (scope.key, limit),
+            )
         return [self._cycle_from_row(r) for r in rows]
 
     def cycles_after(self, cycle_id: str) -> list[Cycle]:
@@ -522,7 +627,9 @@ class SQLiteStore:
         return [self._cycle_from_row(r) for r in rows]
 
     def scopes(self) -> list[Scope]:
-        return [self._scope(r[0]) for r in self._read("SELECT scope_key FROM scopes ORDER BY scope_key")]
+        return [
+            self._scope(r[0]) for r in self._read("SELECT scope_key FROM scopes ORDER BY scope_key")
+        ]
 
     def pending_scopes(self) -> list[Scope]:
         """Scopes with episodes past their checkpoint that no cycle has consolidated."""
@@ -536,14 +643,21 @@ class SQLiteStore:
     def stats(self, scope: Scope | None = None) -> StoreStats:
         where, params = ("WHERE scope_key = ?", [scope.key]) if scope else ("", [])
         ep = self._read(f"SELECT count(*), count(consolidated_in) FROM episodes {where}", params)[0]
-        pg = self._read(f"SELECT count(*), coalesce(sum(status = 'active'), 0) FROM pages {where}", params)[0]
+        pg = self._read(
+            f"SELECT count(*), coalesce(sum(status = 'active'), 0) FROM pages {where}", params
+        )[0]
         rev_where = "WHERE page_id IN (SELECT id FROM pages WHERE scope_key = ?)" if scope else ""
         revs = self._read(f"SELECT count(*) FROM revisions {rev_where}", params)[0][0]
         cyc = self._read(f"SELECT count(*) FROM cycles {where}", params)[0][0]
         return StoreStats(
-            episodes=ep[0], consolidated=ep[1], pages=pg[0], active_pages=pg[1], revisions=revs,
-            cycles=cyc, checkpoint=self.checkpoint(scope) if scope else 0,
-        )  # fmt: skip
+            episodes=ep[0],
+            consolidated=ep[1],
+            pages=pg[0],
+            active_pages=pg[1],
+            revisions=revs,
+            cycles=cyc,
+            checkpoint=self.checkpoint(scope) if scope else 0,
+        )
 
     def integrity_check(self) -> str:
         return str(self._read("PRAGMA integrity_check")[0][0])

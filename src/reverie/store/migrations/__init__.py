@@ -16,9 +16,7 @@ def load_migrations(dialect: str = "sqlite") -> list[tuple[str, str]]:
     folder = resources.files(__package__)
     if dialect != "sqlite":
         folder = folder / dialect
-    files = sorted(
-        (f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name
-    )
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
     return [(f.name.removesuffix(".sql"), f.read_text(encoding="utf-8")) for f in files]
 
 

@@ -1,0 +1,455 @@
+"""The ``reverie`` command line: a thin edge over the :class:`reverie.Reverie` facade.
+
+Commands hold no logic of their own: they parse arguments, call the facade and render the result
+(tables live in :mod:`reverie.cli_render`). Where the data lives: ``--db``, then ``REVERIE_DB``,
+then the per-user data directory (:func:`reverie.config.resolve_db`).
+
+Exit codes: 0 success; 1 ``ingest`` stored the good lines but some lines failed; 2 a
+:class:`~reverie.errors.ReverieError` (one red line on stderr, never a traceback) or a usage error.
+Every read command takes ``--json`` and then prints only JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.text import Text
+
+from reverie import __version__
+from reverie.cli_render import (
+    cycles_table,
+    episodes_table,
+    page_view,
+    pages_table,
+    report_table,
+    revisions_table,
+    stats_table,
+)
+from reverie.config import resolve_db
+from reverie.demo import run_demo
+from reverie.engine import Reverie
+from reverie.errors import InvalidInput, NotFound, ReverieError, UndoRefused
+from reverie.models import Revision, Scope, utc
+
+__all__ = ["app", "main"]
+
+INGEST_CHUNK = 500
+
+app = typer.Typer(
+    name="reverie",
+    help="A sleep cycle for AI agents: episodes in, cited knowledge pages out.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+ScopeOpt = Annotated[
+    str | None,
+    typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use."),
+]
+ScopeReq = Annotated[
+    str, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use.")
+]
+NowOpt = Annotated[
+    str | None,
+    typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
+]
+
+
+# -- plumbing ------------------------------------------------------------------------------------
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False)
+
+
+def _fail(exc: ReverieError) -> NoReturn:
+    """One red line on stderr, exit code 2."""
+    if isinstance(exc, InvalidInput):
+        message = f"invalid {exc.field}: {exc.reason}"
+    elif isinstance(exc, UndoRefused):
+        message = f"undo refused: {exc}"
+    else:
+        message = str(exc)
+    _console(stderr=True).print(Text(f"error: {message}", style="red"), soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@contextmanager
+def _brain(ctx: typer.Context) -> Iterator[Reverie]:
+    """Open the database named by ``--db`` / ``REVERIE_DB`` / the default; map errors to exit 2."""
+    try:
+        with Reverie.open(resolve_db(ctx.obj)) as rv:
+            yield rv
+    except ReverieError as exc:
+        _fail(exc)
+
+
+def _scope(value: str) -> Scope:
+    try:
+        return Scope.parse(value)
+    except ReverieError as exc:
+        _fail(exc)
+
+
+def _maybe_scope(value: str | None) -> Scope | None:
+    return None if value is None else _scope(value)
+
+
+def _now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return utc(datetime.fromisoformat(value))
+    except ValueError:
+        _fail(InvalidInput("--now", f"{value!r} is not an ISO 8601 date-time"))
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"reverie {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            metavar="PATH",
+            help="Database file or URL (default: $REVERIE_DB, then the per-user data directory).",
+        ),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    ctx.obj = db
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+
+@app.command()
+def init(ctx: typer.Context) -> None:
+    """Create the database (or bring its schema up to date) and print where it is."""
+    with _brain(ctx):
+        pass
+    typer.echo(f"database ready: {resolve_db(ctx.obj)}")
+
+
+def _read_lines(file: str) -> list[tuple[int, str]]:
+    """Non-blank lines of ``file`` ('-' is stdin) with their 1-based line numbers."""
+    try:
+        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(InvalidInput("FILE", f"cannot read {file}: {exc}"))
+    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def _parse_lines(
+    lines: list[tuple[int, str]],
+) -> tuple[list[dict[str, Any]], list[int], list[tuple[int, str, str]]]:
+    """JSON objects, the line number of each, and (line, field, reason) for lines that are not."""
+    items: list[dict[str, Any]] = []
+    line_of: list[int] = []
+    failures: list[tuple[int, str, str]] = []
+    for number, line in lines:
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            failures.append((number, "json", f"invalid JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(value, dict):
+            failures.append((number, "input", f"expected an object, got {type(value).__name__}"))
+            continue
+        items.append(value)
+        line_of.append(number)
+    return items, line_of, failures
+
+
+def _ingest_all(
+    rv: Reverie, items: list[dict[str, Any]], scope: Scope | None
+) -> tuple[int, int, list[tuple[int, str, str]]]:
+    """Ingest in chunks under a progress bar; errors come back as (item index, field, reason)."""
+    stored = duplicates = 0
+    errors: list[tuple[int, str, str]] = []
+    columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=_console(stderr=True), transient=True) as progress:
+        task = progress.add_task("ingest", total=len(items))
+        for start in range(0, len(items), INGEST_CHUNK):
+            chunk = items[start : start + INGEST_CHUNK]
+            result = rv.ingest(chunk, scope=scope)
+            stored += result.stored
+            duplicates += result.duplicates
+            errors += [(start + e.index, e.field, e.reason) for e in result.errors]
+            progress.advance(task, len(chunk))
+    return stored, duplicates, errors
+
+
+@app.command()
+def ingest(
+    ctx: typer.Context,
+    file: Annotated[
+        str, typer.Argument(metavar="FILE.jsonl", help="One episode per line; '-' reads stdin.")
+    ],
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            "--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Scope for lines without one."
+        ),
+    ] = None,
+) -> None:
+    """Append episodes from a JSON-lines file. Bad lines are reported; the good ones are stored."""
+    default_scope = _maybe_scope(scope)
+    items, line_of, failures = _parse_lines(_read_lines(file))
+    with _brain(ctx) as rv:
+        stored, duplicates, errors = _ingest_all(rv, items, default_scope)
+    failures = sorted(failures + [(line_of[i], field, reason) for i, field, reason in errors])
+    err = _console(stderr=True)
+    for number, field, reason in failures:
+        err.print(Text(f"line {number}: {field}: {reason}", style="red"), soft_wrap=True)
+    summary = f"stored {stored} episodes, {duplicates} duplicates skipped"
+    typer.echo(f"{summary}, {len(failures)} lines failed" if failures else summary)
+    if failures:
+        raise typer.Exit(1)
+
+
+@app.command()
+def dream(
+    ctx: typer.Context,
+    scope: ScopeOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Plan and report; change nothing.")
+    ] = False,
+    now: NowOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run a dream cycle for one scope, or for every scope with pending episodes."""
+    target, at = _maybe_scope(scope), _now(now)
+    with _brain(ctx) as rv:
+        if target is None:
+            reports = rv.dream_all(now=at, dry_run=dry_run)
+        else:
+            reports = [rv.dream(target, now=at, dry_run=dry_run)]
+    if as_json:
+        _emit_json([r.model_dump(mode="json") for r in reports])
+        return
+    if not reports:
+        typer.echo("nothing to dream: no scope has pending episodes")
+    for report in reports:
+        _console().print(report_table(report))
+
+
+@app.command()
+def undo(
+    ctx: typer.Context,
+    cycle_id: Annotated[str, typer.Argument(metavar="CYCLE", help="The cycle to undo.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Undo a committed cycle: pages go back a revision, its episodes become pending again."""
+    with _brain(ctx) as rv:
+        report = rv.undo(cycle_id)
+    if as_json:
+        _emit_json(asdict(report))
+        return
+    done = report.message or (
+        f"undid cycle {report.cycle_id}: {len(report.pages_restored)} pages restored, "
+        f"{report.episodes_released} episodes released"
+    )
+    typer.echo(f"{done}; checkpoint back to {report.checkpoint}")
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    *,
+    query: Annotated[str, typer.Argument(help="What the agent is about to do or asks.")],
+    scope: ScopeReq,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Token budget.")] = None,
+    now: NowOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print the prompt section recall packs for QUERY under the token budget."""
+    target, at = _scope(scope), _now(now)
+    with _brain(ctx) as rv:
+        result = rv.recall(query, target, budget, now=at)
+    if as_json:
+        _emit_json(result.model_dump(mode="json"))
+        return
+    if result.warning:
+        _console(stderr=True).print(Text(f"warning: {result.warning}", style="yellow"))
+    if not result.items:
+        _console(stderr=True).print(Text("nothing relevant to recall", style="dim"))
+    if result.text:
+        typer.echo(result.text)
+
+
+@app.command()
+def pages(
+    ctx: typer.Context,
+    scope: ScopeReq,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Include superseded and retired pages.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """List the pages of a brain (active ones unless --all)."""
+    target = _scope(scope)
+    with _brain(ctx) as rv:
+        found = rv.pages(target, status=None if show_all else "active")
+    if as_json:
+        _emit_json([p.model_dump(mode="json") for p in found])
+        return
+    _console().print(pages_table(found, title=f"pages of {target}"))
+
+
+def _pick_revision(revisions: list[Revision], page_id: str, number: int) -> Revision:
+    for revision in revisions:
+        if revision.number == number:
+            return revision
+    raise NotFound(f"page {page_id} has no revision {number} (it has {len(revisions)})")
+
+
+@app.command()
+def page(
+    ctx: typer.Context,
+    page_id: Annotated[str, typer.Argument(metavar="ID", help="The page id.")],
+    revision: Annotated[
+        int | None, typer.Option("--revision", "-r", metavar="N", help="Show revision N instead.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a page as markdown (its current revision, or --revision N)."""
+    with _brain(ctx) as rv:
+        found = rv.page(page_id)
+        if revision is not None:
+            found = found.model_copy(
+                update={"revision": _pick_revision(rv.revisions(page_id), page_id, revision)}
+            )
+    if as_json:
+        _emit_json({**found.model_dump(mode="json"), "markdown": found.to_markdown()})
+        return
+    _console().print(page_view(found))
+
+
+@app.command()
+def why(
+    ctx: typer.Context,
+    page_id: Annotated[str, typer.Argument(metavar="ID", help="The page id.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a page's lineage: every revision and the raw episodes its claims cite."""
+    with _brain(ctx) as rv:
+        lineage = rv.why(page_id)
+    if as_json:
+        _emit_json(lineage.model_dump(mode="json"))
+        return
+    console = _console()
+    console.print(page_view(lineage.page))
+    console.print(revisions_table(lineage.revisions))
+    console.print(episodes_table(lineage.episodes))
+    if lineage.cited_pages:
+        console.print(Text(f"cites pages: {', '.join(lineage.cited_pages)}"))
+
+
+@app.command()
+def cycles(
+    ctx: typer.Context,
+    scope: ScopeOpt = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help="How many, newest first.")
+    ] = 50,
+    as_json: JsonFlag = False,
+) -> None:
+    """List recent dream cycles."""
+    target = _maybe_scope(scope)
+    with _brain(ctx) as rv:
+        found = rv.cycles(target, limit=limit)
+    if as_json:
+        _emit_json([c.model_dump(mode="json") for c in found])
+        return
+    _console().print(cycles_table(found))
+
+
+@app.command()
+def status(ctx: typer.Context, scope: ScopeOpt = None, as_json: JsonFlag = False) -> None:
+    """Counts of episodes, pages, revisions and cycles, in total or for one scope."""
+    target = _maybe_scope(scope)
+    with _brain(ctx) as rv:
+        stats = rv.status(target)
+        scopes = [s.key for s in rv.scopes()] if target is None else [target.key]
+    db = resolve_db(ctx.obj)
+    if as_json:
+        _emit_json(
+            {"db": db, "scope": target.key if target else None, **asdict(stats), "scopes": scopes}
+        )
+        return
+    console = _console()
+    console.print(Text(f"database: {db}"))
+    console.print(
+        stats_table(stats, title=f"status of {target}" if target else "status (all scopes)")
+    )
+    if target is None:
+        console.print(Text(f"scopes: {', '.join(scopes) or '(none yet)'}"))
+
+
+# -- demo ----------------------------------------------------------------------------------------
+
+
+@app.command()
+def demo(
+    ctx: typer.Context,
+    db: Annotated[
+        str | None, typer.Option("--db", metavar="PATH", help="Keep the demo in this database.")
+    ] = None,
+) -> None:
+    """Replay a week of sample agent work, dream each night, and show what the brain learned.
+
+    Uses a fresh temporary database unless --db is given (REVERIE_DB is ignored here).
+    """
+    explicit = db or ctx.obj
+    if explicit:
+        path = (
+            Path(explicit.removeprefix("sqlite://"))
+            if explicit.startswith("sqlite:///")
+            else Path(explicit)
+        )
+    else:
+        path = Path(tempfile.mkdtemp(prefix="reverie-demo-")) / "demo.db"
+    try:
+        run_demo(path, _console())
+    except ReverieError as exc:
+        _fail(exc)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except ReverieError as exc:  # a command that forgot _brain(); still no traceback
+        try:
+            _fail(exc)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)

@@ -1,0 +1,198 @@
+"""The ``reverie`` command line, driven through typer's runner against real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from reverie.cli import app
+from reverie.demo import load_sample
+
+NIGHT = "2026-11-13T00:00:00Z"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "brain.db"
+
+
+def cli(db: Path, *args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(app, ["--db", str(db), *args], env=env)
+
+
+def as_json(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def dreamt(db: Path, tmp_path: Path) -> Path:
+    """A database holding the bundled sample week, dreamt once."""
+    sample = write_lines(tmp_path / "sample.jsonl", [json.dumps(e) for e in load_sample()])
+    assert cli(db, "ingest", str(sample)).exit_code == 0
+    assert cli(db, "dream", "--now", NIGHT).exit_code == 0
+    return db
+
+
+def test_ingest_reports_bad_lines_and_stores_the_good_ones(db: Path, tmp_path: Path) -> None:
+    good = {"id": "ep-1", "scope": "acme/coder", "situation": "deploy api", "action": "kubectl"}
+    lines = [
+        json.dumps(good),
+        "",
+        '{"id": "ep-2", "scope": "acme/coder",',
+        json.dumps({"id": "ep-3", "scope": "acme/coder", "situation": "x", "outcome": "meh"}),
+        json.dumps({**good, "id": "ep-4"}),
+        "[1, 2]",
+    ]
+    result = cli(db, "ingest", str(write_lines(tmp_path / "in.jsonl", lines)))
+
+    assert result.exit_code == 1
+    assert "stored 2 episodes" in result.stdout
+    assert "line 3: json: invalid JSON" in result.stderr
+    assert "line 4: outcome:" in result.stderr
+    assert "line 6: input: expected an object" in result.stderr
+    assert "line 1" not in result.stderr and "line 5" not in result.stderr
+    assert as_json(cli(db, "status", "--json"))["episodes"] == 2
+
+
+def test_ingest_default_scope_and_bad_scope(db: Path, tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "in.jsonl", [json.dumps({"situation": "s", "action": "a"})])
+    assert cli(db, "ingest", str(path), "--scope", "acme/coder/alice").exit_code == 0
+    assert as_json(cli(db, "status", "--json"))["scopes"] == ["acme/coder/alice"]
+
+    result = cli(db, "ingest", str(path), "--scope", "acme")
+    assert result.exit_code == 2
+    assert "invalid scope" in result.stderr
+
+
+def test_ingest_missing_file_is_a_clear_error(db: Path, tmp_path: Path) -> None:
+    result = cli(db, "ingest", str(tmp_path / "nope.jsonl"))
+    assert result.exit_code == 2
+    assert "cannot read" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_read_commands_print_json(dreamt: Path) -> None:
+    pages = as_json(cli(dreamt, "pages", "--scope", "acme/coder", "--json"))
+    assert pages and all(p["scope"]["agent"] == "coder" for p in pages)
+    page_id = pages[0]["id"]
+
+    page = as_json(cli(dreamt, "page", page_id, "--json"))
+    assert page["id"] == page_id and page["markdown"].startswith("# ")
+    lineage = as_json(cli(dreamt, "why", page_id, "--json"))
+    cited = set(pages[0]["revision"]["claims"][0]["episode_ids"])
+    assert {e["id"] for e in lineage["episodes"]} >= cited
+    cycles = as_json(cli(dreamt, "cycles", "--json"))
+    assert {c["scope"]["agent"] for c in cycles} == {"coder", "researcher"}
+    status = as_json(cli(dreamt, "status", "--scope", "acme/coder", "--json"))
+    assert status["scope"] == "acme/coder" and status["pages"] >= len(pages)
+    assert as_json(cli(dreamt, "dream", "--json")) == []  # nothing pending any more
+    recalled = as_json(cli(dreamt, "recall", "kubectl timeout", "--scope", "acme/coder", "--json"))
+    assert recalled["used_tokens"] <= recalled["budget_tokens"]
+
+
+def test_human_output_of_read_commands(dreamt: Path) -> None:
+    page_id = as_json(cli(dreamt, "pages", "--scope", "acme/coder", "--json"))[0]["id"]
+    for args in (
+        ("pages", "--scope", "acme/coder", "--all"),
+        ("page", page_id),
+        ("page", page_id, "--revision", "1"),
+        ("why", page_id),
+        ("cycles", "--limit", "3"),
+        ("status",),
+        ("recall", "pip install fails offline", "--scope", "acme/coder", "--budget", "120"),
+    ):
+        result = cli(dreamt, *args)
+        assert result.exit_code == 0, (args, result.output)
+        assert result.stdout.strip(), args
+
+
+def test_missing_page_and_revision(dreamt: Path) -> None:
+    result = cli(dreamt, "page", "pg_missing")
+    assert result.exit_code == 2
+    assert "pg_missing" in result.stderr
+    page_id = as_json(cli(dreamt, "pages", "--scope", "acme/coder", "--json"))[0]["id"]
+    result = cli(dreamt, "page", page_id, "--revision", "99")
+    assert result.exit_code == 2
+    assert "no revision 99" in result.stderr
+
+
+def test_dream_dry_run_changes_nothing(db: Path, tmp_path: Path) -> None:
+    sample = write_lines(tmp_path / "s.jsonl", [json.dumps(e) for e in load_sample()[:20]])
+    cli(db, "ingest", str(sample))
+    reports = as_json(cli(db, "dream", "--scope", "acme/coder", "--dry-run", "--json"))
+    assert [r["status"] for r in reports] == ["dry_run"]
+    assert as_json(cli(db, "status", "--json"))["pages"] == 0
+
+
+def test_undo_twice_is_refused_clearly(dreamt: Path) -> None:
+    cycle_id = as_json(cli(dreamt, "cycles", "--scope", "acme/researcher", "--json"))[0]["id"]
+
+    first = cli(dreamt, "undo", cycle_id)
+    assert first.exit_code == 0, first.output
+    assert f"undid cycle {cycle_id}" in first.stdout
+
+    second = cli(dreamt, "undo", cycle_id)
+    assert second.exit_code == 2
+    assert "already undone" in second.stderr
+    assert "Traceback" not in second.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("pages", "--scope", "not-a-scope"),
+        ("recall", "q", "--scope", "a/b/c/d"),
+        ("dream", "--scope", "acme/co der"),
+        ("cycles", "--scope", "/agent"),
+    ],
+)
+def test_bad_scope_exits_2_with_a_message(db: Path, args: tuple[str, ...]) -> None:
+    result = cli(db, *args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: invalid scope:")
+    assert "Traceback" not in result.output
+
+
+def test_bad_now_exits_2(db: Path) -> None:
+    result = cli(db, "dream", "--now", "tomorrow-ish")
+    assert result.exit_code == 2
+    assert "invalid --now" in result.stderr
+
+
+def test_db_falls_back_to_reverie_db_env(tmp_path: Path) -> None:
+    target = tmp_path / "nested" / "env.db"
+    result = CliRunner().invoke(app, ["init"], env={"REVERIE_DB": str(target)})
+    assert result.exit_code == 0, result.output
+    assert str(target) in result.stdout
+    assert target.exists()
+
+
+def test_demo_runs_and_prints_pages(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    result = CliRunner().invoke(app, ["demo", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "pages in the acme/coder brain" in result.stdout
+    assert "cited episodes" in result.stdout
+    assert "recall(" in result.stdout
+    assert str(db) in result.stdout
+
+
+def test_console_script_has_no_traceback(db: Path) -> None:
+    code = "from reverie.cli import main; main()"
+    args = [sys.executable, "-c", code, "--db", str(db), "pages", "--scope", "x"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+    assert "invalid scope" in done.stderr
