@@ -171,7 +171,7 @@ class FinalCheckMachine(CycleMachine):
 
 
 FinalCheckMachine.TestCase.settings = settings(
-    max_examples=60,
+    max_examples=150,
     stateful_step_count=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

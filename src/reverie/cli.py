@@ -27,6 +27,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
 from reverie import __version__
+from reverie.cli_bench import bench_app
+from reverie.cli_doctor import doctor as doctor_command
 from reverie.cli_render import (
     cycles_table,
     episodes_table,
@@ -53,6 +55,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+app.add_typer(bench_app, name="bench")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 ScopeOpt = Annotated[
@@ -442,6 +446,9 @@ def demo(
         run_demo(path, _console())
     except ReverieError as exc:
         _fail(exc)
+
+
+app.command(name="doctor")(doctor_command)  # issue 4: does the configured model answer?
 
 
 def main() -> None:

@@ -38,6 +38,8 @@ class RecallConfig:
     budget_tokens: int = 400
     page_candidates: int = 40
     episode_candidates: int = 40
+    episode_window: int | None = 5000
+    """Raw-episode search scores only the newest this-many matches (None: all of them)."""
     min_term_coverage: float = 0.34
     include_episodes: bool = True
 

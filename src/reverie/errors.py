@@ -9,6 +9,9 @@ The tree::
     ├── Conflict              the request contradicts stored state (same id, other content)
     ├── UndoRefused           an undo that would lose later work, or one already done
     ├── PlanRejected          a distiller's plan failed validation; nothing was changed
+    ├── GroupDeferred         a distiller cannot take a group now (over budget, model down)
+    ├── LLMError              a model call failed (network, status, retries exhausted)
+    │   └── LLMBadOutput      the model answered, but not with JSON matching the schema
     ├── StoreError            the database failed or is not what we expect
     │   └── MigrationError    the schema cannot be brought up to date
     └── MissingExtra          an optional dependency is not installed; names the extra
@@ -21,8 +24,11 @@ from __future__ import annotations
 
 __all__ = [
     "Conflict",
+    "GroupDeferred",
     "InvalidInput",
     "InvalidScope",
+    "LLMBadOutput",
+    "LLMError",
     "MigrationError",
     "MissingExtra",
     "NotFound",
@@ -71,6 +77,47 @@ class PlanRejected(ReverieError):
     def __init__(self, reasons: list[str]) -> None:
         self.reasons = reasons
         super().__init__("; ".join(reasons))
+
+
+class GroupDeferred(ReverieError):
+    """A distiller declines a group for now; its episodes stay eligible for a later cycle.
+
+    ``fit`` > 0: the first ``fit`` episodes of the group fit the input budget; the cycle asks
+    again with those and defers the rest. ``rest``: defer every remaining group of the cycle
+    too (the model is down, so asking again now would only wait for timeouts).
+    """
+
+    def __init__(self, reason: str, *, fit: int = 0, rest: bool = False) -> None:
+        self.reason = reason
+        self.fit = fit
+        self.rest = rest
+        super().__init__(reason)
+
+
+class LLMError(ReverieError):
+    """A model call failed: network, timeout, an error status, or retries exhausted."""
+
+
+class LLMBadOutput(LLMError):
+    """The model answered, but (even after one repair) not with JSON matching the schema.
+
+    It still cost something: ``calls``, ``input_tokens``, ``output_tokens``, ``latency_s``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        calls: int = 0,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        latency_s: float = 0.0,
+    ) -> None:
+        self.calls = calls
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.latency_s = latency_s
+        super().__init__(message)
 
 
 class StoreError(ReverieError):

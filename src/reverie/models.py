@@ -11,12 +11,13 @@ import re
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reverie.errors import InvalidInput, InvalidScope
-from reverie.hashing import content_hash
+from reverie.hashing import canonical_json, content_hash
 
 __all__ = [
     "Claim",
@@ -118,6 +119,12 @@ class Scope(BaseModel):
 ScopeLike = Scope | str | dict[str, Any]
 
 
+@lru_cache(maxsize=4096)
+def _scope_from_text(text: str) -> Scope:
+    """Scopes are immutable, so the few distinct strings a process sees are parsed once."""
+    return Scope.parse(text)
+
+
 class Outcome(StrEnum):
     SUCCESS = "success"
     FAILURE = "failure"
@@ -179,7 +186,7 @@ class Episode(BaseModel):
     @field_validator("scope", mode="before")
     @classmethod
     def _scope(cls, value: Any) -> Any:
-        return Scope.parse(value) if isinstance(value, str) else value
+        return _scope_from_text(value) if isinstance(value, str) else value
 
     @field_validator("created_at")
     @classmethod
@@ -218,9 +225,13 @@ class Episode(BaseModel):
         return "\n".join(p for p in parts if p)
 
     def fingerprint(self) -> str:
-        """Hash of the caller-supplied content (not seq or marks): detects a reused id."""
-        data = self.model_dump(mode="json", exclude={"seq", "consolidated_in"})
-        return content_hash(data)
+        """Hash of the caller-supplied content (not seq or marks): detects a reused id.
+
+        Fields serialise in declaration order; metadata is canonicalised (sorted keys), so the
+        same content always gives the same hash whatever order its metadata keys came in.
+        """
+        fields = self.model_dump_json(exclude={"seq", "consolidated_in", "metadata"})
+        return content_hash(f"{fields}\x1f{canonical_json(self.metadata)}".encode())
 
 
 class PageKind(StrEnum):
@@ -400,6 +411,13 @@ class CycleReport(BaseModel):
     changes: list[PageChange] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     message: str = ""
+    # model cost (issue 4): calls made, answers served from the response cache, provider tokens
+    model_calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model_latency_s: float = 0.0
+    deferred_groups: list[str] = Field(default_factory=list)
 
 
 class Cycle(BaseModel):
@@ -432,6 +450,7 @@ class RecallItem(BaseModel):
     citations: list[str]
     created_at: datetime | None = None
     status: str | None = None
+    page_kind: str | None = None
 
 
 class Recall(BaseModel):

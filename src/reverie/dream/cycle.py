@@ -24,7 +24,10 @@ from reverie.dream.cluster import Group, cluster, pattern_key
 from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.plan import Distiller, Evidence, Plan, validate_plan
 from reverie.embed import Embedder
+from reverie.errors import GroupDeferred, PlanRejected
+from reverie.llm.base import MeteredDistiller
 from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, Scope
+from reverie.redact import redact_plan
 from reverie.store.base import Changeset, PageWrite, StepHook, Store
 
 __all__ = ["DreamCycle", "new_cycle_id"]
@@ -49,6 +52,18 @@ class _Outcome:
     leftover: list[Episode] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     unchanged: int = 0
+    deferred_groups: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Distilled:
+    """What the distiller made of the groups: plans to validate, and groups it declined."""
+
+    pairs: list[tuple[Evidence, Plan]] = field(default_factory=list)
+    leftover: list[Episode] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    deferred: list[str] = field(default_factory=list)
+    stopped: bool = False
 
 
 class _Timer:
@@ -121,10 +136,10 @@ class DreamCycle:
         )
         timer.phase("distill")
         evidence = self._evidence(scope, kept, now)
-        plans = [self.distiller.distill(ev) for ev in evidence]
+        distilled = self._distill_all(evidence, report)
         timer.phase("validate")
         result = self._validate(
-            evidence, plans, WriteContext(scope, cycle_id, now, self._shown(evidence))
+            distilled, WriteContext(scope, cycle_id, now, self._shown(evidence))
         )
         result.leftover += collection.deferred + [e for g in overflow for e in g.episodes]
         new_checkpoint = next_checkpoint(collection.last_scanned_seq, result.leftover)
@@ -133,11 +148,19 @@ class DreamCycle:
             report.status, report.message = CycleStatus.DRY_RUN, "dry run: nothing was changed"
             report.timings = timer.done()
             return report
+        if not (result.writes or result.marks) and new_checkpoint == checkpoint:
+            # every group was rejected or deferred: commit nothing, so the store keeps every byte
+            report.message = "nothing applied: " + report.message
+            report.timings = timer.done()
+            return report
         timer.phase("apply")
         report.status = CycleStatus.COMMITTED
         report.finished_at = now
         report.timings = timer.done()
+        started = time.perf_counter()
         self.store.commit(self._changeset(report, result), on_step=self.on_phase)
+        # The stored report cannot time the transaction that stores it; the returned one does.
+        report.timings["commit"] = round(time.perf_counter() - started, 6)
         return report
 
     def _evidence(self, scope: Scope, groups: Sequence[Group], now: datetime) -> list[Evidence]:
@@ -161,22 +184,58 @@ class DreamCycle:
             )
         return out
 
+    def _distill_all(self, evidence: Sequence[Evidence], report: CycleReport) -> _Distilled:
+        """One distiller call per group; declined groups stay eligible. Fills the model usage."""
+        metered = self.distiller if isinstance(self.distiller, MeteredDistiller) else None
+        if metered is not None:
+            metered.take_usage()  # start from zero: usage of this cycle only
+        out = _Distilled()
+        for ev in evidence:
+            if out.stopped:
+                out.leftover += ev.episodes
+                continue
+            self._distill_one(ev, out)
+        if metered is not None:
+            usage = metered.take_usage()
+            report.model_calls, report.cache_hits = usage.calls, usage.cache_hits
+            report.input_tokens, report.output_tokens = usage.input_tokens, usage.output_tokens
+            report.model_latency_s = round(usage.latency_s, 6)
+        return out
+
+    def _distill_one(self, ev: Evidence, out: _Distilled) -> None:
+        try:
+            out.pairs.append((ev, self.distiller.distill(ev)))
+        except PlanRejected as exc:
+            out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(exc.reasons))
+            out.leftover += ev.episodes
+        except GroupDeferred as exc:
+            out.deferred.append(f"group {ev.topic_key!r}: {exc.reason}")
+            if 0 < exc.fit < len(ev.episodes):  # ask again with the part that fits
+                out.leftover += ev.episodes[exc.fit :]
+                self._distill_one(ev.model_copy(update={"episodes": ev.episodes[: exc.fit]}), out)
+                return
+            out.leftover += ev.episodes
+            out.stopped = out.stopped or exc.rest
+
     @staticmethod
     def _shown(evidence: Sequence[Evidence]) -> dict[str, Page]:
         return {p.id: p for ev in evidence for p in ev.pages}
 
     @staticmethod
-    def _validate(
-        evidence: Sequence[Evidence], plans: Sequence[Plan], ctx: WriteContext
-    ) -> _Outcome:
-        out = _Outcome()
-        for ev, plan in zip(evidence, plans, strict=True):
+    def _validate(distilled: _Distilled, ctx: WriteContext) -> _Outcome:
+        out = _Outcome(
+            leftover=list(distilled.leftover),
+            rejected=list(distilled.rejected),
+            deferred_groups=list(distilled.deferred),
+        )
+        for ev, plan in distilled.pairs:
             problems = validate_plan(plan, ev)
             if problems:
                 out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(problems))
                 out.leftover += ev.episodes
                 continue
-            writes = [w for op in plan.operations for w in operation_writes(op, ctx)]
+            clean = redact_plan(plan)  # secrets never land in a page, whatever the distiller
+            writes = [w for op in clean.operations for w in operation_writes(op, ctx)]
             if not writes:
                 out.unchanged += 1
             out.writes += [(action, w, len(ev.episodes)) for action, w in writes]
@@ -195,6 +254,7 @@ class DreamCycle:
         report.deferred = len(result.leftover)
         report.groups = len(groups)
         report.rejected = result.rejected
+        report.deferred_groups = result.deferred_groups
         report.unchanged = result.unchanged
         report.episodes_marked = len(result.marks)
         report.checkpoint_after = checkpoint

@@ -234,8 +234,11 @@ def _title(topic_key: str, work: Sequence[Episode]) -> str:
     head = [category] + [p.replace("+", ", ") for p in (tools, terms) if p and p != "-"]
     failing = [ep for ep in work if ep.outcome in _FAILING]
     classes = Counter(c for ep in failing if (c := error_class(ep.error)))
+    classes.pop("error", None)  # "fails with error" says nothing
     label = ""
-    if classes and len(failing) * 2 >= len(work):
+    if any("prefer" in (ep.category or "").lower() for ep in work):
+        label = ""
+    elif classes and len(failing) * 2 >= len(work):
         label = f": fails with {min(classes, key=lambda c: (-classes[c], c))}"
     elif failing and len(failing) * 2 >= len(work):
         label = ": often fails"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from reverie.models import Cycle, Episode, Page, Revision, Scope
 
@@ -115,8 +115,10 @@ class Store(Protocol):
     ) -> list[tuple[Page, float]]: ...
 
     def search_episodes(
-        self, scope: Scope, terms: Sequence[str], limit: int
-    ) -> list[tuple[Episode, float]]: ...
+        self, scope: Scope, terms: Sequence[str], limit: int, *, window: int | None = None
+    ) -> list[tuple[Episode, float]]:
+        """The best ``limit`` episodes by BM25; with ``window``, among the newest matches only."""
+        ...
 
     # cycles
     def checkpoint(self, scope: Scope) -> int: ...
@@ -144,3 +146,13 @@ class Store(Protocol):
         ...
 
     def stats(self, scope: Scope | None = None) -> StoreStats: ...
+
+    # model response cache (issue 4): not cycle state, written outside any cycle transaction
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        """The cached answer under ``key`` (``model``, ``response``, ``input_tokens``,
+        ``output_tokens``, ``created_at``), or None."""
+        ...
+
+    def cache_put(self, key: str, value: dict[str, Any]) -> None:
+        """Store (or replace) the answer under ``key``."""
+        ...

@@ -201,18 +201,22 @@ class SQLiteStore:
     def _insert_episodes(self, c: sqlite3.Connection, episodes: Sequence[Episode]) -> list[Episode]:
         if not episodes:
             return []
-        self._ensure_scopes(c, {e.scope for e in episodes})
+        scopes = {e.scope for e in episodes}
+        self._ensure_scopes(c, scopes)
+        tokens = {s: scope_token(s.key) for s in scopes}
         row = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'").fetchone()
         base = row[0] if row else 0
         inserted_at = _iso(now_utc())
-        stored = [e.model_copy(update={"seq": base + i + 1}) for i, e in enumerate(episodes)]
+        stored = [e.model_copy() for e in episodes]  # shallow: the caller's objects stay as given
+        for i, e in enumerate(stored):
+            e.seq = base + i + 1
         c.executemany(
             "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [self._episode_row(e, inserted_at) for e in stored],
         )
         c.executemany(
             "INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)",
-            [(e.seq, scope_token(e.scope.key), episode_search_text(e)) for e in stored],
+            [(e.seq, tokens[e.scope], episode_search_text(e)) for e in stored],
         )
         return stored
 
@@ -241,7 +245,7 @@ class SQLiteStore:
             e.category,
             json.dumps(e.tools),
             json.dumps(e.entities),
-            json.dumps(e.metadata, sort_keys=True),
+            json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
             e.fingerprint(),
             None,
             inserted_at,
@@ -409,33 +413,49 @@ class SQLiteStore:
             (match, limit * 3),
         )
         scores = {r[0]: r[1] for r in rows}
+        top = self._eligible_rids(scope, scores, wanted)[:limit]
+        if not top:
+            return []
+        # Only the pages that make the cut are decoded: a page's claims can be large.
+        sql = self._PAGE_SELECT.replace("SELECT ", "SELECT p.rid, ", 1)
+        page_rows = self._read(sql + f" WHERE p.rid IN ({','.join('?' * len(top))})", top)
+        pages = {r[0]: self._page_from_row(r[1:]) for r in page_rows}
+        return [(pages[rid], scores[rid]) for rid in top]
+
+    def _eligible_rids(
+        self, scope: Scope, scores: dict[int, float], statuses: list[str]
+    ) -> list[int]:
+        """The page rids in ``scores`` of ``scope`` with one of ``statuses``, best score first."""
         if not scores:
             return []
-        marks = ",".join("?" * len(scores))
-        sql = self._PAGE_SELECT.replace("SELECT ", "SELECT p.rid, ", 1)
-        page_rows = self._read(
-            sql
-            + f" WHERE p.rid IN ({marks}) AND p.scope_key = ?"
-            + f" AND p.status IN ({','.join('?' * len(wanted))})",
-            [*scores, scope.key, *wanted],
+        rows = self._read(
+            f"SELECT rid FROM pages WHERE rid IN ({','.join('?' * len(scores))}) AND scope_key = ?"
+            f" AND status IN ({','.join('?' * len(statuses))}) ORDER BY rid",
+            [*scores, scope.key, *statuses],
         )
-        ranked = sorted(
-            ((self._page_from_row(r[1:]), scores[r[0]]) for r in page_rows), key=lambda x: -x[1]
-        )
-        return ranked[:limit]
+        return sorted((r[0] for r in rows), key=lambda rid: -scores[rid])
 
     def search_episodes(
-        self, scope: Scope, terms: Sequence[str], limit: int
+        self, scope: Scope, terms: Sequence[str], limit: int, *, window: int | None = None
     ) -> list[tuple[Episode, float]]:
         if not terms:
             return []
+        # Rank inside the FTS table first, then join only the top rows: joining every match
+        # before sorting costs a row lookup per match (tens of thousands for common terms).
+        # With a window, only the newest `window` matches are scored: FTS5 walks the doclists
+        # newest first and stops, so a term matching most of the brain costs the window, not
+        # the brain. Older evidence reaches recall through the pages it was distilled into.
+        candidates = "SELECT rowid, bm25(episodes_fts, 0, 1.0) AS rank FROM episodes_fts"
+        candidates += " WHERE episodes_fts MATCH ?"
+        params: list[Any] = [self._match(scope, "body", terms)]
+        if window is not None:
+            candidates += " ORDER BY rowid DESC LIMIT ?"
+            params.append(window)
         rows = self._read(
-            f"SELECT {', '.join('e.' + c.strip() for c in _EPISODE_COLUMNS.split(','))},"
-            " -bm25(episodes_fts, 0, 1.0) AS score"
-            " FROM episodes_fts f JOIN episodes e ON e.seq = f.rowid"
-            " WHERE episodes_fts MATCH ? AND e.scope_key = ?"
-            " ORDER BY bm25(episodes_fts, 0, 1.0) LIMIT ?",
-            (self._match(scope, "body", terms), scope.key, limit),
+            f"SELECT {', '.join('e.' + c.strip() for c in _EPISODE_COLUMNS.split(','))}, -f.rank"
+            f" FROM (SELECT rowid, rank FROM ({candidates}) ORDER BY rank LIMIT ?) f"
+            " JOIN episodes e ON e.seq = f.rowid WHERE e.scope_key = ? ORDER BY f.rank",
+            (*params, limit, scope.key),
         )
         return [(self._episode_from_row(r[:-1]), r[-1]) for r in rows]
 
@@ -661,6 +681,39 @@ class SQLiteStore:
 
     def integrity_check(self) -> str:
         return str(self._read("PRAGMA integrity_check")[0][0])
+
+    # -- model response cache (not cycle state; see reverie.llm.cache) ---------------------
+
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        rows = self._read(
+            "SELECT model, response, input_tokens, output_tokens, created_at FROM model_cache"
+            " WHERE key = ?",
+            (key,),
+        )
+        if not rows:
+            return None
+        model, response, tokens_in, tokens_out, created_at = rows[0]
+        return {
+            "model": model,
+            "response": json.loads(response),
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "created_at": created_at,
+        }
+
+    def cache_put(self, key: str, value: dict[str, Any]) -> None:
+        with self._write() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO model_cache VALUES (?,?,?,?,?,?)",
+                (
+                    key,
+                    str(value.get("model", "")),
+                    json.dumps(value["response"], sort_keys=True, ensure_ascii=False),
+                    int(value.get("input_tokens", 0)),
+                    int(value.get("output_tokens", 0)),
+                    _iso(now_utc()),
+                ),
+            )
 
 
 def episode_search_text(e: Episode) -> str:

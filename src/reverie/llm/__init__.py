@@ -1,0 +1,11 @@
+"""Model clients behind one narrow protocol: structured JSON out of a system and a user prompt.
+
+Importing this package imports no HTTP library; a client imports ``httpx`` when it is built and
+raises :class:`reverie.errors.MissingExtra` naming the ``llm`` extra when it is missing.
+"""
+
+from __future__ import annotations
+
+from reverie.llm.base import LLM, Check, LLMResponse, MeteredDistiller, ModelUsage, llm_from_env
+
+__all__ = ["LLM", "Check", "LLMResponse", "MeteredDistiller", "ModelUsage", "llm_from_env"]

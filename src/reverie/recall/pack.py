@@ -1,0 +1,81 @@
+"""Choose which recall units fit an agent's token budget.
+
+The budget is a hard promise: ``count_tokens(render(pack(items, b, scope=s), scope=s)) <= b``
+for every input, the section header and each line's bullet, label and citations included (a
+hypothesis property test holds us to it). Prices come from :mod:`reverie.recall.render`, never
+from the ``tokens`` a caller put on an item, which :func:`pack` overwrites.
+
+Packing is the greedy approximation of a 0/1 knapsack: units in order of value per token
+(``score / tokens``), each taken when it still fits, a unit that does not fit skipped so that
+smaller ones behind it can use the room. Ties fall to the higher score, then to the id and text,
+so the same candidates always give the same section whatever order they arrive in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from reverie.models import RecallItem, Scope
+from reverie.recall.render import header_tokens, measured, render, render_line
+from reverie.recall.tokens import count_tokens
+
+__all__ = ["density", "pack"]
+
+_Key = tuple[float, float, str, str, str, str]
+
+
+def density(item: RecallItem) -> float:
+    """Value per token: the order in which :func:`pack` considers units."""
+    return item.score / max(item.tokens, 1)
+
+
+def pack(
+    candidates: Sequence[RecallItem], budget_tokens: int, *, scope: Scope | None = None
+) -> list[RecallItem]:
+    """The units to render, densest first, whose section fits ``budget_tokens``.
+
+    Pass the ``scope`` that :func:`reverie.recall.render.render` will get: the header names it
+    and costs tokens. Units with a score that is not a positive finite number are worth nothing
+    and never packed; units that render the same line are packed once. Returns copies whose
+    ``tokens`` is their measured price.
+    """
+    room = budget_tokens - header_tokens(scope)
+    chosen: list[RecallItem] = []
+    if room <= 0:
+        return chosen
+    for item in _ranked(candidates):
+        if item.tokens <= room:
+            chosen.append(item)
+            room -= item.tokens
+    return _within(chosen, budget_tokens, scope)
+
+
+def _ranked(candidates: Sequence[RecallItem]) -> list[RecallItem]:
+    """Worthwhile units, one per rendered line, in packing order."""
+    best: dict[str, tuple[_Key, RecallItem]] = {}
+    for item in candidates:
+        if math.isfinite(item.score) and item.score > 0:
+            unit = measured(item)
+            key = _order(unit)
+            line = key[4]
+            if line not in best or key < best[line][0]:
+                best[line] = (key, unit)
+    return [unit for _, unit in sorted(best.values(), key=lambda pair: pair[0])]
+
+
+def _order(unit: RecallItem) -> _Key:
+    """Densest first, then higher score, id, kind, line, and finally every field: a total order."""
+    line = render_line(unit)
+    return (-density(unit), -unit.score, unit.id, unit.kind, line, unit.model_dump_json())
+
+
+def _within(chosen: list[RecallItem], budget_tokens: int, scope: Scope | None) -> list[RecallItem]:
+    """Belt and braces: drop the least dense units while the rendered section is over budget.
+
+    Never triggers while the estimate stays additive over lines; it keeps the promise if a
+    future change to rendering or tokenizing breaks that.
+    """
+    while chosen and count_tokens(render(chosen, scope=scope)) > budget_tokens:
+        chosen.pop()
+    return chosen

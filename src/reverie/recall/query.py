@@ -1,0 +1,80 @@
+"""Turn an agent's free-text question into the content terms recall searches for.
+
+Full-text search ORs the terms together, so one function word in the list ("the", "what") would
+match every page and every episode; that is the bug that makes a naive recall return the whole
+brain. Stop words are therefore removed here, before the store sees anything, and the same
+terms later decide each unit's *coverage* (the share of terms it contains), which is what the
+relevance floor in :mod:`reverie.recall.search` tests.
+
+Terms split like SQLite FTS5's ``unicode61`` tokenizer (letters and digits; ``_``, ``-`` and
+punctuation separate), so what we count is what the index holds. :func:`stem` is a deliberately
+light suffix stripper, enough to let "deploys", "deploying" and "deployed" meet "deploy".
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["MAX_TERMS", "STOP_WORDS", "query_terms", "stem", "stems"]
+
+MAX_TERMS = 16
+_WORD = re.compile(r"[^\W_]+")
+
+_STOP_TEXT = """
+    a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can cannot could couldn did didn do does doesn doing
+    don down during each either else etc ever few for from further get gets got had hadn has hasn
+    have haven having he her here hers herself him himself his how however i if in into is isn it
+    its itself just let ll me might more most much must mustn my myself need no nor not now of off
+    on once only or other ought our ours ourselves out over own per please re same shall shan she
+    should shouldn so some such than that the their theirs them themselves then there these they
+    this those through thus to too under until up upon us ve very via was wasn we were weren what
+    whatever when whenever where wherever whether which while who whom whose why will with won
+    would wouldn yes yet you your yours yourself yourselves
+    tell give know remember recall
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+"""English function words, question words and the verbs agents wrap questions in."""
+
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+_KEEP_DOUBLE = frozenset("lsz")
+
+
+def query_terms(text: str) -> list[str]:
+    """The content terms of ``text``: lowercased, stop words and 1-character tokens removed,
+    numbers kept, first occurrence order, at most :data:`MAX_TERMS`."""
+    terms: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if len(word) > 1 and word not in STOP_WORDS:
+            terms.setdefault(word, None)
+            if len(terms) == MAX_TERMS:
+                break
+    return list(terms)
+
+
+@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """Strip one common English suffix (and a final ``e``; ``y`` becomes ``i``) so inflections meet.
+
+    Not Porter: it only has to make a query term and the words of a claim meet, both sides
+    passing through the same function. Cached: recall stems the same words over and over.
+    ``stem("deploying") == stem("deploys") == stem("deploy")``.
+    """
+    w = word.lower()
+    for suffix in _SUFFIXES:
+        if len(w) - len(suffix) >= 3 and w.endswith(suffix):
+            if suffix == "s" and w.endswith("ss"):
+                break
+            w = w[: -len(suffix)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in _KEEP_DOUBLE and w[-1].isalpha():
+                w = w[:-1]
+            break
+    if len(w) > 3 and w[-1] in "ey":
+        w = w[:-1] + ("i" if w[-1] == "y" else "")
+    return w
+
+
+def stems(text: str) -> frozenset[str]:
+    """The stems of every word in ``text`` (stop words included; they never match a term)."""
+    return frozenset(stem(w) for w in _WORD.findall(text.lower()))

@@ -1,0 +1,94 @@
+"""The prompt section recall produces, one line per packed unit.
+
+The section is priced line by line: :func:`line_tokens` is what one item adds (its line and the
+newline before it) and :func:`header_tokens` what the section costs before any item. Because the
+token estimate is additive over lines (:mod:`reverie.recall.tokens`) and every line is built
+without leading or trailing whitespace or inner newlines, ``count_tokens(render(items))`` is
+exactly ``header_tokens(scope) + sum(line_tokens(i) for i in items)``; :func:`reverie.recall.pack`
+packs against that sum.
+
+Stored text is untrusted (DESIGN invariant 5): whitespace, newlines included, is collapsed to
+single spaces, so an episode cannot open a fake markdown section or fake instructions of its own
+inside the memory block; every line is a bullet that names the evidence it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reverie.models import RecallItem, Scope, utc
+from reverie.recall.tokens import count_tokens
+
+__all__ = [
+    "HEADER_NOTE",
+    "header",
+    "header_tokens",
+    "line_tokens",
+    "measured",
+    "render",
+    "render_line",
+]
+
+HEADER_NOTE = "Knowledge distilled from past episodes; cite ids when relying on them."
+MAX_CITED = 3
+"""Citations shown per line; the rest are counted ("+2"). ``RecallItem.citations`` keeps all."""
+
+
+def header(scope: Scope | None = None) -> str:
+    """The two lines that open a non-empty section."""
+    title = f"## Reverie memory ({scope.key})" if scope is not None else "## Reverie memory"
+    return f"{title}\n{HEADER_NOTE}"
+
+
+def header_tokens(scope: Scope | None = None) -> int:
+    return count_tokens(header(scope))
+
+
+def render(items: Sequence[RecallItem], *, scope: Scope | None = None) -> str:
+    """The prompt section for ``items`` in the order given; ``""`` when there are none."""
+    if not items:
+        return ""
+    return "\n".join([header(scope), *(render_line(item) for item in items)])
+
+
+def render_line(item: RecallItem) -> str:
+    """One bullet: ``- [lesson] Title: claim (cites ep-1, ep-4; 2026-11-03)`` for a page claim,
+    ``- [episode ID, 2026-11-02, failure] excerpt`` for an episode."""
+    text = _flat(item.text)
+    ident, status = _flat(item.id), _flat(item.status or "")
+    if item.kind == "episode":
+        label = ", ".join(p for p in (f"episode {ident}", _date(item), status) if p)
+        return f"- [{label}] {text}".rstrip()
+    state = f", {status}" if status and status != "active" else ""
+    title = _flat(item.title)
+    body = f"{title}: {text}" if title and text else title or text
+    tail = "; ".join(p for p in (_cited(item.citations), _date(item)) if p)
+    kind = _flat(item.page_kind or "") or f"page {ident}"
+    return f"- [{kind}{state}] {body}".rstrip() + (f" ({tail})" if tail else "")
+
+
+def line_tokens(item: RecallItem) -> int:
+    """What ``item`` adds to a section: its line plus the newline that joins it."""
+    return count_tokens(render_line(item)) + 1
+
+
+def measured(item: RecallItem) -> RecallItem:
+    """``item`` with ``tokens`` set to :func:`line_tokens` (recomputed, never trusted)."""
+    tokens = line_tokens(item)
+    return item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _date(item: RecallItem) -> str:
+    return utc(item.created_at).date().isoformat() if item.created_at else ""
+
+
+def _cited(ids: Sequence[str]) -> str:
+    shown = ", ".join(f for f in (_flat(i) for i in ids[:MAX_CITED]) if f)
+    more = len(ids) - MAX_CITED
+    if not shown:
+        return ""
+    return f"cites {shown}" + (f" +{more}" if more > 0 else "")

@@ -1,0 +1,241 @@
+"""Recall: find what a brain knows about a question and pack it into a prompt section.
+
+Why it is shaped this way:
+
+- **Units, not documents.** A page is split into its claims and an episode into its best
+  sentences, so the budget buys the one line that answers the question rather than a whole page
+  that mentions it. Every claim unit carries its page's title as context and its own citations.
+- **A relevance floor.** BM25 ranks whatever matches at least one term, so on its own it always
+  returns *something*. Each unit must also contain a share of the query's content terms of at
+  least ``RecallConfig.min_term_coverage``; a question about something never stored gets an empty
+  section, not the nearest noise.
+- **Knowledge before evidence.** At equal relevance a page claim outranks an episode by
+  :data:`PAGE_PREFERENCE`; an episode cited by a claim that passed the floor is covered and
+  weighs only :data:`COVERED_EPISODE` as much. Only active pages valid at ``now`` are searched.
+- **Never breaks the agent** (DESIGN invariant 8). Any failure inside recall, a store error
+  first of all, yields an empty :class:`~reverie.models.Recall` whose ``warning`` says why, and a
+  warning on the ``reverie.recall`` logger; no exception reaches the agent's turn.
+
+Score of a unit, in (0, PAGE_PREFERENCE]: ``BM25_SHARE * bm25 / best_bm25 + (1 - BM25_SHARE) *
+coverage``, where BM25 is normalised within its own result set (pages and episodes are scored
+by different indexes) and a claim's coverage averages its own with that of title plus claim.
+A claim must contain a query term itself: a matching title does not make every line of its page
+relevant.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from reverie.config import RecallConfig
+from reverie.models import Claim, Episode, Page, Recall, RecallItem, Scope, utc
+from reverie.recall.pack import pack
+from reverie.recall.query import query_terms, stem, stems
+from reverie.recall.render import measured, render
+from reverie.recall.tokens import count_tokens
+from reverie.store.base import Store
+
+__all__ = ["BM25_SHARE", "COVERED_EPISODE", "PAGE_PREFERENCE", "coverage", "excerpt", "recall"]
+
+log = logging.getLogger("reverie.recall")
+
+PAGE_PREFERENCE = 1.5
+"""A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
+COVERED_EPISODE = 0.25
+"""Weight left to an episode that a recalled page claim already cites."""
+BM25_SHARE = 0.5
+"""Share of a unit's relevance taken from normalised BM25; the rest is term coverage."""
+EXCERPT_SENTENCES = 2
+EXCERPT_CHARS = 320
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def recall(
+    store: Store,
+    query: str,
+    scope: Scope,
+    budget_tokens: int,
+    *,
+    config: RecallConfig,
+    now: datetime | None = None,
+) -> Recall:
+    """The prompt section ``store`` holds for ``query`` in ``scope``, within ``budget_tokens``.
+
+    Never raises on a store failure: the result is then empty and carries a ``warning``.
+    """
+    try:
+        terms = query_terms(query)
+        if not terms or budget_tokens <= 0:
+            return _empty(query, scope, budget_tokens)
+        when = utc(now) if now is not None else datetime.now(UTC)
+        units = _units(store, scope, terms, config, when)
+        items = pack(units, budget_tokens, scope=scope)
+        text = render(items, scope=scope)
+    except Exception as exc:
+        log.warning("recall failed for scope %s: %s: %s", scope.key, type(exc).__name__, exc)
+        warning = f"recall unavailable: {type(exc).__name__}: {exc}"
+        return _empty(query, scope, budget_tokens, warning=warning)
+    return Recall(
+        query=query,
+        scope=scope,
+        budget_tokens=budget_tokens,
+        used_tokens=count_tokens(text),
+        items=items,
+        text=text,
+    )
+
+
+def _empty(query: str, scope: Scope, budget: int, warning: str | None = None) -> Recall:
+    return Recall(
+        query=query,
+        scope=scope,
+        budget_tokens=budget,
+        used_tokens=0,
+        items=[],
+        text="",
+        warning=warning,
+    )
+
+
+def _units(
+    store: Store, scope: Scope, terms: list[str], config: RecallConfig, now: datetime
+) -> list[RecallItem]:
+    wanted = [stem(t) for t in terms]
+    pages = store.search_pages(scope, terms, config.page_candidates)
+    units = _claim_units(pages, wanted, config.min_term_coverage, now)
+    if config.include_episodes:
+        episodes = store.search_episodes(
+            scope, terms, config.episode_candidates, window=config.episode_window
+        )
+        cited = {e for u in units for e in u.citations}
+        units += _episode_units(episodes, wanted, config.min_term_coverage, cited)
+    return units
+
+
+def coverage(wanted: Sequence[str], text: str) -> float:
+    """Share of the stemmed query terms ``wanted`` that occur in ``text`` (0 when none wanted)."""
+    return _share(wanted, stems(text))
+
+
+def _share(wanted: Sequence[str], have: frozenset[str]) -> float:
+    if not wanted:
+        return 0.0
+    return sum(1 for w in wanted if w in have) / len(wanted)
+
+
+def _passes(cov: float, floor: float) -> bool:
+    return cov > 0 and cov >= floor
+
+
+def _normaliser(hits: Sequence[tuple[object, float]]) -> float:
+    best = max((score for _, score in hits), default=0.0)
+    return best if best > 0 else 1.0
+
+
+def _current(page: Page, now: datetime) -> bool:
+    r = page.revision
+    started = r.valid_from is None or utc(r.valid_from) <= now
+    return started and (r.valid_until is None or utc(r.valid_until) > now)
+
+
+def _claim_units(
+    hits: Sequence[tuple[Page, float]], wanted: list[str], floor: float, now: datetime
+) -> list[RecallItem]:
+    best = _normaliser(hits)
+    units: list[RecallItem] = []
+    for page, bm25 in hits:
+        if not _current(page, now):
+            continue
+        title = stems(page.title)
+        for claim in page.revision.claims:
+            own = stems(claim.text)
+            own_cov = _share(wanted, own)
+            cov = _share(wanted, title | own)
+            if own_cov == 0 or not _passes(cov, floor):
+                continue  # the title alone does not make every claim of a page relevant
+            relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
+            units.append(_claim_item(page, claim, PAGE_PREFERENCE * relevance))
+    return units
+
+
+def _claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
+    item = RecallItem(
+        kind="page",
+        id=page.id,
+        title=page.title,
+        text=claim.text,
+        score=score,
+        tokens=0,
+        citations=list(claim.episode_ids),
+        created_at=page.updated_at,
+        status=str(page.status),
+        page_kind=str(page.kind),
+    )
+    return measured(item)
+
+
+def _episode_units(
+    hits: Sequence[tuple[Episode, float]], wanted: list[str], floor: float, cited: set[str]
+) -> list[RecallItem]:
+    best = _normaliser(hits)
+    units: list[RecallItem] = []
+    for episode, bm25 in hits:
+        text = excerpt(episode.text, wanted)
+        cov = coverage(wanted, text)
+        if not _passes(cov, floor):
+            continue
+        relevance = _relevance(bm25 / best, cov)
+        if episode.id in cited:
+            relevance *= COVERED_EPISODE
+        units.append(_episode_item(episode, text, relevance))
+    return units
+
+
+def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
+    item = RecallItem(
+        kind="episode",
+        id=episode.id,
+        title=episode.category or "episode",
+        text=text,
+        score=score,
+        tokens=0,
+        citations=[episode.id],
+        created_at=episode.created_at,
+        status=str(episode.outcome),
+    )
+    return measured(item)
+
+
+def _relevance(bm25_share: float, cov: float) -> float:
+    return BM25_SHARE * min(max(bm25_share, 0.0), 1.0) + (1 - BM25_SHARE) * cov
+
+
+def excerpt(text: str, wanted: Sequence[str]) -> str:
+    """The sentences of ``text`` that best cover the stemmed terms ``wanted``, in text order.
+
+    The best sentence first; a second only when it adds terms the first lacks. Cut to
+    :data:`EXCERPT_CHARS` at a word boundary.
+    """
+    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    if not sentences:
+        return ""
+    found = [set(wanted) & stems(s) for s in sentences]
+    ranked = sorted(range(len(sentences)), key=lambda i: (-len(found[i]), i))
+    picked, covered = [ranked[0]], set(found[ranked[0]])
+    for i in ranked[1:]:
+        if len(picked) == EXCERPT_SENTENCES:
+            break
+        if found[i] - covered:
+            picked.append(i)
+            covered |= found[i]
+    return _cut(" ".join(sentences[i] for i in sorted(picked)))
+
+
+def _cut(text: str) -> str:
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    head = text[:EXCERPT_CHARS].rsplit(" ", 1)[0]
+    return head + " …"
