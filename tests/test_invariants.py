@@ -129,6 +129,9 @@ class CycleMachine(RuleBasedStateMachine):
             for r in self.store.revisions(p.id)
         }
         assert self.seen_revisions <= stored, "a revision was lost"
+        cited = {e for p in self.store.pages(SCOPE, None) for e in p.citations}
+        known = {e.id for e in self.store.episodes(cited) if e.scope == SCOPE}
+        assert cited <= known, "a page cites an episode that is not evidence of its scope"
         assert self.store.integrity_check() == "ok"
 
     @invariant()

@@ -19,6 +19,7 @@ from reverie.errors import (
     UndoRefused,
 )
 from reverie.models import (
+    Citation,
     Claim,
     Cycle,
     CycleReport,
@@ -35,6 +36,7 @@ from reverie.models import (
 )
 
 __all__ = [
+    "Citation",
     "Claim",
     "Config",
     "Conflict",

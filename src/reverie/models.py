@@ -20,6 +20,7 @@ from reverie.errors import InvalidInput, InvalidScope
 from reverie.hashing import canonical_json, content_hash
 
 __all__ = [
+    "Citation",
     "Claim",
     "Cycle",
     "CycleReport",
@@ -259,6 +260,17 @@ class Claim(BaseModel):
     page_ids: tuple[str, ...] = ()
 
 
+class Citation(BaseModel):
+    """What one page revision cites: the episodes (and pages) its claims came from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    page_id: str
+    revision: int
+    episode_ids: tuple[str, ...]
+    page_ids: tuple[str, ...] = ()
+
+
 class Revision(BaseModel):
     """An immutable version of a page. ``hash`` covers everything a reader sees."""
 
@@ -287,6 +299,16 @@ class Revision(BaseModel):
     @property
     def citations(self) -> list[str]:
         return sorted({e for c in self.claims for e in c.episode_ids})
+
+    @property
+    def citation(self) -> Citation:
+        pages = sorted({p for c in self.claims for p in c.page_ids})
+        return Citation(
+            page_id=self.page_id,
+            revision=self.number,
+            episode_ids=tuple(self.citations),
+            page_ids=tuple(pages),
+        )
 
 
 def render_body(claims: tuple[Claim, ...] | list[Claim]) -> str:

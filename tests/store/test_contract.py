@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -240,3 +241,15 @@ def test_stats_and_scopes(store: SQLiteStore, make_episode: EpisodeFactory) -> N
     assert store.stats(SCOPE).episodes == 1
     assert store.stats().episodes == 2
     assert {s.key for s in store.pending_scopes()} == {"acme/coder", "acme/other"}
+
+
+def test_sqlite_file_settings(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    store.migrate()
+    pragma = store._read  # the store's own connection, as the engine uses it
+    assert pragma("PRAGMA journal_mode")[0][0] == "wal"
+    assert pragma("PRAGMA foreign_keys")[0][0] == 1
+    assert pragma("PRAGMA busy_timeout")[0][0] >= 5000
+    tables = {r[0] for r in pragma("SELECT name FROM sqlite_master")}
+    assert {"episodes_fts", "pages_fts", "_migrations"} <= tables
+    store.close()
