@@ -51,3 +51,30 @@ def core(
         render_core(result, Console(highlight=False))
     if not result.passed:
         raise typer.Exit(1)
+
+
+@bench_app.command("crash")
+def crash(
+    kills: Annotated[int, typer.Option(min=1, help="How many SIGKILLs to inject.")] = 100,
+    seed: Annotated[int, typer.Option(help="Seed for the kill points and the data.")] = 0,
+    workdir: Annotated[
+        Path | None, typer.Option(help="Where the database goes (default: a temp dir).")
+    ] = None,
+) -> None:
+    """Kill a dreaming process with SIGKILL at random points; check every invariant after each."""
+    from reverie.bench.crash import run_crash
+
+    where = workdir or Path(tempfile.mkdtemp(prefix="reverie-crash-"))
+    result = run_crash(kills, where, seed=seed)
+    console = Console(highlight=False)
+    targets = ", ".join(f"{t} {n}" for t, n in sorted(result.by_target.items()))
+    console.print(f"kills {result.kills} (rounds finished unkilled: {result.completed})")
+    console.print(f"killed at: {targets}")
+    console.print(
+        f"episodes {result.episodes}, consolidated {result.consolidated}, {result.seconds} s"
+    )
+    for problem in result.violations:
+        console.print(f"[red]violation[/red] {problem}")
+    console.print("all invariants held" if result.passed else "[red]invariants violated[/red]")
+    if not result.passed:
+        raise typer.Exit(1)

@@ -1,0 +1,186 @@
+"""Crash injection: kill a real dreaming process with SIGKILL at chosen points, then check.
+
+Each round starts :mod:`reverie.bench.crash_child` on one SQLite file, reads what it announces,
+and sends SIGKILL when it reaches the round's target — inside the commit transaction (between its
+writes), between phases of the cycle, or right after an ingest. Then the harness opens the file
+itself and checks DESIGN.md's invariants:
+
+- the database passes ``PRAGMA integrity_check``;
+- every acknowledged episode is stored (no write lost);
+- every consolidation mark names a committed cycle (no half-applied cycle), so no episode is
+  consolidated twice or by a cycle that did not happen;
+- every revision ever seen is still there with the same hash (no page or revision lost), every
+  revision a cycle wrote belongs to a recorded cycle, and every citation names a stored episode;
+- the checkpoint never passes an eligible episode that is not consolidated.
+
+At the end it dreams until nothing is left and checks that every eligible episode was consolidated
+exactly once. Rounds are reproducible from the seed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from reverie.bench.crash_child import SCOPE
+from reverie.config import DreamConfig
+from reverie.dream.distill import is_template_lesson
+from reverie.engine import Reverie
+from reverie.models import Episode, Scope
+from reverie.store.sqlite import SQLiteStore
+from reverie.synth import DEFAULT_START
+
+__all__ = ["TARGETS", "CrashResult", "check_store", "run_crash"]
+
+TARGETS = (
+    "ingested", "collect", "cluster", "distill", "validate", "apply",
+    "checkpoint-checked", "pages-written", "episodes-marked", "cycle-recorded",
+)  # fmt: skip
+"""Where a round may kill the child; the last four lie inside the commit transaction."""
+CHILD_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Observed:
+    """What the harness has seen so far and must never see disappear."""
+
+    acked: set[str] = field(default_factory=set)
+    revisions: set[tuple[str, int, str]] = field(default_factory=set)
+
+
+@dataclass
+class CrashResult:
+    kills: int = 0
+    completed: int = 0
+    by_target: Counter[str] = field(default_factory=Counter)
+    violations: list[str] = field(default_factory=list)
+    episodes: int = 0
+    consolidated: int = 0
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return not self.violations
+
+
+def _eligible(ep: Episode, config: DreamConfig) -> bool:
+    """Eligible by importance or lesson alone (recurrence may make more eligible; never fewer)."""
+    lesson = bool(ep.lesson and not is_template_lesson(ep.lesson))
+    return (ep.importance or 0) >= config.importance_threshold or lesson
+
+
+def _all_episodes(store: SQLiteStore, scope: Scope) -> list[Episode]:
+    return store.recent_episodes(scope, 10_000_000)
+
+
+def check_store(store: SQLiteStore, scope: Scope, seen: Observed) -> list[str]:
+    """Every invariant violation in ``store`` given what was ``seen`` before; updates ``seen``."""
+    problems: list[str] = []
+    if (verdict := store.integrity_check()) != "ok":
+        problems.append(f"integrity_check: {verdict}")
+    episodes = _all_episodes(store, scope)
+    ids = {e.id for e in episodes}
+    if lost := seen.acked - ids:
+        problems.append(f"{len(lost)} acknowledged episode(s) lost, e.g. {sorted(lost)[:3]}")
+    committed = {c.id for c in store.cycles(scope, limit=1_000_000) if c.undone_at is None}
+    orphans = [e.id for e in episodes if e.consolidated_in and e.consolidated_in not in committed]
+    if orphans:
+        problems.append(f"{len(orphans)} mark(s) name no committed cycle, e.g. {orphans[:3]}")
+    problems += _check_pages(store, scope, seen, ids)
+    checkpoint = store.checkpoint(scope)
+    config = DreamConfig()
+    behind = [
+        e.id
+        for e in episodes
+        if not e.consolidated_in and _eligible(e, config) and (e.seq or 0) <= checkpoint
+    ]
+    if behind:
+        problems.append(f"checkpoint {checkpoint} passed unconsolidated eligible {behind[:3]}")
+    return problems
+
+
+def _check_pages(store: SQLiteStore, scope: Scope, seen: Observed, ids: set[str]) -> list[str]:
+    problems: list[str] = []
+    now: set[tuple[str, int, str]] = set()
+    cycles = {c.id for c in store.cycles(scope, limit=1_000_000)}
+    for page in store.pages(scope, None):
+        for rev in store.revisions(page.id):
+            now.add((rev.page_id, rev.number, rev.hash))
+            if rev.author == "cycle" and rev.cycle_id not in cycles:
+                problems.append(f"revision {rev.page_id}#{rev.number} of unrecorded cycle")
+        if missing := set(page.citations) - ids:
+            problems.append(f"page {page.id} cites missing episodes {sorted(missing)[:3]}")
+    if lost := seen.revisions - now:
+        problems.append(f"{len(lost)} revision(s) lost or changed, e.g. {sorted(lost)[:2]}")
+    seen.revisions |= now
+    return problems
+
+
+def _kill_at(db: Path, seed: int, round_no: int, target: str, nth: int, seen: Observed) -> bool:
+    """Run one child; SIGKILL it at the ``nth`` time it reaches ``target``. True if killed."""
+    cmd = [sys.executable, "-m", "reverie.bench.crash_child", str(db), str(seed), str(round_no)]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1) as proc:
+        assert proc.stdout is not None
+        hits, deadline = 0, time.monotonic() + CHILD_TIMEOUT_S
+        for line in proc.stdout:
+            word, _, rest = line.strip().partition(" ")
+            if word == "acked":
+                seen.acked.add(rest)
+            hits += word == "phase" and rest == target
+            if hits >= nth or time.monotonic() > deadline:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return True
+        proc.wait()
+    return False
+
+
+def _settle(db: Path, result: CrashResult, seen: Observed) -> None:
+    """Dream until quiet, then check every eligible episode was consolidated exactly once."""
+    with Reverie.open(db) as rv:
+        for day in range(1000):
+            if rv.dream(SCOPE, now=DEFAULT_START + timedelta(days=5000 + day)).scanned == 0:
+                break
+        store = rv.store
+        assert isinstance(store, SQLiteStore)
+        scope = Scope.parse(SCOPE)
+        result.violations += check_store(store, scope, seen)
+        episodes = _all_episodes(store, scope)
+        config = DreamConfig()
+        never = [e.id for e in episodes if _eligible(e, config) and not e.consolidated_in]
+        if never:
+            result.violations.append(f"{len(never)} eligible episode(s) never consolidated")
+        result.episodes = len(episodes)
+        result.consolidated = sum(1 for e in episodes if e.consolidated_in)
+
+
+def run_crash(kills: int, workdir: Path, *, seed: int = 0) -> CrashResult:
+    """``kills`` rounds of run-and-SIGKILL on one database, checked after each; then settle."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    db = workdir / f"crash-{seed}.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    Reverie.open(db).close()
+    rng, seen, result = random.Random(seed), Observed(), CrashResult()
+    started = time.perf_counter()
+    for round_no in range(kills):
+        target = rng.choice(TARGETS)
+        killed = _kill_at(db, seed, round_no, target, rng.randint(1, 4), seen)
+        result.kills += killed
+        result.completed += not killed
+        result.by_target[target] += killed
+        store = SQLiteStore(db)
+        found = check_store(store, Scope.parse(SCOPE), seen)
+        store.close()
+        result.violations += [f"round {round_no} ({target}): {p}" for p in found]
+    _settle(db, result, seen)
+    result.seconds = round(time.perf_counter() - started, 2)
+    return result
