@@ -14,7 +14,7 @@ from reverie import Reverie
 from reverie.models import Episode
 from reverie.store.sqlite import SQLiteStore
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]  # postgres: a real server, see tests/pg.py
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 EpisodeFactory = Callable[..., Episode]
@@ -30,6 +30,12 @@ def open_backend(name: str, tmp_path: Path) -> SQLiteStore:
 
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+    if request.param == "postgres":
+        from tests.pg import postgres_store
+
+        with postgres_store() as pg:
+            yield pg  # type: ignore[misc]
+        return
     s = open_backend(request.param, tmp_path)
     yield s
     s.close()

@@ -29,6 +29,8 @@ from rich.text import Text
 from reverie import __version__
 from reverie.cli_bench import bench_app
 from reverie.cli_doctor import doctor as doctor_command
+from reverie.cli_memory import register as register_memory_commands
+from reverie.cli_ops import register as register_ops_commands
 from reverie.cli_render import (
     cycles_table,
     episodes_table,
@@ -38,6 +40,8 @@ from reverie.cli_render import (
     revisions_table,
     stats_table,
 )
+from reverie.cli_serve import keys_app, mcp_command, serve_command
+from reverie.cli_worker import migrate_command, worker_command
 from reverie.config import resolve_db
 from reverie.demo import run_demo
 from reverie.engine import Reverie
@@ -57,6 +61,8 @@ app = typer.Typer(
 )
 
 app.add_typer(bench_app, name="bench")
+app.command("worker")(worker_command)  # issue 8
+app.command("migrate")(migrate_command)  # issue 8
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 ScopeOpt = Annotated[
@@ -190,6 +196,18 @@ def _parse_lines(
     return items, line_of, failures
 
 
+def _adapt(
+    fmt: str, lines: list[tuple[int, str]], has_scope: bool
+) -> tuple[list[dict[str, Any]], list[int], list[tuple[int, str, str]]]:
+    """Episodes from a transcript format (issue 7, :mod:`reverie.adapters`)."""
+    from reverie.adapters import parse
+
+    try:
+        return parse(fmt, lines, has_scope=has_scope).as_tuple()
+    except ReverieError as exc:
+        _fail(exc)
+
+
 def _ingest_all(
     rv: Reverie, items: list[dict[str, Any]], scope: Scope | None
 ) -> tuple[int, int, list[tuple[int, str, str]]]:
@@ -221,10 +239,21 @@ def ingest(
             "--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Scope for lines without one."
         ),
     ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="jsonl (episodes), or a transcript: openai-chat, coding-agent (needs --scope).",
+        ),
+    ] = "jsonl",
 ) -> None:
     """Append episodes from a JSON-lines file. Bad lines are reported; the good ones are stored."""
     default_scope = _maybe_scope(scope)
-    items, line_of, failures = _parse_lines(_read_lines(file))
+    lines = _read_lines(file)
+    items, line_of, failures = (
+        _parse_lines(lines) if fmt == "jsonl" else _adapt(fmt, lines, default_scope is not None)
+    )
     with _brain(ctx) as rv:
         stored, duplicates, errors = _ingest_all(rv, items, default_scope)
     failures = sorted(failures + [(line_of[i], field, reason) for i, field, reason in errors])
@@ -293,12 +322,16 @@ def recall(
     scope: ScopeReq,
     budget: Annotated[int | None, typer.Option("--budget", min=1, help="Token budget.")] = None,
     now: NowOpt = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", metavar="ISO", help="Answer as the brain stood at this time."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Print the prompt section recall packs for QUERY under the token budget."""
     target, at = _scope(scope), _now(now)
     with _brain(ctx) as rv:
-        result = rv.recall(query, target, budget, now=at)
+        result = rv.recall(query, target, budget, now=at, as_of=_now(as_of))
     if as_json:
         _emit_json(result.model_dump(mode="json"))
         return
@@ -449,6 +482,11 @@ def demo(
 
 
 app.command(name="doctor")(doctor_command)  # issue 4: does the configured model answer?
+register_memory_commands(app)  # issue 5: history, restore, verify, journal, export/import
+register_ops_commands(app)  # issue 6: daemon, schedule, report, archive, export training
+app.command(name="serve")(serve_command)  # issue 7: HTTP API + dashboard
+app.command(name="mcp")(mcp_command)  # issue 7: MCP server over stdio
+app.add_typer(keys_app, name="keys")  # issue 7: API keys
 
 
 def main() -> None:

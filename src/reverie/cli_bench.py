@@ -39,12 +39,19 @@ def core(
         Path | None, typer.Option(help="Where the benchmark databases go (default: a temp dir).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    embedder: Annotated[
+        str, typer.Option(help="Recall with vectors: none, auto, minilm, hashing (issue 3).")
+    ] = "none",
 ) -> None:
     """Ingest episodes/s, cycle seconds and recall p50/p99 on the model-free SQLite path."""
     from reverie.bench.core import render_core, run_core
+    from reverie.embed import resolve_embedder
 
     where = workdir or Path(tempfile.mkdtemp(prefix="reverie-bench-"))
-    result = run_core(sizes=_sizes(sizes), queries=queries, workdir=where, budget=budget)
+    result = run_core(
+        sizes=_sizes(sizes), queries=queries, workdir=where, budget=budget,
+        embedder=resolve_embedder(None if embedder == "none" else embedder),
+    )  # fmt: skip
     if as_json:
         typer.echo(json.dumps(json.loads(result.to_json()), indent=2))
     else:
@@ -78,3 +85,86 @@ def crash(
     console.print("all invariants held" if result.passed else "[red]invariants violated[/red]")
     if not result.passed:
         raise typer.Exit(1)
+
+
+@bench_app.command("scale")
+def scale(
+    url: Annotated[str, typer.Option(help="A PostgreSQL URL; the run uses a fresh schema in it.")],
+    scopes: Annotated[int, typer.Option(min=1, help="Scopes in all.")] = 10_000,
+    per_scope: Annotated[int, typer.Option(min=1, help="Episodes per scope.")] = 100,
+    workers: Annotated[str, typer.Option(help="Worker counts, one part each.")] = "1,2,4",
+    queries: Annotated[int, typer.Option(min=1, help="Recall queries at the end.")] = 300,
+    dream_scopes: Annotated[
+        int | None, typer.Option(min=1, help="Scopes dreamed per part (default: all).")
+    ] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the bench schema.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Cycle throughput with 1, 2 and 4 worker processes (ratios) and recall p99 (issue 8)."""
+    from reverie.bench.scale import render_scale, run_scale
+
+    counts = _sizes(workers)
+    err = Console(stderr=True, highlight=False)
+    result = run_scale(
+        url,
+        scopes=scopes,
+        per_scope=per_scope,
+        workers=counts,
+        queries=queries,
+        dream_scopes=dream_scopes,
+        keep=keep,
+        progress=err.print,
+    )
+    typer.echo(result.to_json() if as_json else render_scale(result))
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def _range(text: str | None) -> range | None:
+    """``"0-3"`` → positions 0..3; ``"2"`` → just 2; None → all."""
+    if not text:
+        return None
+    first, _, last = text.partition("-")
+    try:
+        lo, hi = int(first), int(last or first)
+    except ValueError:
+        raise typer.BadParameter("give conversation positions as A-B, e.g. 0-3") from None
+    if lo < 0 or hi < lo:
+        raise typer.BadParameter("give conversation positions as A-B with 0 <= A <= B")
+    return range(lo, hi + 1)
+
+
+@bench_app.command("locomo")
+def locomo(
+    data: Annotated[Path, typer.Argument(help="A LoCoMo JSON file (never copied anywhere).")],
+    conversations: Annotated[
+        str | None, typer.Option(help="Conversation positions A-B (default: all).")
+    ] = None,
+    budget: Annotated[int, typer.Option(min=1, help="Context budget in whitespace words.")] = 250,
+    contexts: Annotated[
+        Path | None, typer.Option(help="Write one JSON line per question and system here.")
+    ] = None,
+    embedder: Annotated[
+        str, typer.Option(help="auto, minilm, hashing, none or openai:MODEL.")
+    ] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Answer-token and evidence recall per category: Reverie, its ablations and BM25."""
+    from reverie.bench.locomo import render_locomo, run_locomo
+    from reverie.embed import resolve_embedder
+
+    if not data.is_file():
+        raise typer.BadParameter(f"no such file: {data}")
+    chosen = resolve_embedder(None if embedder == "none" else embedder)
+    wanted = _range(conversations)
+    if contexts is not None:
+        with contexts.open("w", encoding="utf-8") as out:
+            result = run_locomo(
+                data, conversations=wanted, budget=budget, contexts=out, embedder=chosen
+            )
+    else:
+        result = run_locomo(data, conversations=wanted, budget=budget, embedder=chosen)
+    if as_json:
+        typer.echo(result.to_json())
+    else:
+        render_locomo(result, Console(highlight=False))

@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from reverie.errors import ReverieError
 from reverie.redact import redact
+
+if TYPE_CHECKING:
+    from reverie.llm.base import LLM
 
 __all__ = ["DoctorReport", "check_model", "doctor"]
 
@@ -79,14 +82,19 @@ def check_model(provider: str | None = None, *, timeout_s: float = 30.0) -> Doct
         message="",
     )
     try:
+        return _ping(llm, report)
+    finally:
+        llm.close()
+
+
+def _ping(llm: LLM, report: DoctorReport) -> DoctorReport:
+    try:
         response = llm.complete_json(
             PING_SYSTEM, PING_USER, PING_SCHEMA, max_tokens=50, check=_ping_check
         )
     except ReverieError as exc:
         report.message = f"the model did not answer as required: {redact(str(exc))}"
         return report
-    finally:
-        llm.close()
     report.ok, report.message = True, "the model answered with valid structured output"
     report.latency_s = round(response.latency_s, 3)
     report.input_tokens, report.output_tokens = response.input_tokens, response.output_tokens

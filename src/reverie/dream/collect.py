@@ -2,8 +2,9 @@
 
 Pure. The scan is every unconsolidated episode past the checkpoint, ``seq`` ascending. An episode is
 eligible when it is important enough, carries a real lesson (a template such as "approach worked"
-does not count), or belongs to a recurring pattern: its pattern key occurs ``min_pattern`` times in
-the scan, or the brain already has a page for that key. The cap takes eligible episodes in ``seq``
+does not count), asserts a fact (:mod:`reverie.dream.facts`), or belongs to a recurring pattern:
+its pattern key occurs ``min_pattern`` times in the scan, or the brain already has a page for that
+key. The cap takes eligible episodes in ``seq``
 order; the rest are deferred, never skipped — the checkpoint cannot pass the first of them.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from reverie.config import DreamConfig
 from reverie.dream.cluster import pattern_key
 from reverie.dream.distill import is_template_lesson
+from reverie.dream.facts import asserts_fact
 from reverie.models import Episode
 
 __all__ = ["Collection", "collect", "next_checkpoint"]
@@ -30,9 +32,13 @@ class Collection:
 
 
 def _is_eligible(ep: Episode, config: DreamConfig, recurring: set[str], key: str) -> bool:
+    if ep.metadata.get("reverie") == "human-edit":  # issue 5: evidence of an import, not work
+        return False
     if (ep.importance or 0) >= config.importance_threshold:
         return True
     if ep.lesson and not is_template_lesson(ep.lesson):
+        return True
+    if asserts_fact(ep):  # issue 5: a stated fact is always knowledge (reverie.dream.facts)
         return True
     return key in recurring
 

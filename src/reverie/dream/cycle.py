@@ -19,16 +19,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from reverie.config import DreamConfig
+from reverie.archive import resolve as resolve_archived  # issue 6: cold-tier history
 from reverie.dream.apply import WriteContext, change_of, operation_writes
 from reverie.dream.cluster import Group, cluster, pattern_key
 from reverie.dream.collect import Collection, collect, next_checkpoint
+from reverie.dream.decay import merge_observations, observed
+from reverie.dream.facts import Assertion
+from reverie.dream.facts import split as split_facts
 from reverie.dream.plan import Distiller, Evidence, Plan, validate_plan
+from reverie.dream.remember import decay_due, memory_step
+from reverie.dream.report import fill_extras
+from reverie.dream.score import rank_for_cap, score_groups
 from reverie.embed import Embedder
 from reverie.errors import GroupDeferred, PlanRejected
+from reverie.journal import cycle_entry
 from reverie.llm.base import MeteredDistiller
 from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, Scope
 from reverie.redact import redact_plan
-from reverie.store.base import Changeset, PageWrite, StepHook, Store
+from reverie.store.base import Changeset, Observation, PageWrite, StepHook, Store
 
 __all__ = ["DreamCycle", "new_cycle_id"]
 
@@ -53,6 +61,7 @@ class _Outcome:
     rejected: list[str] = field(default_factory=list)
     unchanged: int = 0
     deferred_groups: list[str] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)  # issue 5: reinforcement
 
 
 @dataclass
@@ -107,9 +116,11 @@ class DreamCycle:
         self.embedder = embedder
         self.on_phase: StepHook = on_phase or (lambda _name: None)
 
-    def run(self, scope: Scope, now: datetime, *, dry_run: bool = False) -> CycleReport:
+    def run(
+        self, scope: Scope, now: datetime, *, dry_run: bool = False, cycle_id: str | None = None
+    ) -> CycleReport:
         timer = _Timer(self.on_phase)
-        cycle_id = new_cycle_id(now)
+        cycle_id = cycle_id or new_cycle_id(now)  # given: the HTTP service announced it
         timer.phase("collect")
         checkpoint = self.store.checkpoint(scope)
         scanned = self.store.scan(scope, checkpoint, self.config.scan_limit)
@@ -122,18 +133,20 @@ class DreamCycle:
             checkpoint_after=checkpoint,
             scanned=len(scanned),
         )
-        if not scanned:
+        if not scanned and not decay_due(  # issue 5: decay runs even when nothing is new
+            self.store, WriteContext(scope, cycle_id, now, {}), self.config.memory
+        ):
             report.timings = timer.done()
             report.message = "nothing new since the last cycle"
             return report
         known = self.store.pages_by_topic(scope, {pattern_key(e) for e in scanned})
         collection = collect(scanned, self.config, known_topics=known)
+        fact_slots, others = split_facts(collection.taken)  # issue 5: facts skip clustering
         timer.phase("cluster")
-        groups = cluster(collection.taken, self.embedder, self.config.similarity_threshold)
-        kept, overflow = (
-            groups[: self.config.max_groups_per_cycle],
-            groups[self.config.max_groups_per_cycle :],
-        )
+        groups = cluster(others, self.embedder, self.config.similarity_threshold)
+        timer.phase("score")  # issue 6: insight scores order the group cap
+        scores = score_groups(self.store, scope, groups)
+        kept, overflow = rank_for_cap(groups, scores, self.config.max_groups_per_cycle)
         timer.phase("distill")
         evidence = self._evidence(scope, kept, now)
         distilled = self._distill_all(evidence, report)
@@ -141,9 +154,21 @@ class DreamCycle:
         result = self._validate(
             distilled, WriteContext(scope, cycle_id, now, self._shown(evidence))
         )
+        self._remember(WriteContext(scope, cycle_id, now, {}), fact_slots, result)
         result.leftover += collection.deferred + [e for g in overflow for e in g.episodes]
-        new_checkpoint = next_checkpoint(collection.last_scanned_seq, result.leftover)
+        new_checkpoint = next_checkpoint(collection.last_scanned_seq or checkpoint, result.leftover)
         self._fill(report, collection, groups, result, new_checkpoint)
+        fill_extras(  # issue 6: volumes, insights, recommendations
+            report,
+            self.store,
+            self.config,
+            scanned=scanned,
+            taken=collection.taken,
+            groups=(kept, overflow),
+            scores=scores,
+            revisions=[w.revision for _a, w, _n in result.writes],
+            marks=result.marks,
+        )
         if dry_run:
             report.status, report.message = CycleStatus.DRY_RUN, "dry run: nothing was changed"
             report.timings = timer.done()
@@ -171,7 +196,7 @@ class DreamCycle:
             history: dict[str, tuple[Episode, ...]] = {}
             if page is not None:
                 cited = page.citations[-self.config.history_limit :]
-                history[page.id] = tuple(self.store.episodes(cited))
+                history[page.id] = tuple(resolve_archived(self.store, self.store.episodes(cited)))
             out.append(
                 Evidence(
                     scope=scope,
@@ -217,6 +242,22 @@ class DreamCycle:
             out.leftover += ev.episodes
             out.stopped = out.stopped or exc.rest
 
+    def _remember(
+        self, ctx: WriteContext, fact_slots: dict[str, list[Assertion]], result: _Outcome
+    ) -> None:
+        """Issue 5: fact runs, then decay of pages this cycle neither wrote nor observed."""
+        step = memory_step(
+            self.store,
+            ctx,
+            fact_slots,
+            written={w.revision.page_id for _a, w, _n in result.writes},
+            observed=result.observations,
+            config=self.config.memory,
+        )
+        result.writes += step.writes
+        result.marks += step.marks
+        result.observations += step.observations
+
     @staticmethod
     def _shown(evidence: Sequence[Evidence]) -> dict[str, Page]:
         return {p.id: p for ev in evidence for p in ev.pages}
@@ -240,6 +281,7 @@ class DreamCycle:
                 out.unchanged += 1
             out.writes += [(action, w, len(ev.episodes)) for action, w in writes]
             out.marks += [e.id for e in ev.episodes]
+            out.observations += observed(ev, clean)
         return out
 
     @staticmethod
@@ -288,4 +330,6 @@ class DreamCycle:
             marks=result.marks,
             mark_cycle=report.cycle_id,
             cycle=cycle,
+            observations=merge_observations(result.observations),
+            journal=cycle_entry(report, result.writes),
         )

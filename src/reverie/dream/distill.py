@@ -32,6 +32,7 @@ from functools import lru_cache
 from reverie.config import DreamConfig
 from reverie.dream.cluster import content_words, error_class, salient_terms
 from reverie.dream.dates import resolve_relative_dates
+from reverie.dream.dialogue import conversation_plan, is_conversation
 from reverie.dream.plan import CreatePage, Evidence, Plan, RevisePage
 from reverie.models import Claim, Episode, Outcome, Page, PageKind, PageStatus
 
@@ -121,6 +122,8 @@ class ExtractiveDistiller:
 
     def distill(self, evidence: Evidence) -> Plan:
         """A create (new topic) or revise (known topic) plan; empty when nothing would change."""
+        if is_conversation(evidence.episodes):  # dialogue turns: dated statements per person
+            return conversation_plan(evidence, self.name)
         page = _matching_page(evidence)
         work = _work_set(evidence, page)
         if not work:

@@ -22,20 +22,21 @@ Usage (calls, cache hits, tokens, latency) is counted per thread and handed to t
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
-from reverie.dream.plan import Evidence, Plan, validate_plan
+from reverie.dream.plan import CreatePage, Evidence, Plan, validate_plan
 from reverie.errors import GroupDeferred, LLMBadOutput, LLMError, PlanRejected
-from reverie.llm.base import LLM, ModelUsage
+from reverie.llm.base import LLM, ModelUsage, llm_from_env
 from reverie.llm.cache import ResponseCache, cache_key
 from reverie.llm.prompts import PROMPT_VERSION, SYSTEM_PROMPT, plan_schema, render_evidence
 from reverie.recall.tokens import count_tokens
 
-__all__ = ["LLMDistillConfig", "LLMDistiller", "plan_problems"]
+__all__ = ["LLMDistillConfig", "LLMDistiller", "llm_distiller_from_env", "plan_problems"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,11 @@ class LLMDistillConfig:
 
 
 def plan_problems(data: dict[str, Any], evidence: Evidence) -> list[str]:
-    """Why ``data`` is not an acceptable plan for ``evidence``: schema first, then validation."""
+    """Why ``data`` is not an acceptable plan for ``evidence``: schema first, then validation.
+
+    Stricter than :func:`validate_plan` in one way: a create must use the group's own topic key,
+    so a model cannot create a page for a topic whose existing page it was not shown.
+    """
     try:
         plan = Plan.model_validate(data)
     except ValidationError as exc:
@@ -55,7 +60,12 @@ def plan_problems(data: dict[str, Any], evidence: Evidence) -> list[str]:
             f"{'.'.join(str(p) for p in err['loc']) or 'plan'}: {err['msg']}"
             for err in exc.errors()[:10]
         ]
-    return validate_plan(plan, evidence)
+    foreign = [
+        f"create: topic_key must be the group's {evidence.topic_key!r}"
+        for op in plan.operations
+        if isinstance(op, CreatePage) and op.topic_key != evidence.topic_key
+    ]
+    return foreign[:1] + validate_plan(plan, evidence)
 
 
 class LLMDistiller:
@@ -75,6 +85,10 @@ class LLMDistiller:
         self.cache = cache
         self._schema = plan_schema()
         self._local = threading.local()
+
+    def close(self) -> None:
+        """Close the model client (its HTTP connections)."""
+        self.llm.close()
 
     def take_usage(self) -> ModelUsage:
         """Usage in this thread since the last call; resets it."""
@@ -181,3 +195,14 @@ class LLMDistiller:
             else:
                 high = mid - 1
         return low
+
+
+def llm_distiller_from_env(
+    cache: ResponseCache | None = None, config: LLMDistillConfig | None = None
+) -> LLMDistiller | None:
+    """An :class:`LLMDistiller` for the model named by ``REVERIE_LLM_MODEL`` (see
+    :func:`reverie.llm.base.llm_from_env`), or None when no model is configured: then the
+    extractive distiller stays the default. Pass the store as ``cache``."""
+    if not os.environ.get("REVERIE_LLM_MODEL"):
+        return None
+    return LLMDistiller(llm_from_env(), config, cache=cache)

@@ -200,4 +200,23 @@ def validate_plan(plan: Plan, evidence: Evidence) -> list[str]:
             seen.add(target)
         problems += _check_target(op, pages)
         problems += _check_claims(op, citable, set(pages))
+        problems += _check_newer(op, pages, evidence)
     return problems
+
+
+def _check_newer(op: Operation, pages: dict[str, Page], evidence: Evidence) -> list[str]:
+    """Issue 5: time decides "current" — only newer evidence may supersede a page, and its
+    validity cannot end before it began. Decided here, by timestamps, whatever a model says."""
+    page = pages.get(op.page_id) if isinstance(op, SupersedePage) else None
+    if page is None or page.revision.valid_from is None or not isinstance(op, SupersedePage):
+        return []
+    began = page.revision.valid_from
+    newest = max((e.created_at for e in evidence.episodes), default=None)
+    if newest is not None and newest < began:
+        return [
+            f"supersede: the evidence (newest {newest.isoformat()}) is older than page"
+            f" {op.page_id} (valid from {began.isoformat()}); newer evidence wins"
+        ]
+    if op.valid_until is not None and op.valid_until < began:
+        return [f"supersede: valid_until is before page {op.page_id} became valid"]
+    return []

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from reverie.dream.apply import WriteContext, _next
 from reverie.errors import UndoRefused
+from reverie.journal import entry
 from reverie.models import Cycle, CycleStatus, PageChange, PageStatus
 from reverie.store.base import Changeset, PageWrite, Store
 
@@ -79,6 +80,15 @@ def _restore(store: Store, change: PageChange, ctx: WriteContext) -> PageWrite:
     return PageWrite(ctx.scope, page.topic_key, rev, expected_revision=page.revision.number)
 
 
+def _journal(cycle: Cycle, writes: list[PageWrite], released: int, now: datetime) -> str:
+    """Issue 5: the journal entry of an undo."""
+    changes = [
+        ("retired" if w.revision.status is PageStatus.RETIRED else "restored", w, 0) for w in writes
+    ]
+    note = f"{released} episode(s) eligible again"
+    return entry(f"undo of cycle {cycle.id} · {cycle.scope}", now, changes, note)
+
+
 def plan_undo(store: Store, cycle_id: str, now: datetime) -> tuple[Changeset, UndoReport]:
     """The changeset that undoes ``cycle_id``, or :class:`UndoRefused` saying why not."""
     cycle = store.cycle(cycle_id)
@@ -100,6 +110,7 @@ def plan_undo(store: Store, cycle_id: str, now: datetime) -> tuple[Changeset, Un
         page_writes=writes,
         unmark_cycle=cycle.id,
         undone_cycle=cycle.id,
+        journal=_journal(cycle, writes, len(released), now),
     )
     report = UndoReport(
         cycle_id=cycle.id,

@@ -6,6 +6,15 @@ raises :class:`reverie.errors.MissingExtra` naming the ``llm`` extra when it is 
 
 from __future__ import annotations
 
+from reverie.llm._http import HTTPSettings
 from reverie.llm.base import LLM, Check, LLMResponse, MeteredDistiller, ModelUsage, llm_from_env
 
-__all__ = ["LLM", "Check", "LLMResponse", "MeteredDistiller", "ModelUsage", "llm_from_env"]
+__all__ = [
+    "LLM",
+    "Check",
+    "HTTPSettings",
+    "LLMResponse",
+    "MeteredDistiller",
+    "ModelUsage",
+    "llm_from_env",
+]

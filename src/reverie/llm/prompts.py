@@ -77,13 +77,22 @@ _EPISODE_FIELDS = (
 
 
 def plan_schema() -> dict[str, Any]:
-    """The JSON schema of a plan as a model must write it (``op`` required, no ``distiller``)."""
-    schema = copy.deepcopy(Plan.model_json_schema())
+    """The JSON schema of a plan as a model must write it: ``op`` required, no ``distiller``,
+    and no OpenAPI-only ``discriminator`` keyword (grammar-constrained servers reject it)."""
+    schema: dict[str, Any] = _without_discriminator(copy.deepcopy(Plan.model_json_schema()))
     schema["properties"].pop("distiller", None)
     for definition in schema.get("$defs", {}).values():
         if "op" in definition.get("properties", {}):
             definition["required"] = sorted({*definition.get("required", []), "op"})
     return schema
+
+
+def _without_discriminator(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_discriminator(v) for k, v in value.items() if k != "discriminator"}
+    if isinstance(value, list):
+        return [_without_discriminator(v) for v in value]
+    return value
 
 
 def _episode_line(section: str, ep: Episode) -> dict[str, Any]:

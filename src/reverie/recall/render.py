@@ -15,12 +15,14 @@ inside the memory block; every line is a bullet that names the evidence it came 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from reverie.models import RecallItem, Scope, utc
 from reverie.recall.tokens import count_tokens
 
 __all__ = [
     "HEADER_NOTE",
+    "format_date",
     "header",
     "header_tokens",
     "line_tokens",
@@ -52,19 +54,24 @@ def render(items: Sequence[RecallItem], *, scope: Scope | None = None) -> str:
 
 
 def render_line(item: RecallItem) -> str:
-    """One bullet: ``- [lesson] Title: claim (cites ep-1, ep-4; 2026-11-03)`` for a page claim,
-    ``- [episode ID, 2026-11-02, failure] excerpt`` for an episode."""
+    """One bullet: ``- [lesson, 3 November 2026] Title: claim [ep-1, ep-4]`` for a page claim
+    (the date left out when the title holds it), ``- [episode ID, 2 November 2026, failure]
+    excerpt`` for an episode (an ``unknown`` outcome left out)."""
     text = _flat(item.text)
     ident, status = _flat(item.id), _flat(item.status or "")
     if item.kind == "episode":
+        status = "" if status == "unknown" else status  # an unknown outcome says nothing
         label = ", ".join(p for p in (f"episode {ident}", _date(item), status) if p)
         return f"- [{label}] {text}".rstrip()
     state = f", {status}" if status and status != "active" else ""
     title = _flat(item.title)
     body = f"{title}: {text}" if title and text else title or text
-    tail = "; ".join(p for p in (_cited(item.citations), _date(item)) if p)
+    date = _date(item)
+    date = "" if date and date in title else date  # the title already dates it
     kind = _flat(item.page_kind or "") or f"page {ident}"
-    return f"- [{kind}{state}] {body}".rstrip() + (f" ({tail})" if tail else "")
+    cited = _cited(item.citations)
+    line = f"- [{kind}{state}{', ' + date if date else ''}] {body}".rstrip()
+    return line + (f" [{cited}]" if cited else "")
 
 
 def line_tokens(item: RecallItem) -> int:
@@ -82,8 +89,14 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def format_date(when: datetime) -> str:
+    """An absolute date as people write it, ``"8 May 2023"`` (UTC)."""
+    day = utc(when)
+    return f"{day.day} {day:%B %Y}"
+
+
 def _date(item: RecallItem) -> str:
-    return utc(item.created_at).date().isoformat() if item.created_at else ""
+    return format_date(item.created_at) if item.created_at else ""
 
 
 def _cited(ids: Sequence[str]) -> str:
@@ -91,4 +104,4 @@ def _cited(ids: Sequence[str]) -> str:
     more = len(ids) - MAX_CITED
     if not shown:
         return ""
-    return f"cites {shown}" + (f" +{more}" if more > 0 else "")
+    return shown + (f" +{more}" if more > 0 else "")

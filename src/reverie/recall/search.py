@@ -29,14 +29,20 @@ import logging
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
+from reverie.dream.facts import asserts_fact
 from reverie.models import Claim, Episode, Page, Recall, RecallItem, Scope, utc
+from reverie.recall.hybrid import fuse
 from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
 from reverie.recall.render import measured, render
 from reverie.recall.tokens import count_tokens
 from reverie.store.base import Store
+
+if TYPE_CHECKING:
+    from reverie.recall.vectors import VectorSearch
 
 __all__ = ["BM25_SHARE", "COVERED_EPISODE", "PAGE_PREFERENCE", "coverage", "excerpt", "recall"]
 
@@ -61,8 +67,16 @@ def recall(
     *,
     config: RecallConfig,
     now: datetime | None = None,
+    as_of: datetime | None = None,
+    vectors: VectorSearch | None = None,
 ) -> Recall:
     """The prompt section ``store`` holds for ``query`` in ``scope``, within ``budget_tokens``.
+
+    With ``as_of``, the brain as it stood then: pages (active or superseded) whose validity
+    interval contains ``as_of``, and only evidence recorded by then (issue 5, docs/memory.md).
+
+    With ``vectors`` (an embedder and its per-scope indexes), lexical units are fused with
+    vector hits (:mod:`reverie.recall.hybrid`); without, the lexical path runs alone.
 
     Never raises on a store failure: the result is then empty and carries a ``warning``.
     """
@@ -71,7 +85,12 @@ def recall(
         if not terms or budget_tokens <= 0:
             return _empty(query, scope, budget_tokens)
         when = utc(now) if now is not None else datetime.now(UTC)
-        units = _units(store, scope, terms, config, when)
+        when = utc(as_of) if as_of is not None else when
+        units = _units(store, scope, terms, config, when, history=as_of is not None)
+        if vectors is not None:  # issue 3: hybrid, see reverie.recall.hybrid
+            wanted = [stem(t) for t in terms]
+            units = fuse(units, store, scope, query, config, when, vectors,
+                         history=as_of is not None, wanted=wanted)  # fmt: skip
         items = pack(units, budget_tokens, scope=scope)
         text = render(items, scope=scope)
     except Exception as exc:
@@ -101,18 +120,38 @@ def _empty(query: str, scope: Scope, budget: int, warning: str | None = None) ->
 
 
 def _units(
-    store: Store, scope: Scope, terms: list[str], config: RecallConfig, now: datetime
+    store: Store,
+    scope: Scope,
+    terms: list[str],
+    config: RecallConfig,
+    now: datetime,
+    *,
+    history: bool = False,
 ) -> list[RecallItem]:
     wanted = [stem(t) for t in terms]
-    pages = store.search_pages(scope, terms, config.page_candidates)
+    statuses = ("active", "superseded") if history else ("active",)  # issue 5: as_of
+    pages = (
+        store.search_pages(scope, terms, config.page_candidates, statuses)
+        if config.include_pages
+        else []
+    )
     units = _claim_units(pages, wanted, config.min_term_coverage, now)
     if config.include_episodes:
         episodes = store.search_episodes(
             scope, terms, config.episode_candidates, window=config.episode_window
         )
+        episodes = [(e, s) for e, s in episodes if _evidence_at(e, now, history)]
         cited = {e for u in units for e in u.citations}
         units += _episode_units(episodes, wanted, config.min_term_coverage, cited)
     return units
+
+
+def _evidence_at(episode: Episode, now: datetime, history: bool) -> bool:
+    """Issue 5: a consolidated fact assertion is answered by its fact page, which knows what is
+    current; as of a past time, only evidence recorded by then counts."""
+    if episode.consolidated_in is not None and asserts_fact(episode):
+        return False
+    return not history or utc(episode.created_at) <= now
 
 
 def coverage(wanted: Sequence[str], text: str) -> float:

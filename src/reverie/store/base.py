@@ -13,11 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from reverie.models import Cycle, Episode, Page, Revision, Scope
 
-__all__ = ["Changeset", "PageWrite", "StepHook", "Store", "StoreStats"]
+__all__ = [
+    "Changeset",
+    "JournalEntry",
+    "Lease",
+    "Observation",
+    "PageWrite",
+    "StepHook",
+    "Store",
+    "StoreStats",
+    "Strength",
+]
 
 StepHook = Callable[[str], None]
 """Called with a step name between the writes of a commit (fault injection, progress)."""
@@ -34,6 +45,49 @@ class PageWrite:
 
 
 @dataclass(frozen=True)
+class Observation:
+    """A cycle re-observed a page's pattern: ``episodes`` new ones, the latest at ``last_seen``."""
+
+    page_id: str
+    episodes: int
+    last_seen: datetime
+
+
+@dataclass(frozen=True)
+class Strength:
+    """A page's reinforcement over the cycles not undone (issue 5, see reverie.dream.decay)."""
+
+    page_id: str
+    episodes: int
+    cycles: int
+    last_seen: datetime
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One entry of the dream journal: what a cycle, undo, restore or import did, and why."""
+
+    scope: Scope
+    cycle_id: str | None
+    created_at: datetime
+    text: str
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The right to dream one scope until ``expires_at`` (issue 8, :mod:`reverie.store.leases`).
+
+    ``token`` grows by one with every new holder (a fencing token).
+    """
+
+    scope: Scope
+    owner: str
+    token: int
+    acquired_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
 class Changeset:
     """Everything one cycle (or one undo) changes, applied atomically by :meth:`Store.commit`."""
 
@@ -47,6 +101,11 @@ class Changeset:
     cycle: Cycle | None = None
     undone_cycle: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    # issue 5: reinforcement rows, the journal entry, and episodes recorded with the change
+    # (a person's edit is stored as an episode so the claims it adds can cite it)
+    observations: Sequence[Observation] = ()
+    journal: str | None = None
+    episodes: Sequence[Episode] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +117,12 @@ class StoreStats:
     revisions: int
     cycles: int
     checkpoint: int
+    # model cost over the recorded cycles (issue 4)
+    model_calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model_latency_s: float = 0.0
 
 
 class Store(Protocol):
@@ -156,3 +221,34 @@ class Store(Protocol):
     def cache_put(self, key: str, value: dict[str, Any]) -> None:
         """Store (or replace) the answer under ``key``."""
         ...
+
+    # memory over time (issue 5): reinforcement and the journal, written by commit()
+    def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:
+        """Reinforcement of these pages over the cycles not undone; pages never observed are
+        absent."""
+        ...
+
+    def journal(self, scope: Scope, limit: int = 50) -> list[JournalEntry]:
+        """The newest ``limit`` journal entries of ``scope``, oldest first."""
+        ...
+
+    # leases (issue 8): at most one worker dreams a scope at a time; see reverie.store.leases
+    def acquire_lease(self, scope: Scope, owner: str, ttl: float, now: datetime) -> Lease | None:
+        """Lease ``scope`` to ``owner`` for ``ttl`` seconds if it is free, expired or already
+        ``owner``'s; None when another owner holds it."""
+        ...
+
+    def claim_due(self, owner: str, ttl: float, now: datetime, limit: int = 1) -> list[Lease]:
+        """Lease up to ``limit`` scopes that have pending episodes and no live lease."""
+        ...
+
+    def heartbeat_lease(self, lease: Lease, ttl: float, now: datetime) -> Lease:
+        """Extend a held lease to ``now + ttl``; :class:`reverie.errors.LeaseLost` if another
+        owner took it over."""
+        ...
+
+    def release_lease(self, lease: Lease) -> bool:
+        """Give the lease back (False: it was no longer ours)."""
+        ...
+
+    def leases(self) -> list[Lease]: ...

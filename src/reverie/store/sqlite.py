@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reverie.errors import Conflict, MigrationError, NotFound, StoreError
+from reverie.keys import ApiKey, Rights
 from reverie.models import (
     Claim,
     Cycle,
@@ -34,8 +35,19 @@ from reverie.models import (
     Scope,
     now_utc,
 )
-from reverie.store.base import Changeset, PageWrite, StepHook, StoreStats
+from reverie.store.archive import SQLiteArchiveMixin  # issue 6
+from reverie.store.base import (
+    Changeset,
+    JournalEntry,
+    PageWrite,
+    StepHook,
+    StoreStats,
+    Strength,
+)
 from reverie.store.migrations import load_migrations, split_statements
+from reverie.store.leases import SQLiteLeasesMixin
+from reverie.store.schedule import SQLiteScheduleMixin  # issue 6
+from reverie.store.vectors import SQLiteVectorsMixin
 
 __all__ = ["SQLiteStore", "scope_token"]
 
@@ -44,6 +56,7 @@ _EPISODE_COLUMNS = (
     "seq, id, scope_key, session_id, created_at, situation, action, outcome, outcome_details,"
     " error, lesson, importance, category, tools, entities, metadata, consolidated_in"
 )
+EPISODE_COLUMNS = _EPISODE_COLUMNS  # issue 3: read by reverie.store.vectors
 _REVISION_COLUMNS = (
     "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
     " superseded_by, cycle_id, author, reason, created_at"
@@ -73,7 +86,9 @@ def fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-class SQLiteStore:
+class SQLiteStore(
+    SQLiteVectorsMixin, SQLiteLeasesMixin, SQLiteScheduleMixin, SQLiteArchiveMixin  # issue 6
+):
     """A :class:`reverie.store.base.Store` on one SQLite file (or ``:memory:``)."""
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000) -> None:
@@ -469,7 +484,12 @@ class SQLiteStore:
         step = on_step or (lambda _name: None)
         with self._write() as c:
             self._ensure_scopes(c, [changes.scope])
+            self._check_lease(c, changes)  # issue 8: a worker's lease fences the scope
             self._check_checkpoint(c, changes)
+            if changes.episodes:  # issue 5: e.g. a person's edit, recorded as evidence
+                self._insert_episodes(
+                    c, [e for e in changes.episodes if e.id not in self._existing(c, [e])]
+                )
             step("checkpoint-checked")
             for write in changes.page_writes:
                 self._write_page(c, write)
@@ -482,6 +502,7 @@ class SQLiteStore:
                 (changes.scope.key, changes.checkpoint, _iso(now_utc())),
             )
             self._record_cycle(c, changes)
+            self._record_memory(c, changes)
             step("cycle-recorded")
 
     def _check_checkpoint(self, c: sqlite3.Connection, changes: Changeset) -> None:
@@ -602,6 +623,48 @@ class SQLiteStore:
                 ),
             )
 
+    @staticmethod
+    def _record_memory(c: sqlite3.Connection, changes: Changeset) -> None:
+        """Issue 5: reinforcement rows and the journal entry, in the commit's transaction."""
+        cycle_id = changes.cycle.id if changes.cycle else changes.undone_cycle
+        if changes.observations and cycle_id is not None:
+            c.executemany(
+                "INSERT INTO observations VALUES (?,?,?,?)",
+                [
+                    (cycle_id, o.page_id, o.episodes, _iso(o.last_seen))
+                    for o in changes.observations
+                ],
+            )
+        if changes.journal:
+            when = changes.cycle.started_at if changes.cycle else now_utc()
+            c.execute(
+                "INSERT INTO journal (scope_key, cycle_id, created_at, text) VALUES (?,?,?,?)",
+                (changes.scope.key, cycle_id, _iso(when), changes.journal),
+            )
+
+    def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:
+        found: dict[str, Strength] = {}
+        for chunk in _chunks(list(dict.fromkeys(page_ids))):
+            rows = self._read(
+                "SELECT o.page_id, sum(o.episodes), count(*), max(o.last_seen) FROM observations o"
+                " JOIN cycles c ON c.id = o.cycle_id WHERE c.undone_at IS NULL"
+                f" AND o.page_id IN ({','.join('?' * len(chunk))}) GROUP BY o.page_id",
+                chunk,
+            )
+            for page_id, episodes, cycles, last in rows:
+                found[page_id] = Strength(page_id, episodes, cycles, datetime.fromisoformat(last))
+        return found
+
+    def journal(self, scope: Scope, limit: int = 50) -> list[JournalEntry]:
+        rows = self._read(
+            "SELECT cycle_id, created_at, text FROM journal WHERE scope_key = ?"
+            " ORDER BY n DESC LIMIT ?",
+            (scope.key, limit),
+        )
+        return [
+            JournalEntry(scope, r[0], datetime.fromisoformat(r[1]), r[2]) for r in reversed(rows)
+        ]
+
     _CYCLE_SELECT = (
         "SELECT id, scope_key, status, started_at, finished_at, checkpoint_before,"
         " checkpoint_after,"
@@ -677,7 +740,20 @@ class SQLiteStore:
             revisions=revs,
             cycles=cyc,
             checkpoint=self.checkpoint(scope) if scope else 0,
+            **self._model_cost(where, params),
         )
+
+    _COST_FIELDS = ("model_calls", "cache_hits", "input_tokens", "output_tokens", "model_latency_s")
+
+    def _model_cost(self, where: str, params: list[str]) -> dict[str, Any]:
+        """Model cost summed over the recorded cycles' reports (issue 4)."""
+        sums = ", ".join(
+            f"coalesce(sum(json_extract(report, '$.{f}')), 0)" for f in self._COST_FIELDS
+        )
+        row = self._read(f"SELECT {sums} FROM cycles {where}", params)[0]
+        cost: dict[str, Any] = dict(zip(self._COST_FIELDS, row, strict=True))
+        cost["model_latency_s"] = round(float(cost["model_latency_s"]), 6)
+        return cost
 
     def integrity_check(self) -> str:
         return str(self._read("PRAGMA integrity_check")[0][0])
@@ -714,6 +790,59 @@ class SQLiteStore:
                     _iso(now_utc()),
                 ),
             )
+
+    # -- API keys (issue 7): only salted hashes; see reverie.keys --------------------------------
+
+    _KEY_COLUMNS = "id, name, tenant, agent, rights, salt, secret_hash, created_at, revoked_at"
+
+    @staticmethod
+    def _key_from_row(r: Sequence[Any]) -> ApiKey:
+        return ApiKey(
+            id=r[0],
+            name=r[1],
+            tenant=r[2],
+            agent=r[3],
+            rights=Rights(r[4]),
+            salt=r[5],
+            secret_hash=r[6],
+            created_at=datetime.fromisoformat(r[7]),
+            revoked_at=_dt(r[8]),
+        )
+
+    def put_api_key(self, key: ApiKey) -> None:
+        with self._write() as c:
+            c.execute(
+                f"INSERT INTO api_keys ({self._KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    key.id,
+                    key.name,
+                    key.tenant,
+                    key.agent,
+                    str(key.rights),
+                    key.salt,
+                    key.secret_hash,
+                    _iso(key.created_at),
+                    _iso(key.revoked_at),
+                ),
+            )
+
+    def api_key(self, key_id: str) -> ApiKey:
+        rows = self._read(f"SELECT {self._KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,))
+        if not rows:
+            raise NotFound(f"no API key {key_id}")
+        return self._key_from_row(rows[0])
+
+    def api_keys(self) -> list[ApiKey]:
+        rows = self._read(f"SELECT {self._KEY_COLUMNS} FROM api_keys ORDER BY created_at, id")
+        return [self._key_from_row(r) for r in rows]
+
+    def revoke_api_key(self, key_id: str, at: datetime) -> ApiKey:
+        with self._write() as c:
+            c.execute(
+                "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
+                (_iso(at), key_id),
+            )
+        return self.api_key(key_id)
 
 
 def episode_search_text(e: Episode) -> str:

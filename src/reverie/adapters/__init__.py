@@ -1,0 +1,41 @@
+"""Ingest adapters: turn other formats into episodes (``reverie ingest --format ...``).
+
+Every adapter takes the non-blank lines of a file as ``(line number, text)`` and returns a
+:class:`Parsed`: the episode objects, the line each came from, and ``(line, field, reason)`` for
+every record it could not use. Nothing is dropped silently: a record of a kind the adapter does
+not know is reported, not skipped. Episode ids derive from the content (source, session, call id),
+so ingesting the same transcript twice stores nothing new.
+
+Formats: ``jsonl`` (one episode object per line), ``openai-chat`` (one chat transcript per line,
+``{"messages": [...]}``; one episode per user turn) and ``coding-agent`` (a coding agent's session
+log, one event per line; one episode per tool call, with its result as outcome and error).
+"""
+
+from __future__ import annotations
+
+from reverie.adapters.base import Lines, Parsed
+from reverie.errors import InvalidInput
+
+__all__ = ["FORMATS", "Lines", "Parsed", "parse"]
+
+FORMATS = ("jsonl", "openai-chat", "coding-agent")
+
+
+def parse(fmt: str, lines: Lines, *, has_scope: bool = True) -> Parsed:
+    """Episodes from ``lines`` in format ``fmt``. Transcripts carry no scope: ``has_scope``
+    must be true (a default scope is given) for every format but ``jsonl``."""
+    if fmt not in FORMATS:
+        raise InvalidInput("--format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
+    if fmt != "jsonl" and not has_scope:
+        raise InvalidInput("--scope", f"--format {fmt} needs --scope: transcripts name no scope")
+    if fmt == "openai-chat":
+        from reverie.adapters.openai_chat import parse_chats
+
+        return parse_chats(lines)
+    if fmt == "coding-agent":
+        from reverie.adapters.coding_agent import parse_session
+
+        return parse_session(lines)
+    from reverie.adapters.base import parse_jsonl
+
+    return parse_jsonl(lines)

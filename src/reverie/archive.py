@@ -1,0 +1,279 @@
+"""The cold tier: old consolidated episodes move into content-addressed, verified bundles.
+
+Retention is explicit — nothing here runs unless ``reverie archive --older-than DAYS --apply``
+(or :meth:`Archive.run` with ``apply=True``) asks; by default it is a dry run. DESIGN invariant 3:
+episodes leave the hot store only after the archive holding them is verified.
+
+A **bundle** is the gzipped JSON-lines of one scope's episodes (each line the episode as stored,
+with its ``seq`` but not its consolidation mark, which stays on the hot stub; canonical JSON:
+sorted keys, no spaces), ``seq`` ascending, compressed with a fixed level and a zero
+timestamp, so the same episodes always give the same bytes (for a given zlib). It is named by the
+sha256 of those bytes — ``<data dir>/archive/<hex>.jsonl.gz`` next to the database, never anywhere
+else — and written atomically (temporary file, fsync, rename).
+
+**Verification** reads the file back from disk before anything changes: the bytes must hash to
+the name, decompress, parse as the same episodes (every fingerprint equal to the stored one), in
+the same order. Only then does one transaction index the bundle and turn the episodes into stubs
+(:mod:`reverie.store.archive`). A failed verification raises and removes nothing.
+
+Unconsolidated episodes, and episodes of undone cycles, are never archived. ``why``, the cycle's
+page history and the training export read archived episodes back through :func:`resolve`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Protocol
+
+from reverie.errors import InvalidInput, NotFound, ReverieError, UndoRefused
+from reverie.models import Episode, Scope
+from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
+from reverie.store.base import Store
+
+__all__ = [
+    "Archive",
+    "ArchiveRun",
+    "BundleFiles",
+    "VerificationFailed",
+    "archive_root",
+    "bundle_bytes",
+    "refuse_undo_of_archived",
+    "resolve",
+]
+
+BUNDLE_LIMIT = 10_000
+_LEVEL = 9
+
+
+class VerificationFailed(ReverieError):
+    """A bundle read back from disk is not what was written; nothing was removed."""
+
+
+def bundle_bytes(episodes: Sequence[Episode]) -> bytes:
+    """The deterministic gzipped JSON-lines bytes of ``episodes`` (seq ascending)."""
+    lines = [
+        json.dumps(
+            ep.model_dump(mode="json", exclude={"consolidated_in"}),
+            sort_keys=True,
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        for ep in sorted(episodes, key=lambda e: e.seq or 0)
+    ]
+    return gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=_LEVEL, mtime=0)
+
+
+def _parse_bundle(data: bytes) -> list[Episode]:
+    text = gzip.decompress(data).decode()
+    return [Episode.model_validate_json(line) for line in text.splitlines() if line]
+
+
+def _name(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class BundleFiles:
+    """Bundles on disk under one folder. Tests subclass it to fail a read or a write."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, bundle_hash: str) -> Path:
+        digest = bundle_hash.removeprefix("sha256:")
+        if len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest):
+            raise InvalidInput("bundle", f"{bundle_hash!r} is not a sha256 bundle name")
+        return self.root / f"{digest}.jsonl.gz"
+
+    def write(self, bundle_hash: str, data: bytes) -> None:
+        target = self.path(bundle_hash)
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+
+    def read(self, bundle_hash: str) -> bytes:
+        try:
+            return self.path(bundle_hash).read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"no archive bundle {bundle_hash} under {self.root}") from None
+
+
+def archive_root(store: Store) -> Path:
+    """``<folder of the database>/archive``; a store without a file has no cold tier."""
+    path = getattr(store, "path", None)
+    if not isinstance(path, str) or path == ":memory:":
+        raise InvalidInput("db", "the cold tier needs a database file (not :memory:)")
+    return Path(path).resolve().parent / "archive"
+
+
+def _archive_store(store: Store) -> ArchiveStore:
+    if not isinstance(store, ArchiveStore):
+        raise InvalidInput("db", "this store has no cold tier")
+    return store
+
+
+@dataclass
+class ArchiveRun:
+    """What an archive run did (or, for a dry run, would do)."""
+
+    applied: bool
+    cutoff: datetime
+    bundles: list[BundleInfo] = field(default_factory=list)
+    episodes: int = 0
+    bytes_hot: int = 0
+
+    @property
+    def bytes_cold(self) -> int:
+        return sum(b.bytes for b in self.bundles)
+
+
+class _Files(Protocol):
+    def write(self, bundle_hash: str, data: bytes) -> None: ...
+
+    def read(self, bundle_hash: str) -> bytes: ...
+
+
+class Archive:
+    """Moves episodes to and from the cold tier of ``store``'s database."""
+
+    def __init__(self, store: Store, files: _Files | None = None) -> None:
+        self.store = store
+        self.index = _archive_store(store)
+        self.files: _Files = files or BundleFiles(archive_root(store))
+
+    def run(
+        self,
+        older_than: timedelta,
+        now: datetime,
+        *,
+        apply: bool = False,
+        scopes: Sequence[Scope] | None = None,
+        limit: int = BUNDLE_LIMIT,
+    ) -> ArchiveRun:
+        """Archive consolidated episodes created before ``now - older_than`` (dry run unless
+        ``apply``), one bundle per scope and ``limit`` episodes."""
+        cutoff = now - older_than
+        run = ArchiveRun(applied=apply, cutoff=cutoff)
+        for scope in scopes if scopes is not None else self.store.scopes():
+            for batch in self._batches(scope, cutoff, limit, apply):
+                data = bundle_bytes(batch)
+                info = _info(scope, batch, data, now)
+                if apply:
+                    self._move(info, batch, data)
+                run.bundles.append(info)
+                run.episodes += len(batch)
+                run.bytes_hot += sum(len(ep.text.encode()) for ep in batch)
+        return run
+
+    def _batches(
+        self, scope: Scope, cutoff: datetime, limit: int, apply: bool
+    ) -> Iterator[list[Episode]]:
+        if not apply:  # a dry run cannot move past a batch, so it shows the first one only
+            batch = self.index.archive_candidates(scope, cutoff, limit)
+            if batch:
+                yield batch
+            return
+        while batch := self.index.archive_candidates(scope, cutoff, limit):
+            yield batch
+
+    def _move(self, info: BundleInfo, episodes: list[Episode], data: bytes) -> None:
+        self.files.write(info.hash, data)
+        self.verify(info.hash, episodes)
+        self.index.archive_commit(info, episodes)
+
+    def verify(self, bundle_hash: str, expected: Sequence[Episode]) -> None:
+        """Read the bundle back and compare; :class:`VerificationFailed` on any difference."""
+        data = self.files.read(bundle_hash)
+        if _name(data) != bundle_hash:
+            raise VerificationFailed(f"bundle {bundle_hash} does not hash to its name")
+        try:
+            found = _parse_bundle(data)
+        except (OSError, ValueError, EOFError) as exc:
+            raise VerificationFailed(f"bundle {bundle_hash} does not read back: {exc}") from None
+        want = sorted(expected, key=lambda e: e.seq or 0)
+        same = [(e.id, e.seq, e.fingerprint()) for e in found] == [
+            (e.id, e.seq, e.fingerprint()) for e in want
+        ]
+        if not same:
+            raise VerificationFailed(f"bundle {bundle_hash} does not hold the episodes written")
+
+    def fetch(self, bundle_hash: str) -> list[Episode]:
+        """The episodes of a bundle, checked against its name."""
+        bundle_hash = bundle_hash if bundle_hash.startswith("sha256:") else "sha256:" + bundle_hash
+        data = self.files.read(bundle_hash)
+        if _name(data) != bundle_hash:
+            raise VerificationFailed(f"bundle {bundle_hash} does not hash to its name")
+        return _parse_bundle(data)
+
+    def restore(self, bundle_hash: str, now: datetime) -> int:
+        """Put a bundle's episodes back into the hot store; the number restored."""
+        bundle_hash = bundle_hash if bundle_hash.startswith("sha256:") else "sha256:" + bundle_hash
+        info = next((b for b in self.index.archive_bundles() if b.hash == bundle_hash), None)
+        if info is None:
+            raise NotFound(f"no archive bundle {bundle_hash} in this database")
+        return self.index.archive_restore(info, self.fetch(bundle_hash), now)
+
+    def bundles(self, scope: Scope | None = None) -> list[BundleInfo]:
+        return self.index.archive_bundles(scope)
+
+
+def _info(scope: Scope, batch: Sequence[Episode], data: bytes, now: datetime) -> BundleInfo:
+    return BundleInfo(
+        hash=_name(data),
+        scope=scope,
+        episodes=len(batch),
+        bytes=len(data),
+        first_seq=batch[0].seq or 0,
+        last_seq=batch[-1].seq or 0,
+        created_at=now,
+    )
+
+
+def resolve(store: Store, episodes: list[Episode]) -> list[Episode]:
+    """``episodes`` with every archived stub replaced by its copy from the cold tier.
+
+    Free when nothing is archived (a stub is recognised without a query); a bundle that cannot be
+    read leaves its stubs in place rather than failing the caller.
+    """
+    stubs = [e.id for e in episodes if is_stub(e)]
+    if not stubs or not isinstance(store, ArchiveStore):
+        return episodes
+    where = store.archive_locations(stubs)
+    if not where:
+        return episodes
+    archive = Archive(store)
+    found: dict[str, Episode] = {}
+    for bundle_hash in sorted(set(where.values())):
+        try:
+            found.update((e.id, e) for e in archive.fetch(bundle_hash) if e.id in where)
+        except ReverieError:
+            continue
+    return [
+        found[e.id].model_copy(update={"consolidated_in": e.consolidated_in})
+        if e.id in found
+        else e
+        for e in episodes
+    ]
+
+
+def refuse_undo_of_archived(store: Store, cycle_id: str) -> None:
+    """Undo makes a cycle's episodes eligible again, so archived ones must be restored first."""
+    if not isinstance(store, ArchiveStore):
+        return
+    bundles = store.archive_bundles_of_cycle(cycle_id)
+    if bundles:
+        raise UndoRefused(
+            f"cycle {cycle_id} consolidated episodes that are archived; restore them first:"
+            f" reverie archive restore {bundles[0]}"
+            + (f" (and {len(bundles) - 1} more bundle(s))" if len(bundles) > 1 else "")
+        )

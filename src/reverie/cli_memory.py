@@ -1,0 +1,235 @@
+"""CLI commands for memory over time (issue 5): history, restore, verify, journal, and the
+Markdown mirror (``export markdown DIR`` / ``import markdown DIR``).
+
+Registered on the main app by :func:`register`; they hold no logic, only argument parsing, a
+facade call and rendering. The shared plumbing (``--db``, error mapping) comes from
+:mod:`reverie.cli` at call time, so importing this module does not import the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from reverie.engine import Reverie
+from reverie.models import Revision, Scope
+
+__all__ = ["export_app", "import_app", "register"]
+
+export_app = typer.Typer(help="Write a brain out in another form.", no_args_is_help=True)
+import_app = typer.Typer(help="Read edits back into a brain.", no_args_is_help=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+ScopeReq = Annotated[
+    str, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use.")
+]
+NowOpt = Annotated[
+    str | None,
+    typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
+]
+
+
+@contextmanager
+def _brain(ctx: typer.Context) -> Iterator[Reverie]:
+    from reverie import cli
+
+    with cli._brain(ctx) as rv:
+        yield rv
+
+
+def _scope(value: str) -> Scope:
+    from reverie import cli
+
+    return cli._scope(value)
+
+
+def _now(value: str | None) -> datetime | None:
+    from reverie import cli
+
+    return cli._now(value)
+
+
+def _emit(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def history_table(revisions: list[Revision]) -> Table:
+    table = Table(title="history", title_justify="left")
+    for name in ("rev", "when", "by", "status", "conf", "valid", "hash", "reason"):
+        table.add_column(name, no_wrap=name in ("rev", "when", "hash"))
+    for r in revisions:
+        valid = f"{_day(r.valid_from)} → {_day(r.valid_until)}"
+        table.add_row(
+            str(r.number),
+            f"{r.created_at:%Y-%m-%d %H:%M}",
+            r.author,
+            str(r.status),
+            f"{r.confidence:.2f}",
+            valid,
+            r.hash.removeprefix("sha256:")[:12],
+            Text(r.reason or ""),
+        )
+    return table
+
+
+def _day(value: datetime | None) -> str:
+    return value.date().isoformat() if value else "…"
+
+
+def history(
+    ctx: typer.Context,
+    page_id: Annotated[str, typer.Argument(metavar="ID", help="The page id.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Every revision of a page, oldest first: who wrote it, when, its validity and its hash."""
+    with _brain(ctx) as rv:
+        revisions = rv.revisions(page_id)
+    if as_json:
+        _emit([r.model_dump(mode="json") for r in revisions])
+        return
+    _console().print(history_table(revisions))
+
+
+def restore(
+    ctx: typer.Context,
+    page_id: Annotated[str, typer.Argument(metavar="ID", help="The page id.")],
+    revision: Annotated[
+        int,
+        typer.Option("--revision", "-r", metavar="N", min=1, help="Revision to bring back."),
+    ],
+    now: NowOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Make revision N current again, as a new revision (undo it with `reverie undo CYCLE`)."""
+    with _brain(ctx) as rv:
+        cycle = rv.restore(page_id, revision, now=_now(now))
+        page = rv.page(page_id)
+    if as_json:
+        _emit({"cycle_id": cycle.id, "page_id": page_id, "revision": page.revision.number})
+        return
+    typer.echo(
+        f"restored {page_id} to the content of revision {revision} as revision"
+        f" {page.revision.number}; undo with: reverie undo {cycle.id}"
+    )
+
+
+def verify(
+    ctx: typer.Context,
+    scope: Annotated[
+        str | None, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Re-derive the sha256 of every stored revision; exit 1 when any does not match."""
+    with _brain(ctx) as rv:
+        report = rv.verify(_scope(scope) if scope else None)
+    if as_json:
+        _emit({**asdict(report), "ok": report.ok})
+    else:
+        for problem in report.problems:
+            Console(stderr=True).print(Text(problem, style="red"), soft_wrap=True)
+        verdict = "ok" if report.ok else f"{len(report.problems)} problems"
+        typer.echo(f"verified {report.revisions} revisions of {report.pages} pages: {verdict}")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def journal(
+    ctx: typer.Context,
+    scope: ScopeReq,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many, newest.")] = 20,
+    as_json: JsonFlag = False,
+) -> None:
+    """The dream journal: what each cycle, undo, restore and import changed, and why."""
+    with _brain(ctx) as rv:
+        entries = rv.journal(_scope(scope), limit)
+    if as_json:
+        _emit([{**asdict(e), "scope": e.scope.key} for e in entries])
+        return
+    if not entries:
+        typer.echo("the journal is empty: no cycle has run for this scope yet")
+    for e in entries:
+        typer.echo(e.text + "\n")
+
+
+@export_app.command("markdown")
+def export_markdown(
+    ctx: typer.Context,
+    directory: Annotated[str, typer.Argument(metavar="DIR", help="The mirror folder.")],
+    scope: ScopeReq,
+    line_limit: Annotated[
+        int, typer.Option("--line-limit", min=4, help="Most lines MEMORY.md may have.")
+    ] = 200,
+    with_journal: Annotated[
+        bool, typer.Option("--journal", help="Also write the dream journal as journal.md.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write MEMORY.md (index) and memories/<slug>.md (one per page) to DIR, atomically."""
+    with _brain(ctx) as rv:
+        report = rv.export_markdown(
+            _scope(scope), directory, line_limit=line_limit, journal=with_journal
+        )
+    if as_json:
+        _emit(asdict(report))
+        return
+    for skipped in report.skipped:
+        Console(stderr=True).print(Text(f"skipped {skipped}", style="yellow"), soft_wrap=True)
+    typer.echo(
+        f"exported to {directory}: {len(report.written)} files written, {report.unchanged}"
+        f" unchanged, {len(report.skipped)} skipped; MEMORY.md has {report.index_lines} lines"
+        + (f" ({report.overflow} pages over the limit)" if report.overflow else "")
+    )
+
+
+@import_app.command("markdown")
+def import_markdown(
+    ctx: typer.Context,
+    directory: Annotated[str, typer.Argument(metavar="DIR", help="The mirror folder.")],
+    scope: ScopeReq,
+    now: NowOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Turn a person's edits of DIR/memories/*.md into new revisions authored "human".
+
+    Exit 1 when a file conflicts (edited by a person and changed by a cycle since the export) or
+    cannot be read; the other edits are still imported.
+    """
+    with _brain(ctx) as rv:
+        report = rv.import_markdown(_scope(scope), directory, now=_now(now))
+    if as_json:
+        _emit(asdict(report))
+    else:
+        err = Console(stderr=True)
+        for line in report.conflicts + report.problems:
+            err.print(Text(line, style="red"), soft_wrap=True)
+        undo = f"; undo with: reverie undo {report.cycle_id}" if report.cycle_id else ""
+        typer.echo(
+            f"imported {len(report.revised)} edited pages, {report.unchanged} unchanged,"
+            f" {len(report.conflicts)} conflicts, {len(report.problems)} problems{undo}"
+        )
+    if report.conflicts or report.problems:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the main ``reverie`` app."""
+    app.command(name="history")(history)
+    app.command(name="restore")(restore)
+    app.command(name="verify")(verify)
+    app.command(name="journal")(journal)
+    app.add_typer(export_app, name="export")
+    app.add_typer(import_app, name="import")

@@ -1,0 +1,326 @@
+"""CLI commands for running Reverie on its own (issue 6): ``daemon``, ``schedule``, ``report``,
+``export training`` and ``archive``.
+
+Registered on the main app by :func:`register`; they parse arguments, call the library and
+render. The shared plumbing (``--db``, error mapping) comes from :mod:`reverie.cli` at call time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from reverie.engine import Reverie
+from reverie.errors import ReverieError
+from reverie.models import Cycle, CycleReport, Scope, now_utc
+
+__all__ = ["archive_app", "register", "report_view"]
+
+archive_app = typer.Typer(
+    help="Move old consolidated episodes to verified cold bundles (dry run unless --apply).",
+    invoke_without_command=True,
+)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+ScopeList = Annotated[
+    list[str] | None,
+    typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Only these brains."),
+]
+NowOpt = Annotated[
+    str | None,
+    typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
+]
+
+
+@contextmanager
+def _brain(ctx: typer.Context) -> Iterator[Reverie]:
+    from reverie import cli
+
+    with cli._brain(ctx) as rv:
+        yield rv
+
+
+def _fail(exc: ReverieError) -> None:
+    from reverie import cli
+
+    cli._fail(exc)
+
+
+def _scopes(values: list[str] | None) -> list[Scope] | None:
+    from reverie import cli
+
+    return [cli._scope(v) for v in values] if values else None
+
+
+def _now(value: str | None) -> datetime:
+    from reverie import cli
+
+    return cli._now(value) or now_utc()
+
+
+def _emit(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    return table
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def _summary(r: CycleReport) -> Table:
+    table = _table(f"cycle {r.cycle_id} · {r.scope} · {r.status}", "what", "value")
+    rows = [
+        ("started", f"{r.started_at:%Y-%m-%d %H:%M:%S}"),
+        ("checkpoint", f"{r.checkpoint_before} → {r.checkpoint_after}"),
+        ("scanned / collected / deferred", f"{r.scanned} / {r.collected} / {r.deferred}"),
+        (
+            "clustered",
+            f"{r.clustered} episodes in {r.groups} groups ({r.groups_deferred} deferred)",
+        ),
+        ("consolidated", str(r.episodes_marked)),
+        (
+            "pages",
+            f"{r.created} created, {r.revised} revised, {r.merged} merged,"
+            f" {r.superseded} superseded, {r.retired} retired, {r.unchanged} unchanged",
+        ),
+        (
+            "bytes",
+            f"{r.bytes_in:,} in → {r.bytes_out:,} out (compression {r.compression_ratio:g}×)",
+        ),
+        (
+            "model",
+            f"{r.model_calls} calls, {r.cache_hits} cached, {r.input_tokens:,} tokens in,"
+            f" {r.output_tokens:,} out, {r.model_latency_s:.2f}s",
+        ),
+        ("message", r.message),
+    ]
+    rows += [("rejected", x) for x in r.rejected]
+    for key, value in rows:
+        table.add_row(key, Text(value))
+    return table
+
+
+def _timings(r: CycleReport) -> Table:
+    table = _table("timings", "phase", "seconds")
+    table.columns[1].justify = "right"
+    for phase, seconds in r.timings.items():
+        table.add_row(phase, f"{seconds:.4f}")
+    return table
+
+
+def _insights(r: CycleReport) -> Table:
+    table = _table("top insights", "topic", "pattern", "imp", "nov", "conf", "freq", "score")
+    for col in table.columns[2:]:
+        col.justify = "right"
+    for i in r.insights:
+        topic = Text(i.topic_key + (" (deferred)" if i.deferred else ""))
+        table.add_row(
+            topic,
+            Text(i.pattern),
+            f"{i.importance:.2f}",
+            f"{i.novelty:.2f}",
+            f"{i.confidence:.2f}",
+            str(i.frequency),
+            f"{i.score:.3f}",
+        )
+    return table
+
+
+def report_view(cycle: Cycle) -> RenderableType:
+    """Everything a stored report says, as rich tables."""
+    r = cycle.report
+    parts: list[RenderableType] = [_summary(r), _timings(r)]
+    if r.insights:
+        parts.append(_insights(r))
+    if r.recommendations:
+        advice = _table("recommendations", "kind", "advice")
+        for rec in r.recommendations:
+            advice.add_row(
+                rec.kind + (f" ({rec.subject})" if rec.subject else ""), Text(rec.message)
+            )
+        parts.append(advice)
+    if cycle.undone_at:
+        parts.append(Text(f"undone at {cycle.undone_at:%Y-%m-%d %H:%M}", style="yellow"))
+    return Group(*parts)
+
+
+def report(
+    ctx: typer.Context,
+    cycle_id: Annotated[str, typer.Argument(metavar="CYCLE", help="The cycle id.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a cycle's full report: counts, timings, volumes, top insights, recommendations."""
+    with _brain(ctx) as rv:
+        cycle = rv.cycle(cycle_id)
+    if as_json:
+        _emit(cycle.model_dump(mode="json"))
+        return
+    _console().print(report_view(cycle))
+
+
+# -- export training -------------------------------------------------------------------------
+
+
+def export_training(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Argument(metavar="OUT.jsonl", help="Where to write the rows.")],
+    scope: ScopeList = None,
+    min_confidence: Annotated[
+        float, typer.Option("--min-confidence", min=0.0, max=1.0, help="Skip weaker pages.")
+    ] = 0.0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write every active page as a chat training example (system, cited episodes, page)."""
+    from reverie.export import write_training
+
+    scopes = _scopes(scope)
+    with _brain(ctx) as rv:
+        done = write_training(rv.store, out, scopes, min_confidence=min_confidence)
+    if as_json:
+        _emit({**asdict(done), "path": str(done.path)})
+        return
+    typer.echo(
+        f"wrote {done.rows} rows ({done.episodes} cited episodes, {done.scopes} scopes,"
+        f" {done.bytes:,} bytes) to {done.path}"
+    )
+
+
+# -- archive ---------------------------------------------------------------------------------
+
+
+@archive_app.callback()
+def archive(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str | None,
+        typer.Option("--older-than", metavar="AGE", help="e.g. 30d (a bare number is days)."),
+    ] = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Really move (default: dry run).")] = False,
+    scope: ScopeList = None,
+    now: NowOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Archive consolidated episodes older than AGE into verified bundles next to the database."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if older_than is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(2)
+    from reverie.archive import Archive
+    from reverie.schedule import parse_duration
+
+    try:
+        age = parse_duration(
+            older_than + "d" if older_than.isdigit() else older_than, "--older-than"
+        )
+    except ReverieError as exc:
+        _fail(exc)
+        return
+    scopes, at = _scopes(scope), _now(now)
+    with _brain(ctx) as rv:
+        run = Archive(rv.store).run(age, at, apply=apply, scopes=scopes)
+    if as_json:
+        _emit({**asdict(run), "bytes_cold": run.bytes_cold})
+        return
+    table = _table(
+        f"archive ({'applied' if run.applied else 'dry run'}) · before {run.cutoff:%Y-%m-%d}",
+        "bundle",
+        "scope",
+        "episodes",
+        "seq",
+        "bytes",
+    )
+    for b in run.bundles:
+        table.add_row(
+            b.hash, b.scope.key, str(b.episodes), f"{b.first_seq}–{b.last_seq}", f"{b.bytes:,}"
+        )
+    _console().print(table)
+    verb = "moved" if run.applied else "would move"
+    typer.echo(
+        f"{verb} {run.episodes} episodes ({run.bytes_hot:,} bytes of text) into"
+        f" {len(run.bundles)} bundle(s) of {run.bytes_cold:,} bytes"
+        + ("" if run.applied else "; add --apply to do it")
+    )
+
+
+@archive_app.command("fetch")
+def archive_fetch(
+    ctx: typer.Context,
+    bundle: Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")],
+) -> None:
+    """Print a bundle's episodes as JSON lines (checked against its hash)."""
+    from reverie.archive import Archive
+
+    with _brain(ctx) as rv:
+        episodes = Archive(rv.store).fetch(bundle)
+    for ep in episodes:
+        sys.stdout.write(ep.model_dump_json() + "\n")
+
+
+@archive_app.command("restore")
+def archive_restore(
+    ctx: typer.Context,
+    bundle: Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")],
+) -> None:
+    """Bring a bundle's episodes back into the hot store."""
+    from reverie.archive import Archive
+
+    with _brain(ctx) as rv:
+        restored = Archive(rv.store).restore(bundle, now_utc())
+    typer.echo(f"restored {restored} episodes from {bundle}")
+
+
+@archive_app.command("list")
+def archive_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """List the bundles this database knows."""
+    from reverie.archive import Archive
+
+    with _brain(ctx) as rv:
+        bundles = Archive(rv.store).bundles()
+    if as_json:
+        _emit([asdict(b) for b in bundles])
+        return
+    table = _table("archive bundles", "bundle", "scope", "episodes", "bytes", "created", "restored")
+    for b in bundles:
+        table.add_row(
+            b.hash,
+            b.scope.key,
+            str(b.episodes),
+            f"{b.bytes:,}",
+            f"{b.created_at:%Y-%m-%d}",
+            f"{b.restored_at:%Y-%m-%d}" if b.restored_at else "—",
+        )
+    _console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the main ``reverie`` app."""
+    from reverie.cli_daemon import daemon, schedule
+    from reverie.cli_memory import export_app
+
+    app.command(name="report")(report)
+    app.command(name="daemon")(daemon)
+    app.command(name="schedule")(schedule)
+    app.add_typer(archive_app, name="archive")
+    export_app.command(name="training")(export_training)

@@ -1,0 +1,146 @@
+"""``reverie serve``, ``reverie keys …`` and ``reverie mcp``: the service edges of the CLI.
+
+Registered in :mod:`reverie.cli`; like every command they only parse, call the facade (or the
+server factory) and print. The server binds to 127.0.0.1 unless ``--host`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from reverie.errors import MissingExtra, ReverieError
+from reverie.keys import ApiKey
+
+__all__ = ["keys_app", "mcp_command", "serve_command"]
+
+keys_app = typer.Typer(help="API keys for the HTTP service (stored hashed; shown once).")
+
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _fail(exc: ReverieError) -> None:
+    from reverie.cli import _fail as fail
+
+    fail(exc)
+
+
+def serve_command(
+    ctx: typer.Context,
+    host: Annotated[
+        str, typer.Option("--host", help="Interface to bind; 0.0.0.0 opens it to the network.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535)] = 8765,
+    max_body: Annotated[
+        int, typer.Option("--max-body", min=1024, metavar="BYTES", help="Largest request body.")
+    ] = 8 * 1024 * 1024,
+    log_level: Annotated[str, typer.Option("--log-level")] = "info",
+) -> None:
+    """Serve the HTTP API and the dashboard (http://HOST:PORT/dashboard/)."""
+    from reverie.cli import _brain
+
+    try:
+        import uvicorn
+
+        from reverie.server.app import create_app
+    except ImportError:
+        _fail(MissingExtra("fastapi and uvicorn", "server"))
+        return
+    err = Console(stderr=True, highlight=False)
+    if host not in _LOCAL_HOSTS:
+        err.print(Text(f"warning: listening on {host}: reachable from other machines", "yellow"))
+    with _brain(ctx) as rv:
+        app = create_app(rv, max_body_bytes=max_body)
+        err.print(Text(f"dashboard: http://{host}:{port}/dashboard/  (keys: reverie keys create)"))
+        uvicorn.run(app, host=host, port=port, log_level=log_level, ws="none")
+
+
+def mcp_command(
+    ctx: typer.Context,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            "--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Bind every tool to this brain."
+        ),
+    ] = None,
+) -> None:
+    """Serve remember / recall / dream_now / list_pages / read_page over MCP (stdio)."""
+    from reverie.cli import _brain, _maybe_scope
+
+    bound = _maybe_scope(scope)
+    with _brain(ctx) as rv:
+        from reverie.mcp import serve_stdio
+
+        serve_stdio(rv, bound)
+
+
+def _key_row(key: ApiKey) -> list[str]:
+    when = key.created_at.strftime("%Y-%m-%d %H:%M")
+    revoked = key.revoked_at.strftime("%Y-%m-%d %H:%M") if key.revoked_at else ""
+    return [key.id, key.name, key.bound_to, str(key.rights), when, revoked]
+
+
+@keys_app.command("create")
+def create_key(
+    ctx: typer.Context,
+    tenant: Annotated[str, typer.Option("--tenant", "-t", help="The tenant the key may touch.")],
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-a", help="Restrict the key to one agent.")
+    ] = None,
+    rights: Annotated[str, typer.Option("--rights", "-r", help="read or write.")] = "read",
+    name: Annotated[str, typer.Option("--name", "-n", help="A label for the key.")] = "",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Create a key and print its token once (only a salted hash is stored)."""
+    from reverie.cli import _brain
+
+    with _brain(ctx) as rv:
+        key, token = rv.keys.create(tenant, agent=agent, rights=rights, name=name)
+    if as_json:
+        typer.echo(json.dumps({**key.public(), "token": token}, indent=2))
+        return
+    typer.echo(token)
+    Console(stderr=True, highlight=False).print(
+        Text(
+            f"key {key.id} for {key.bound_to} ({key.rights}); store the token now:"
+            " it is not shown again",
+            "yellow",
+        ),
+        soft_wrap=True,
+    )
+
+
+@keys_app.command("list")
+def list_keys(
+    ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False
+) -> None:
+    """List keys (never their secrets)."""
+    from reverie.cli import _brain
+
+    with _brain(ctx) as rv:
+        found = rv.keys.list()
+    if as_json:
+        typer.echo(json.dumps([k.public() for k in found], indent=2))
+        return
+    table = Table("id", "name", "bound to", "rights", "created", "revoked", title="API keys")
+    for key in found:
+        table.add_row(*(Text(cell) for cell in _key_row(key)))
+    Console(highlight=False).print(table)
+
+
+@keys_app.command("revoke")
+def revoke_key(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(metavar="KEY_ID", help="The id from `keys list`.")],
+) -> None:
+    """Revoke a key: every request with it gets 401 from now on."""
+    from reverie.cli import _brain
+
+    with _brain(ctx) as rv:
+        key = rv.keys.revoke(key_id)
+    typer.echo(f"revoked key {key.id} ({key.bound_to})")

@@ -1,0 +1,155 @@
+"""Distilling conversation turns into dated, cited statements per person, without a model.
+
+Episodes whose ``category`` is ``conversation`` are turns of a dialogue: ``situation`` is
+``"<speaker>: <what they said>"`` and the speaker is also ``metadata["speaker"]`` (or the first
+entity). A task-style tally ("Ended with an unknown outcome 14 of 14 times") says nothing about
+them, so the extractive distiller hands such groups to :func:`conversation_plan`, which keeps
+what a person *stated* — about themselves, others, events, plans and preferences — and drops
+what carries no fact: questions, greetings, thanks and exclamations.
+
+Each kept sentence becomes one claim, the densest unit recall can pack: it cites the turn it
+came from, its relative dates ("yesterday", "last week") are made absolute from the turn's own
+timestamp, written as people write dates ("7 May 2023"), and the turn's date is part of the
+page title. A group yields one page per speaker, its topic key naming the speaker and the
+group's first episode, so later sessions add pages instead of rewriting one ever-growing page.
+
+Deterministic and purely extractive: claims are the speakers' own words, never paraphrased.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date, datetime
+
+from reverie.dream.dates import resolve_relative_dates
+from reverie.dream.plan import CreatePage, Evidence, Plan
+from reverie.models import Claim, Episode, PageKind
+
+__all__ = ["CONVERSATION", "conversation_plan", "fact_sentences", "is_conversation", "speaker_of"]
+
+CONVERSATION = "conversation"
+MAX_CLAIMS = 200
+CLAIM_CHARS = 400
+MIN_CONTENT_WORDS = 3
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z0-9(\[])")
+_WORD = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?")
+_ISO = re.compile(r"\((week of )?(\d{4})-(\d{2})(?:-(\d{2}))?\)")
+_FILLER = frozenset(
+    """
+    a about absolutely again ah all also always am amazing an and any are as at aw awesome
+    aww be been being but by can cool could did do does doing don't done for from glad going
+    good got great had happy has have having hear heard hello hey hi how i i'd i'll i'm i've
+    if in is it it's just know let let's like lol love me more much my myself nice no not
+    now of oh ok okay on or really same see so sounds sure thank thanks that that's the them
+    then there these they thing things think this those to too totally up very was way we
+    well were what wow yeah yes you you're your yours
+    """.split()  # noqa: SIM905
+)
+
+
+def is_conversation(episodes: Sequence[Episode]) -> bool:
+    """True when every episode is a conversation turn (category ``conversation``)."""
+    return bool(episodes) and all((e.category or "").lower() == CONVERSATION for e in episodes)
+
+
+def speaker_of(ep: Episode) -> str:
+    speaker = ep.metadata.get("speaker") if isinstance(ep.metadata, dict) else None
+    if isinstance(speaker, str) and speaker.strip():
+        return speaker.strip()
+    if ep.entities:
+        return ep.entities[0]
+    head, sep, _ = ep.situation.partition(":")
+    return head.strip() if sep and 0 < len(head) <= 60 else "someone"
+
+
+def _said(ep: Episode, speaker: str) -> str:
+    text = ep.situation
+    prefix = f"{speaker}:"
+    return text[len(prefix) :].strip() if text.startswith(prefix) else text.strip()
+
+
+def human_date(day: date) -> str:
+    return f"{day.day} {day:%B %Y}"
+
+
+def _humane_dates(text: str) -> str:
+    """``(2023-05-07)`` → ``(7 May 2023)``; ``(week of …)`` and ``(2023-05)`` likewise."""
+
+    def swap(m: re.Match[str]) -> str:
+        week, year, month, day = m.groups()
+        if day is None:
+            return f"({date(int(year), int(month), 1):%B %Y})"
+        return f"({week or ''}{human_date(date(int(year), int(month), int(day)))})"
+
+    return _ISO.sub(swap, text)
+
+
+_YEARS = {"last year": -1, "this year": 0, "next year": 1, "a year ago": -1, "two years ago": -2}
+_YEAR = re.compile(r"\b(" + "|".join(_YEARS) + r"|(\d+) years ago)\b(?! \()", re.IGNORECASE)
+
+
+def _anchor_years(text: str, when: datetime) -> str:
+    """``last year`` → ``last year (2022)`` for a turn of 2023; ``3 years ago`` likewise."""
+
+    def add(m: re.Match[str]) -> str:
+        step = -int(m.group(2)) if m.group(2) else _YEARS[m.group(1).lower()]
+        return f"{m.group(0)} ({when.year + step})"
+
+    return _YEAR.sub(add, text)
+
+
+def _informative(sentence: str) -> bool:
+    if sentence.rstrip().endswith("?"):
+        return False
+    words = [w.lower() for w in _WORD.findall(sentence)]
+    return sum(w not in _FILLER for w in words) >= MIN_CONTENT_WORDS
+
+
+def fact_sentences(text: str, when: datetime) -> list[str]:
+    """The informative sentences of ``text``, relative dates anchored at ``when``."""
+    resolved = _humane_dates(resolve_relative_dates(" ".join(text.split()), when))
+    resolved = _anchor_years(resolved, when)
+    out = []
+    for sentence in _SENTENCE.split(resolved):
+        s = sentence.strip()
+        if s and _informative(s):
+            out.append(s if len(s) <= CLAIM_CHARS else s[: CLAIM_CHARS - 1].rstrip() + "…")
+    return out
+
+
+def _claims(episodes: Sequence[Episode], speaker: str) -> list[Claim]:
+    claims: list[Claim] = []
+    seen: set[str] = set()
+    for ep in episodes:
+        for sentence in fact_sentences(_said(ep, speaker), ep.created_at):
+            key = sentence.lower()
+            if key not in seen:
+                seen.add(key)
+                claims.append(Claim(text=sentence, episode_ids=(ep.id,)))
+    return claims
+
+
+def conversation_plan(evidence: Evidence, distiller: str) -> Plan:
+    """One page per speaker of the group: their informative sentences, dated and cited."""
+    by_speaker: dict[str, list[Episode]] = {}
+    for ep in sorted(evidence.episodes, key=lambda e: (e.created_at, e.seq or 0, e.id)):
+        by_speaker.setdefault(speaker_of(ep), []).append(ep)
+    first = min(evidence.episodes, key=lambda e: (e.created_at, e.seq or 0, e.id))
+    operations = []
+    for speaker in sorted(by_speaker):
+        eps = by_speaker[speaker]
+        claims = _claims(eps, speaker)
+        for part, start in enumerate(range(0, len(claims), MAX_CLAIMS)):
+            suffix = f"|{part}" if part else ""
+            operations.append(
+                CreatePage(
+                    topic_key=f"{evidence.topic_key}|{speaker.lower()}|{first.id}{suffix}"[:512],
+                    title=f"{speaker}, {human_date(eps[0].created_at.date())}"[:200],
+                    kind=PageKind.FACT,
+                    confidence=0.7,
+                    claims=tuple(claims[start : start + MAX_CLAIMS]),
+                    valid_from=eps[0].created_at,
+                )
+            )
+    return Plan(operations=tuple(operations), distiller=distiller)

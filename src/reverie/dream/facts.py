@@ -1,0 +1,334 @@
+"""Facts: what is *current* about a subject is decided by the timestamps of the evidence.
+
+An episode *asserts* a fact when it says, in structured form, that some attribute of a subject has
+a value (DESIGN invariant 6). The extractive path detects this deterministically, never from free
+text:
+
+* ``metadata["fact"]``: ``{"subject": "user", "attribute": "editor", "value": "vim"}`` (subject
+  optional) or a list of such objects;
+* an entity ``"attribute=value"`` or ``"subject.attribute=value"``.
+
+Subject, attribute and value are compared case-insensitively with whitespace collapsed. The
+assertions about one *slot* (subject, attribute), from every episode the slot's pages cite plus the
+new ones, are ordered by ``(created_at, id)`` — the time the evidence was recorded, never ``seq``,
+so late-arriving old evidence cannot win. Consecutive assertions of one value form a *run*; each
+run is one page, valid from its first assertion until the first assertion of the next run. The
+last run is active; every earlier run is superseded with ``valid_until`` set and
+``superseded_by`` naming its successor — kept and readable for "as of" questions. The same
+evidence, in any arrival order and split over any number of cycles, gives the same runs.
+
+Fact episodes are consolidated here only; they do not also feed the topic pages of
+:mod:`reverie.dream.cluster`, where old and new values would sit side by side.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from reverie.dream.apply import WriteContext, _next, revision_from
+from reverie.dream.plan import page_id_for
+from reverie.models import Claim, Episode, Page, PageKind, PageStatus, Revision
+from reverie.redact import redact
+from reverie.store.base import Observation, PageWrite
+
+__all__ = [
+    "PREFIX",
+    "Assertion",
+    "FactResult",
+    "Run",
+    "assertions",
+    "asserts_fact",
+    "fact_writes",
+    "runs",
+    "slot_writes",
+    "split",
+]
+
+PREFIX = "fact"
+MAX_LESSONS = 8
+_PART = re.compile(r"\s+")
+
+
+def _norm(text: str) -> str:
+    return _PART.sub(" ", text.strip()).casefold().replace("|", "/")
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One episode saying ``attribute`` of ``subject`` is ``value``."""
+
+    subject: str
+    attribute: str
+    value: str
+    episode: Episode
+
+    @property
+    def slot(self) -> str:
+        """``fact|subject|attribute``: what the assertion is about."""
+        return f"{PREFIX}|{_norm(self.subject)}|{_norm(self.attribute)}"
+
+    @property
+    def value_key(self) -> str:
+        return _norm(self.value)
+
+
+def _from_metadata(ep: Episode) -> list[Assertion]:
+    raw = ep.metadata.get("fact")
+    items = raw if isinstance(raw, list) else [raw] if isinstance(raw, dict) else []
+    found = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        subject, attribute, value = (item.get(k) for k in ("subject", "attribute", "value"))
+        if isinstance(attribute, str) and attribute.strip() and value is not None:
+            subject_text = subject.strip() if isinstance(subject, str) else ""
+            found.append(Assertion(subject_text, attribute.strip(), str(value).strip(), ep))
+    return found
+
+
+def _from_entities(ep: Episode) -> list[Assertion]:
+    found = []
+    for entity in ep.entities:
+        key, sep, value = entity.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            continue
+        subject, dot, attribute = key.strip().rpartition(".")
+        found.append(Assertion(subject if dot else "", attribute, value.strip(), ep))
+    return found
+
+
+def assertions(ep: Episode) -> list[Assertion]:
+    """Every fact ``ep`` asserts, one per slot (the first wins within an episode)."""
+    unique: dict[str, Assertion] = {}
+    for a in (*_from_metadata(ep), *_from_entities(ep)):
+        if a.value_key and _norm(a.attribute):
+            unique.setdefault(a.slot, a)
+    return list(unique.values())
+
+
+def asserts_fact(ep: Episode) -> bool:
+    return bool(assertions(ep))
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive assertions of one value: valid from ``start`` until ``end`` (None: still)."""
+
+    slot: str
+    assertions: tuple[Assertion, ...]
+    end: datetime | None
+
+    @property
+    def start(self) -> datetime:
+        return self.assertions[0].episode.created_at
+
+    @property
+    def topic_key(self) -> str:
+        return f"{self.slot}|{self.assertions[0].value_key}|{self.start.isoformat()}"
+
+
+def _timeline_key(a: Assertion) -> tuple[datetime, str]:
+    return (a.episode.created_at, a.episode.id)
+
+
+def runs(timeline: Iterable[Assertion]) -> list[Run]:
+    """The runs of one slot's assertions, oldest first (see the module docstring)."""
+    unique = {a.episode.id: a for a in timeline}
+    ordered = sorted(unique.values(), key=_timeline_key)
+    chunks: list[list[Assertion]] = []
+    for a in ordered:
+        if chunks and chunks[-1][-1].value_key == a.value_key:
+            chunks[-1].append(a)
+        else:
+            chunks.append([a])
+    out = []
+    for i, chunk in enumerate(chunks):
+        end = chunks[i + 1][0].episode.created_at if i + 1 < len(chunks) else None
+        out.append(Run(chunk[0].slot, tuple(chunk), end))
+    return out
+
+
+# -- page content of a run ----------------------------------------------------------------------
+
+
+def _label(a: Assertion) -> str:
+    return f"{a.subject} {a.attribute}" if a.subject else a.attribute
+
+
+def _day(value: datetime) -> str:
+    return value.date().isoformat()
+
+
+def _claims(run: Run) -> tuple[Claim, ...]:
+    latest = run.assertions[-1]
+    eps = [a.episode for a in run.assertions]
+    n = len(eps)
+    when = _day(eps[0].created_at)
+    if n > 1:
+        when = f"{when} to {_day(eps[-1].created_at)}"
+    times = "once" if n == 1 else f"{n} times"
+    head = f"{_label(latest)} is {latest.value} (stated {times}, {when})."
+    claims = [Claim(text=redact(head), episode_ids=tuple(e.id for e in eps))]
+    lessons: dict[str, list[Episode]] = defaultdict(list)
+    texts: dict[str, str] = {}
+    for ep in eps:
+        if ep.lesson and ep.lesson.strip():
+            key = _norm(ep.lesson)
+            texts.setdefault(key, " ".join(ep.lesson.split()))
+            lessons[key].append(ep)
+    for key in list(lessons)[:MAX_LESSONS]:
+        text = redact(texts[key])[:4000]
+        claims.append(Claim(text=text, episode_ids=tuple(e.id for e in lessons[key])))
+    return tuple(claims)
+
+
+def _confidence(run: Run) -> float:
+    """Support saturates as in the extractive distiller; a fact has no mixed outcomes."""
+    support = sum(max(0.5, (a.episode.importance or 5) / 5) for a in run.assertions)
+    return round(0.95 * (1 - 0.6**support), 3)
+
+
+def _kind(run: Run) -> PageKind:
+    prefer = any("prefer" in (a.episode.category or "").lower() for a in run.assertions)
+    return PageKind.PREFERENCE if prefer or "prefer" in run.slot else PageKind.FACT
+
+
+def _fields(run: Run, successor: Run | None, scope_pages: Mapping[str, str]) -> dict[str, object]:
+    latest = run.assertions[-1]
+    fields: dict[str, object] = {
+        "title": redact(f"{_label(latest)}: {latest.value}")[:200],
+        "kind": _kind(run),
+        "claims": _claims(run),
+        "confidence": _confidence(run),
+        "status": PageStatus.ACTIVE,
+        "valid_from": run.start,
+        "valid_until": None,
+        "superseded_by": None,
+        "reason": None,
+    }
+    if successor is not None:
+        first = successor.assertions[0]
+        fields |= {
+            "status": PageStatus.SUPERSEDED,
+            "valid_until": run.end,
+            "superseded_by": scope_pages[successor.topic_key],
+            "reason": redact(
+                f"newer evidence {first.episode.id} ({first.episode.created_at.isoformat()})"
+                f" says {_label(first)} is {first.value}"
+            )[:1000],
+        }
+    return fields
+
+
+# -- writes for a cycle -------------------------------------------------------------------------
+
+
+@dataclass
+class FactResult:
+    """What the fact path adds to a cycle: writes, consolidated episodes, reinforcement."""
+
+    writes: list[tuple[str, PageWrite, int]] = field(default_factory=list)
+    marks: list[str] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+
+
+def _write(
+    ctx: WriteContext, page: Page | None, page_id: str, topic: str, fields: dict[str, object]
+) -> tuple[str, PageWrite] | None:
+    if page is None:
+        rev = revision_from(page_id, 1, ctx, **fields)  # type: ignore[arg-type]
+        return "created", PageWrite(ctx.scope, topic, rev, None)
+    rev = _next(ctx, page, **fields)
+    if rev.hash == page.revision.hash:
+        return None
+    action = _action(page.revision, rev)
+    return action, PageWrite(ctx.scope, topic, rev, page.revision.number)
+
+
+def _action(before: Revision, after: Revision) -> str:
+    if after.status is PageStatus.SUPERSEDED and before.status is not PageStatus.SUPERSEDED:
+        return "superseded"
+    return "revised"
+
+
+def _absorbed(page: Page, desired: Sequence[Run], ids: Mapping[str, str]) -> dict[str, object]:
+    """An old run page no longer in the timeline's runs (late evidence moved its start)."""
+    start = page.revision.valid_from or page.created_at
+    cover = next((r for r in reversed(desired) if r.start <= start), desired[0])
+    return {
+        "status": PageStatus.SUPERSEDED,
+        "valid_until": page.revision.valid_from,
+        "superseded_by": ids[cover.topic_key],
+        "reason": f"absorbed into {ids[cover.topic_key]}: earlier evidence moved the run's start",
+    }
+
+
+def slot_writes(
+    ctx: WriteContext,
+    new: Sequence[Assertion],
+    pages: Sequence[Page],
+    history: Sequence[Episode],
+) -> FactResult:
+    """Writes for one slot: ``pages`` are the slot's pages, ``history`` the episodes they cite."""
+    slot = new[0].slot
+    past = [a for ep in history for a in assertions(ep) if a.slot == slot]
+    desired = runs([*past, *new])
+    ids = {r.topic_key: page_id_for(ctx.scope, r.topic_key) for r in desired}
+    by_id = {p.id: p for p in pages}
+    out = FactResult(marks=[a.episode.id for a in new])
+    new_ids = {a.episode.id for a in new}
+    for i, run in enumerate(desired):
+        successor = desired[i + 1] if i + 1 < len(desired) else None
+        page_id = ids[run.topic_key]
+        fresh = [a.episode for a in run.assertions if a.episode.id in new_ids]
+        made = _write(ctx, by_id.get(page_id), page_id, run.topic_key, _fields(run, successor, ids))
+        if made is not None:
+            out.writes.append((made[0], made[1], len(fresh)))
+        if fresh:
+            last = max(e.created_at for e in fresh)
+            out.observations.append(Observation(page_id, len(fresh), last))
+    for page in pages:
+        if page.id in ids.values() or page.status is PageStatus.RETIRED:
+            continue
+        made = _write(ctx, page, page.id, page.topic_key, _absorbed(page, desired, ids))
+        if made is not None:
+            out.writes.append((made[0], made[1], 0))
+    return out
+
+
+def split(episodes: Sequence[Episode]) -> tuple[dict[str, list[Assertion]], list[Episode]]:
+    """New assertions by slot, and the episodes that assert nothing (for clustering)."""
+    slots: dict[str, list[Assertion]] = defaultdict(list)
+    rest = []
+    for ep in episodes:
+        found = assertions(ep)
+        for a in found:
+            slots[a.slot].append(a)
+        if not found:
+            rest.append(ep)
+    return dict(sorted(slots.items())), rest
+
+
+def fact_writes(
+    ctx: WriteContext,
+    slots: Mapping[str, Sequence[Assertion]],
+    scope_pages: Sequence[Page],
+    cited: Mapping[str, Episode],
+) -> FactResult:
+    """The fact path of a cycle: ``scope_pages`` are the scope's pages (any status) and ``cited``
+    the episodes their fact pages cite, by id."""
+    out = FactResult()
+    for slot, new in slots.items():
+        mine = [p for p in scope_pages if p.topic_key.startswith(slot + "|")]
+        live = [p for p in mine if p.status is not PageStatus.RETIRED]
+        history = [cited[e] for p in live for e in p.citations if e in cited]
+        part = slot_writes(ctx, new, mine, history)
+        out.writes += part.writes
+        out.marks += part.marks
+        out.observations += part.observations
+    out.marks = list(dict.fromkeys(out.marks))
+    return out

@@ -1,0 +1,51 @@
+"""Issue 6: the parts of a cycle report beyond counts — volumes, scored insights, advice.
+
+Filled after validation and before the commit, so they are stored with the cycle. ``bytes_in`` is
+the UTF-8 text of the episodes this cycle consolidates, ``bytes_out`` the title and body of the
+revisions it writes, and ``compression_ratio`` their quotient (0 when nothing was written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reverie.config import DreamConfig
+from reverie.dream.cluster import Group
+from reverie.dream.recommend import recommend, tool_stats
+from reverie.dream.score import GroupScore
+from reverie.models import CycleReport, Episode, Revision
+from reverie.store.base import Store
+
+__all__ = ["TOP_INSIGHTS", "fill_extras"]
+
+TOP_INSIGHTS = 10
+HISTORY = 20
+
+
+def fill_extras(
+    report: CycleReport,
+    store: Store,
+    config: DreamConfig,
+    *,
+    scanned: Sequence[Episode],
+    taken: Sequence[Episode],
+    groups: tuple[Sequence[Group], Sequence[Group]],
+    scores: dict[str, GroupScore],
+    revisions: Sequence[Revision],
+    marks: Sequence[str],
+) -> None:
+    kept, overflow = groups
+    marked = set(marks)
+    report.clustered = sum(len(g.episodes) for g in (*kept, *overflow))
+    report.groups_deferred = len(overflow)
+    report.bytes_in = sum(len(ep.text.encode()) for ep in taken if ep.id in marked)
+    report.bytes_out = sum(len(f"{r.title}\n{r.body}".encode()) for r in revisions)
+    report.compression_ratio = (
+        round(report.bytes_in / report.bytes_out, 3) if report.bytes_out else 0.0
+    )
+    deferred = {g.topic_key for g in overflow}
+    ranked = sorted(scores.values(), key=lambda s: (-s.score, s.topic_key))[:TOP_INSIGHTS]
+    report.insights = [s.insight(deferred=s.topic_key in deferred) for s in ranked]
+    report.tool_stats = tool_stats(scanned)
+    history = [c.report for c in store.cycles(report.scope, HISTORY) if c.undone_at is None]
+    report.recommendations = recommend(report, history, config)

@@ -1,0 +1,117 @@
+"""Training-data export: every active page as one chat example, in JSON lines.
+
+Each row is ``{"messages": [system, user, assistant], "metadata": {...}}`` — the format OpenAI,
+Hugging Face TRL and most fine-tuning tools read. The *user* turn holds the raw episodes the page
+cites (archived ones read back from the cold tier), the *assistant* turn the page as markdown, so
+a model learns to distill experience the way the brain did.
+
+Deterministic: the same brain gives the same bytes — scopes by key, pages by id, episodes by
+``seq``, keys sorted, no export timestamp. Text leaves the process, so every turn goes through
+:func:`reverie.redact.redact` (DESIGN invariant 5). The file is written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reverie.archive import resolve
+from reverie.models import Episode, Page, Scope
+from reverie.redact import redact
+from reverie.store.base import Store
+
+__all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]
+
+SYSTEM_PROMPT = (
+    "You turn an AI agent's raw experience into durable knowledge. Read the episodes (what the"
+    " situation was, what was done, how it ended, any lesson) and write one knowledge page:"
+    " a title, then one claim per line, each claim citing the ids of the episodes it rests on"
+    " in brackets. Say only what the episodes support."
+)
+
+
+@dataclass(frozen=True)
+class TrainingExport:
+    path: Path
+    rows: int
+    scopes: int
+    episodes: int
+    bytes: int
+
+
+def _episode_block(ep: Episode) -> str:
+    lines = [f"### {ep.id} ({ep.created_at:%Y-%m-%d}, {ep.outcome})"]
+    for label, value in (
+        ("Situation", ep.situation),
+        ("Action", ep.action),
+        ("Outcome", ep.outcome_details),
+        ("Error", ep.error),
+        ("Lesson", ep.lesson),
+        ("Tools", ", ".join(ep.tools)),
+    ):
+        if value:
+            lines.append(f"{label}: {value}")
+    return "\n".join(lines)
+
+
+def _row(page: Page, episodes: Sequence[Episode]) -> dict[str, Any]:
+    user = f"Episodes of {page.scope} about `{page.topic_key}`:\n\n" + "\n\n".join(
+        _episode_block(ep) for ep in episodes
+    )
+    return {
+        "messages": [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": redact(user)},
+            {"role": "assistant", "content": redact(page.to_markdown())},
+        ],
+        "metadata": {
+            "scope": page.scope.key,
+            "page_id": page.id,
+            "revision": page.revision.number,
+            "hash": page.revision.hash,
+            "kind": str(page.kind),
+            "confidence": page.confidence,
+            "episodes": [ep.id for ep in episodes],
+        },
+    }
+
+
+def training_rows(
+    store: Store, scopes: Sequence[Scope] | None = None, *, min_confidence: float = 0.0
+) -> Iterator[dict[str, Any]]:
+    """One chat row per active page (with at least ``min_confidence``), deterministic order."""
+    for scope in sorted(scopes if scopes is not None else store.scopes(), key=lambda s: s.key):
+        for page in sorted(store.pages(scope, ["active"]), key=lambda p: p.id):
+            if page.confidence < min_confidence:
+                continue
+            episodes = resolve(store, store.episodes(page.citations))
+            if episodes:
+                yield _row(page, episodes)
+
+
+def write_training(
+    store: Store,
+    out: Path,
+    scopes: Sequence[Scope] | None = None,
+    *,
+    min_confidence: float = 0.0,
+) -> TrainingExport:
+    """Write :func:`training_rows` to ``out`` (atomically) and say what was written."""
+    rows = list(training_rows(store, scopes, min_confidence=min_confidence))
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+    data = text.encode()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, out)
+    return TrainingExport(
+        path=out,
+        rows=len(rows),
+        scopes=len({r["metadata"]["scope"] for r in rows}),
+        episodes=sum(len(r["metadata"]["episodes"]) for r in rows),
+        bytes=len(data),
+    )

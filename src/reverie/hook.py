@@ -1,0 +1,137 @@
+"""Around one agent turn: recall before, record an episode after — and never break the agent.
+
+Framework-agnostic: any agent loop can call :meth:`AgentHook.before` / :meth:`AgentHook.after`,
+use the :meth:`AgentHook.turn` context manager, or :meth:`AgentHook.wrap` a ``(task, context) ->
+reply`` function. The memory is anything with the facade's ``recall`` and ``remember`` (a
+:class:`reverie.Reverie`, or a client of the HTTP service).
+
+Degrades to a no-op: if recall fails the context is ``""``; if recording fails nothing is stored;
+either way a warning is logged and the agent's turn goes on. An exception raised BY the agent
+inside :meth:`AgentHook.turn` is recorded as a failure episode and then re-raised unchanged —
+the hook swallows only its own failures, never the agent's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from reverie.models import Episode, Recall, ScopeLike
+
+__all__ = ["AgentHook", "Memory", "Turn", "with_context"]
+
+log = logging.getLogger("reverie.hook")
+
+
+class Memory(Protocol):
+    """What the hook needs: :class:`reverie.Reverie` satisfies it."""
+
+    def recall(self, query: str, scope: ScopeLike, budget_tokens: int | None = None) -> Recall: ...
+
+    def remember(
+        self, episode: Episode | dict[str, Any], *, scope: ScopeLike | None = None
+    ) -> Episode: ...
+
+
+@dataclass
+class Turn:
+    """One turn: the task, the recalled ``context``, and what the agent reports about it."""
+
+    task: str
+    context: str
+    action: str = ""
+    outcome: str = "unknown"
+    error: str | None = None
+    lesson: str | None = None
+    tools: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def succeeded(self, action: str, **details: Any) -> None:
+        self._set(action, "success", details)
+
+    def failed(self, action: str, error: str, **details: Any) -> None:
+        self._set(action, "failure", {**details, "error": error})
+
+    def _set(self, action: str, outcome: str, details: dict[str, Any]) -> None:
+        self.action, self.outcome = action, outcome
+        for name in ("error", "lesson", "tools", "metadata"):
+            if name in details:
+                setattr(self, name, details[name])
+
+
+def with_context(task: str, context: str) -> str:
+    """The task with the recalled knowledge above it (the task alone when there is none)."""
+    return f"{context}\n\n{task}" if context else task
+
+
+class AgentHook:
+    """Recall before and remember after each turn of one agent (one scope)."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        scope: ScopeLike,
+        *,
+        budget_tokens: int | None = None,
+        session_id: str | None = None,
+        category: str | None = None,
+    ) -> None:
+        self.memory = memory
+        self.scope = scope
+        self.budget_tokens = budget_tokens
+        self.session_id = session_id
+        self.category = category
+
+    def before(self, task: str) -> str:
+        """The recall section for ``task``; ``""`` when there is nothing, or on any failure."""
+        try:
+            return self.memory.recall(task, self.scope, self.budget_tokens).text
+        except Exception as exc:
+            log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
+            return ""
+
+    def after(self, turn: Turn) -> Episode | None:
+        """Record ``turn`` as an episode; None (and a warning) if that fails."""
+        episode: dict[str, Any] = {
+            "situation": turn.task,
+            "action": turn.action,
+            "outcome": turn.outcome,
+            "error": turn.error,
+            "lesson": turn.lesson,
+            "tools": turn.tools,
+            "metadata": turn.metadata,
+            "session_id": self.session_id,
+            "category": self.category,
+        }
+        try:
+            given = {k: v for k, v in episode.items() if v is not None}
+            return self.memory.remember(given, scope=self.scope)
+        except Exception as exc:
+            log.warning("reverie remember skipped: %s: %s", type(exc).__name__, exc)
+            return None
+
+    @contextmanager
+    def turn(self, task: str) -> Iterator[Turn]:
+        """``with hook.turn(task) as t:`` — ``t.context`` to prompt with, ``t.succeeded(...)``."""
+        current = Turn(task, self.before(task))
+        try:
+            yield current
+        except Exception as exc:
+            current.outcome, current.error = "failure", f"{type(exc).__name__}: {exc}"
+            self.after(current)
+            raise
+        self.after(current)
+
+    def wrap(self, agent: Callable[[str, str], str]) -> Callable[[str], str]:
+        """``agent(task, context) -> reply`` as ``task -> reply``, remembered as a success."""
+
+        def run(task: str) -> str:
+            with self.turn(task) as current:
+                reply = agent(task, current.context)
+                current.succeeded(reply)
+            return reply
+
+        return run

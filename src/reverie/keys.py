@@ -1,0 +1,193 @@
+"""API keys for the HTTP service: minted once, stored only as salted hashes, bound to a scope.
+
+A token reads ``rvk_<key id>_<secret>``. The key id is public (it is how a key is listed and
+revoked, and how a presented token finds its row); the secret is 32 random bytes shown once at
+creation and never stored. The store keeps ``hmac-sha256:<hex>`` of the secret keyed by a
+per-key random salt, so a leaked database yields no usable token and equal secrets never share a
+hash. Verification compares in constant time.
+
+A key is bound to a tenant and, optionally, to one agent of it; ``read`` keys may read that part
+of the brain, ``write`` keys may also append episodes and start dreams. :func:`allows` is the one
+rule every HTTP route applies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reverie.errors import InvalidInput, NotFound
+from reverie.models import Scope, now_utc
+
+__all__ = [
+    "ApiKey",
+    "KeyRing",
+    "KeyStore",
+    "Rights",
+    "allows",
+    "hash_secret",
+    "mint_key",
+    "split_token",
+    "verify",
+]
+
+PREFIX = "rvk"
+HASH_ALGORITHM = "hmac-sha256"
+_TOKEN = re.compile(rf"^{PREFIX}_([0-9a-f]{{16}})_([A-Za-z0-9_-]{{20,128}})$")
+
+
+class Rights(StrEnum):
+    READ = "read"
+    WRITE = "write"
+
+
+class ApiKey(BaseModel):
+    """A stored key: who it lets in, and how to recognise its secret (never the secret)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str = ""
+    tenant: str
+    agent: str | None = None
+    rights: Rights = Rights.READ
+    salt: str = Field(repr=False)
+    secret_hash: str = Field(repr=False)
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def bound_to(self) -> str:
+        """``tenant`` or ``tenant/agent``: the part of the brain this key may touch."""
+        return f"{self.tenant}/{self.agent}" if self.agent else self.tenant
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+    def public(self) -> dict[str, object]:
+        """What may be shown about the key: everything but the salt and the hash."""
+        return self.model_dump(mode="json", exclude={"salt", "secret_hash"}) | {
+            "bound_to": self.bound_to
+        }
+
+
+def hash_secret(salt: str, secret: str) -> str:
+    """``hmac-sha256:<hex>`` of ``secret`` keyed by ``salt``."""
+    digest = hmac.new(salt.encode("utf-8"), secret.encode("utf-8"), hashlib.sha256).hexdigest()
+    return f"{HASH_ALGORITHM}:{digest}"
+
+
+def mint_key(
+    *,
+    tenant: str,
+    agent: str | None,
+    rights: Rights | str,
+    name: str,
+    now: datetime,
+) -> tuple[ApiKey, str]:
+    """A new key record and its token; the token is the only copy of the secret."""
+    checked = Scope.parse({"tenant": tenant, "agent": agent or "any"})
+    try:
+        level = Rights(rights)
+    except ValueError:
+        raise InvalidInput("rights", f"{rights!r} is not 'read' or 'write'") from None
+    key_id, secret, salt = secrets.token_hex(8), secrets.token_urlsafe(32), secrets.token_hex(16)
+    key = ApiKey(
+        id=key_id,
+        name=name,
+        tenant=checked.tenant,
+        agent=agent,
+        rights=level,
+        salt=salt,
+        secret_hash=hash_secret(salt, secret),
+        created_at=now,
+    )
+    return key, f"{PREFIX}_{key_id}_{secret}"
+
+
+def split_token(token: str) -> tuple[str, str] | None:
+    """``(key id, secret)`` of a well-formed token, else None."""
+    match = _TOKEN.match(token.strip())
+    return (match.group(1), match.group(2)) if match else None
+
+
+def verify(key: ApiKey, secret: str) -> bool:
+    """True when ``secret`` is this key's and the key is not revoked (constant-time compare)."""
+    return key.active and hmac.compare_digest(hash_secret(key.salt, secret), key.secret_hash)
+
+
+def allows(key: ApiKey, scope: Scope, *, write: bool = False) -> bool:
+    """May ``key`` touch ``scope`` (and write to it, when ``write``)?"""
+    if write and key.rights is not Rights.WRITE:
+        return False
+    if scope.tenant != key.tenant:
+        return False
+    return key.agent is None or scope.agent == key.agent
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """What a store needs to keep API keys (SQLite implements it; see migration 0006)."""
+
+    def put_api_key(self, key: ApiKey) -> None: ...
+
+    def api_key(self, key_id: str) -> ApiKey:
+        """The key with this id (revoked or not); :class:`NotFound` otherwise."""
+        ...
+
+    def api_keys(self) -> list[ApiKey]: ...
+
+    def revoke_api_key(self, key_id: str, at: datetime) -> ApiKey:
+        """Mark the key revoked (idempotent: the first revocation time stays)."""
+        ...
+
+
+class KeyRing:
+    """Create, list, revoke and check API keys in a store that can keep them."""
+
+    def __init__(self, store: Any) -> None:
+        if not isinstance(store, KeyStore):
+            raise InvalidInput("db", f"{type(store).__name__} does not store API keys")
+        self._store: KeyStore = store
+
+    def create(
+        self,
+        tenant: str,
+        *,
+        agent: str | None = None,
+        rights: Rights | str = Rights.READ,
+        name: str = "",
+        now: datetime | None = None,
+    ) -> tuple[ApiKey, str]:
+        """Store a new key; return it and its token (shown once, never stored)."""
+        key, token = mint_key(
+            tenant=tenant, agent=agent, rights=rights, name=name, now=now or now_utc()
+        )
+        self._store.put_api_key(key)
+        return key, token
+
+    def list(self) -> list[ApiKey]:
+        return self._store.api_keys()
+
+    def revoke(self, key_id: str, *, now: datetime | None = None) -> ApiKey:
+        self._store.api_key(key_id)  # NotFound for an unknown id
+        return self._store.revoke_api_key(key_id, now or now_utc())
+
+    def authenticate(self, token: str) -> ApiKey | None:
+        """The active key ``token`` belongs to, or None (malformed, unknown, wrong, revoked)."""
+        parts = split_token(token)
+        if parts is None:
+            return None
+        try:
+            key = self._store.api_key(parts[0])
+        except NotFound:
+            return None
+        return key if verify(key, parts[1]) else None

@@ -1,0 +1,400 @@
+"""The Markdown mirror: a brain as files a person (or a coding agent) can read and edit.
+
+Layout, compatible with the ``MEMORY.md`` convention of coding agents::
+
+    DIR/MEMORY.md            compact index: one line per active page, at most ``line_limit``
+                             lines, the last one counting what did not fit
+    DIR/memories/<slug>.md   one file per page (every status): front matter + ``# title`` + claims
+    DIR/journal.md           the dream journal (optional)
+
+Rules:
+
+* Writes are atomic (temp file in the same folder, fsync, rename, fsync of the folder); a file
+  whose bytes would not change is not rewritten, so export → import → export is byte-identical.
+* Slugs are ``[a-z0-9-]`` only — derived from the page's stable topic key plus part of its id —
+  so no path escapes ``memories/`` and two pages never share a file.
+* A person's edit is detected by hash: a file whose bytes differ from the rendering of the
+  revision named in its front matter was edited. ``import`` turns it into a new revision authored
+  ``human``, unless the page also changed since that export (a conflict: reported, nothing
+  overwritten). ``export`` never overwrites an edit that was not imported yet.
+* Claims keep their citations: a line ending in ``[ep-1, ep-2]`` cites those episodes (they must
+  exist in the scope); a line without brackets cites an episode that records the person's edit,
+  stored in the import's transaction, so ``why`` still leads every claim to raw evidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from reverie.dream.apply import WriteContext, _next
+from reverie.dream.cycle import new_cycle_id
+from reverie.errors import InvalidInput, NotFound
+from reverie.frontmatter import FrontMatterError, dump, split
+from reverie.hashing import short_id
+from reverie.journal import render_journal
+from reverie.models import Claim, Episode, Page, PageKind, PageStatus, Revision, Scope, utc
+from reverie.redact import redact
+from reverie.revisions import one_page_change
+from reverie.store.base import PageWrite, Store
+
+__all__ = ["ExportReport", "ImportReport", "export_markdown", "import_markdown", "slugs"]
+
+INDEX = "MEMORY.md"
+FOLDER = "memories"
+JOURNAL = "journal.md"
+KEYS = (
+    "id",
+    "kind",
+    "status",
+    "confidence",
+    "valid_from",
+    "valid_until",
+    "superseded_by",
+    "sources",
+    "revision",
+    "hash",
+)
+_CITED = re.compile(r"^(?P<text>.*\S)\s+\[(?P<ids>[A-Za-z0-9_.:@, -]+)\]$")
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass
+class ExportReport:
+    directory: str
+    written: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[str] = field(default_factory=list)
+    index_lines: int = 0
+    overflow: int = 0
+
+
+@dataclass
+class ImportReport:
+    directory: str
+    revised: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    conflicts: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    cycle_id: str | None = None
+
+
+# -- files ---------------------------------------------------------------------------------------
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if hasattr(os, "O_DIRECTORY"):
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+def _write_if_changed(path: Path, data: bytes, report: ExportReport) -> None:
+    if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
+        report.unchanged += 1
+        return
+    atomic_write(path, data)
+    report.written.append(str(path))
+
+
+def slugs(pages: Sequence[Page]) -> dict[str, str]:
+    """``page id -> slug``: ``[a-z0-9-]`` from the topic key plus id digits, never shared."""
+    out: dict[str, str] = {}
+    for page in sorted(pages, key=lambda p: p.id):
+        base = _SLUG.sub("-", page.topic_key.lower()).strip("-")[:60].strip("-") or "page"
+        digits = _SLUG.sub("", page.id.lower())
+        slug = f"{base}-{digits[-8:]}"
+        if slug in out.values():
+            slug = f"{base}-{digits}"
+        out[page.id] = slug
+    return out
+
+
+# -- rendering -----------------------------------------------------------------------------------
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def render_page(page: Page, rev: Revision) -> str:
+    """The mirror file of ``page`` at revision ``rev``."""
+    meta = {
+        "id": page.id,
+        "kind": str(rev.kind),
+        "status": str(rev.status),
+        "confidence": round(rev.confidence, 4),
+        "valid_from": _iso(rev.valid_from),
+        "valid_until": _iso(rev.valid_until),
+        "superseded_by": rev.superseded_by,
+        "sources": rev.citations,
+        "revision": rev.number,
+        "hash": rev.hash,
+    }
+    title = " ".join(rev.title.split())
+    return f"{dump(meta)}# {title}\n\n{rev.body}\n"
+
+
+def render_index(scope: Scope, pages: Sequence[Page], names: dict[str, str], limit: int) -> str:
+    active = [p for p in pages if p.status is PageStatus.ACTIVE]
+    active.sort(key=lambda p: (-round(p.confidence, 4), p.title, p.id))
+    head = [f"# Memory of {scope}", ""]
+    lines = [
+        f"- [{' '.join(p.title.split())}]({FOLDER}/{names[p.id]}.md)"
+        f" — {p.kind}, confidence {p.confidence:.2f}"
+        for p in active
+    ]
+    room = limit - len(head)
+    if len(lines) > room:
+        shown = room - 1
+        lines = [*lines[:shown], f"- … and {len(active) - shown} more active pages in {FOLDER}/"]
+    return "\n".join(head + lines) + "\n"
+
+
+# -- export --------------------------------------------------------------------------------------
+
+
+def _pending_edit(path: Path, store: Store) -> bool:
+    """True when ``path`` holds a person's edit that was not imported yet."""
+    if not path.is_file():
+        return False
+    try:
+        page, exported = _exported(store, path.read_text(encoding="utf-8"))
+    except (FrontMatterError, InvalidInput, NotFound, UnicodeDecodeError):
+        return True  # not ours to overwrite
+    return path.read_text(encoding="utf-8") != render_page(page, exported)
+
+
+def export_markdown(
+    store: Store, scope: Scope, directory: Path, *, line_limit: int = 200, journal: bool = False
+) -> ExportReport:
+    """Write the mirror of ``scope`` to ``directory`` (see the module docstring)."""
+    if line_limit < 4:
+        raise InvalidInput("line_limit", "must be at least 4")
+    folder = directory / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = store.pages(scope, None)
+    names = slugs(pages)
+    report = ExportReport(directory=str(directory))
+    for page in pages:
+        path = folder / f"{names[page.id]}.md"
+        if path.is_symlink() or _pending_edit(path, store):
+            report.skipped.append(f"{path}: edited by a person and not imported yet")
+            continue
+        _write_if_changed(path, render_page(page, page.revision).encode("utf-8"), report)
+    index = render_index(scope, pages, names, line_limit)
+    _write_if_changed(directory / INDEX, index.encode("utf-8"), report)
+    report.index_lines = index.count("\n")
+    active = sum(p.status is PageStatus.ACTIVE for p in pages)
+    report.overflow = active - (line_limit - 3) if active > line_limit - 2 else 0
+    if journal:
+        text = render_journal(store.journal(scope, 1_000_000), f"Dream journal of {scope}")
+        _write_if_changed(directory / JOURNAL, text.encode("utf-8"), report)
+    return report
+
+
+# -- import --------------------------------------------------------------------------------------
+
+
+def _exported(store: Store, text: str) -> tuple[Page, Revision]:
+    """The page a mirror file names and the revision it was exported at."""
+    meta, _body = split(text, KEYS)
+    page_id = meta.get("id")
+    if not isinstance(page_id, str):
+        raise InvalidInput("id", "the front matter names no page id")
+    page = store.page(page_id)
+    for rev in store.revisions(page_id):
+        if rev.hash == meta.get("hash") and rev.number == meta.get("revision"):
+            return page, rev
+    raise InvalidInput(
+        "hash", f"page {page_id} has no revision {meta.get('revision')} with that hash"
+    )
+
+
+@dataclass(frozen=True)
+class _Edit:
+    page: Page
+    title: str
+    claims: list[tuple[str, tuple[str, ...]]]
+    meta: dict[str, Any]
+    digest: str
+
+
+def _parse_body(body: str) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
+    lines = [line.strip() for line in body.split("\n") if line.strip()]
+    if not lines or not lines[0].startswith("# "):
+        raise InvalidInput("body", "the first line after the front matter must be '# <title>'")
+    claims = []
+    for line in lines[1:]:
+        text = line[2:].strip() if line.startswith(("- ", "* ")) else line
+        match = _CITED.match(text)
+        if match:
+            ids = tuple(i.strip() for i in match["ids"].split(",") if i.strip())
+            claims.append((match["text"], ids))
+        elif text:
+            claims.append((text, ()))
+    if not claims:
+        raise InvalidInput("body", "a page needs at least one claim line")
+    return lines[0][2:].strip(), claims
+
+
+def _read_edit(store: Store, scope: Scope, path: Path, report: ImportReport) -> _Edit | None:
+    raw = path.read_bytes()
+    text = raw.decode("utf-8")
+    page, exported = _exported(store, text)
+    if page.scope != scope:
+        raise InvalidInput("id", f"page {page.id} belongs to {page.scope}, not {scope}")
+    if text == render_page(page, exported):
+        report.unchanged += 1
+        return None
+    if page.revision.hash != exported.hash:
+        report.conflicts.append(
+            f"{path}: edited by a person, and page {page.id} changed since the export"
+            f" (revision {exported.number} -> {page.revision.number}); nothing was overwritten"
+        )
+        return None
+    meta, body = split(text, KEYS)
+    title, claims = _parse_body(body)
+    return _Edit(page, title, claims, meta, hashlib.sha256(raw).hexdigest())
+
+
+def _human_episode(edit: _Edit, scope: Scope, now: datetime) -> Episode:
+    added = [text for text, ids in edit.claims if not ids]
+    return Episode(
+        id=short_id("hu", edit.page.id, edit.digest),
+        scope=scope,
+        created_at=now,
+        situation=f"A person edited page {edit.page.id} in the Markdown mirror",
+        action="\n".join(redact(t) for t in added)[:64_000],
+        outcome="success",
+        importance=1,
+        category="human-edit",
+        metadata={"reverie": "human-edit", "page_id": edit.page.id, "file_sha256": edit.digest},
+    )
+
+
+def _claims(edit: _Edit, human: Episode | None, known: set[str]) -> tuple[Claim, ...]:
+    out = []
+    for text, ids in edit.claims:
+        unknown = sorted(set(ids) - known)
+        if unknown:
+            raise InvalidInput("citations", f"cites episodes not in this brain: {unknown[:5]}")
+        cited = ids or ((human.id,) if human else ())
+        out.append(Claim(text=redact(text)[:4000], episode_ids=cited))
+    return tuple(out)
+
+
+def _edited_revision(
+    edit: _Edit, ctx: WriteContext, human: Episode | None, store: Store
+) -> Revision:
+    ids = {i for _t, cited in edit.claims for i in cited}
+    known = {e.id for e in store.episodes(ids) if e.scope == ctx.scope}
+    meta = edit.meta
+    try:
+        fields: dict[str, Any] = {
+            "title": redact(edit.title)[:200],
+            "kind": PageKind(meta.get("kind", edit.page.kind)),
+            "status": PageStatus(meta.get("status", edit.page.status)),
+            "confidence": min(1.0, max(0.0, float(meta.get("confidence", edit.page.confidence)))),
+            "valid_from": _when(meta.get("valid_from")),
+            "valid_until": _when(meta.get("valid_until")),
+        }
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput("front matter", str(exc)) from None
+    return _next(
+        ctx, edit.page, claims=_claims(edit, human, known), reason="edited by a person", **fields
+    )
+
+
+def _when(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    return utc(datetime.fromisoformat(str(value)))
+
+
+def _collect_edits(
+    store: Store, scope: Scope, directory: Path, report: ImportReport
+) -> list[_Edit]:
+    edits = []
+    for path in sorted((directory / FOLDER).glob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            report.problems.append(f"{path}: not a regular file; skipped")
+            continue
+        try:
+            edit = _read_edit(store, scope, path, report)
+        except (FrontMatterError, InvalidInput, NotFound, UnicodeDecodeError) as exc:
+            report.problems.append(f"{path}: {exc}")
+            continue
+        if edit is not None:
+            edits.append(edit)
+    return edits
+
+
+def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetime) -> ImportReport:
+    """New ``human`` revisions for the files a person edited since the export (one transaction)."""
+    report = ImportReport(directory=str(directory))
+    cycle_id = new_cycle_id(now)
+    ctx = WriteContext(scope, cycle_id, now, {}, author="human")
+    changes: list[tuple[str, PageWrite, int]] = []
+    humans: list[Episode] = []
+    for edit in _collect_edits(store, scope, directory, report):
+        human = _human_episode(edit, scope, now) if any(not i for _t, i in edit.claims) else None
+        try:
+            rev = _edited_revision(edit, ctx, human, store)
+        except InvalidInput as exc:
+            report.problems.append(f"page {edit.page.id}: {exc}")
+            continue
+        if rev.hash == edit.page.revision.hash:
+            report.unchanged += 1  # a change of layout only
+            continue
+        humans += [human] if human else []
+        write = PageWrite(scope, edit.page.topic_key, rev, edit.page.revision.number)
+        changes.append(("revised", write, 1 if human else 0))
+    if not changes:
+        return report
+    base = one_page_change(
+        scope,
+        cycle_id,
+        now,
+        changes,
+        checkpoint=store.checkpoint(scope),
+        headline="import of a person's edits from the Markdown mirror",
+    )
+    store.commit(dataclasses.replace(base, episodes=humans, marks=[h.id for h in humans]))
+    report.cycle_id = cycle_id
+    report.revised = [w.revision.page_id for _a, w, _n in changes]
+    _refresh(store, directory, report.revised)
+    return report
+
+
+def _refresh(store: Store, directory: Path, page_ids: Sequence[str]) -> None:
+    """Rewrite the imported files in canonical form, naming their new revision."""
+    for path in sorted((directory / FOLDER).glob("*.md")):
+        try:
+            meta, _body = split(path.read_text(encoding="utf-8"), KEYS)
+        except (FrontMatterError, UnicodeDecodeError):
+            continue
+        if meta.get("id") in page_ids:
+            page = store.page(str(meta["id"]))
+            atomic_write(path, render_page(page, page.revision).encode("utf-8"))

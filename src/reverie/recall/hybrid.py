@@ -1,0 +1,165 @@
+"""Hybrid recall: the lexical units of :mod:`reverie.recall.search` fused with vector hits.
+
+A calibrated blend rather than reciprocal-rank fusion, because the relevance floor needs
+absolute scores: rank fusion always has a first place, a floor does not. For a unit:
+
+- ``lexical`` is its score from the full-text path (BM25 share and term coverage, already
+  floored by term coverage and weighted by kind), 0 when the full-text path did not find it;
+- ``semantic`` is ``clip((cosine - floor) / (1 - floor), 0, 1)`` with ``floor`` the embedder's
+  :func:`cosine_floor`, weighted by kind the same way (a page claim by ``PAGE_PREFERENCE``);
+- the unit's score is ``lexical + SEMANTIC_WEIGHT * semantic``. A unit that only the vector side
+  found must clear the cosine floor; so a query about something never stored (cosine with every
+  unit under the floor, no content term in common) still yields nothing.
+
+Vector hits are resolved through the store: a claim only if its page is current (the revision
+the row was embedded from is the page's current one, the status is active, or superseded when
+answering ``as_of``, and the validity interval contains ``now``), an episode only if it is of the
+scope (it is: the index is per scope). Episodes cited by a recalled claim weigh
+``COVERED_EPISODE`` as on the lexical path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from reverie.config import RecallConfig
+from reverie.embed import Embedder
+from reverie.hashing import content_hash
+from reverie.models import Page, PageStatus, RecallItem, Scope, utc
+from reverie.recall.vectors import VectorIndex, VectorSearch, parse_claim_ref
+from reverie.store.base import Store
+from reverie.store.vectors import VectorStore
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Vector = NDArray[np.float32]
+
+__all__ = ["COSINE_FLOORS", "DEFAULT_COSINE_FLOOR", "SEMANTIC_WEIGHT", "cosine_floor", "fuse"]
+
+SEMANTIC_WEIGHT = 1.0
+COSINE_FLOORS = {"all-MiniLM-L6-v2-int8": 0.3}
+"""Per model: below this cosine a unit is unrelated to the query (calibrated in docs/recall.md)."""
+DEFAULT_COSINE_FLOOR = 0.5
+"""For models without a calibrated floor (the hashing embedder's cosine is word overlap)."""
+
+_Key = tuple[str, str, str]
+
+
+def cosine_floor(embedder: Embedder) -> float:
+    floor = getattr(embedder, "cosine_floor", None)
+    if isinstance(floor, float):
+        return floor
+    return COSINE_FLOORS.get(embedder.model_id, DEFAULT_COSINE_FLOOR)
+
+
+def _semantic(cosine: float | None, floor: float) -> float:
+    if cosine is None:
+        return 0.0
+    return min(max((cosine - floor) / (1 - floor), 0.0), 1.0)
+
+
+def _key(unit: RecallItem) -> _Key:
+    return (unit.kind, unit.id, unit.text)
+
+
+def fuse(
+    lexical: Sequence[RecallItem],
+    store: Store,
+    scope: Scope,
+    query: str,
+    config: RecallConfig,
+    now: datetime,
+    vectors: VectorSearch,
+    *,
+    history: bool = False,
+    wanted: Sequence[str] = (),
+) -> list[RecallItem]:
+    """``lexical`` re-scored with cosine similarity, plus the units only vectors found."""
+    from reverie.recall.search import COVERED_EPISODE, PAGE_PREFERENCE
+
+    if not isinstance(store, VectorStore):
+        return list(lexical)
+    index = vectors.index(store, scope)
+    if not index.refs:
+        return list(lexical)
+    query_vector = vectors.embed_query(query)
+    floor = cosine_floor(vectors.embedder)
+    units: dict[_Key, tuple[RecallItem, float]] = {}
+    for unit in lexical:
+        units[_key(unit)] = (unit, _unit_cosine(index, query_vector, unit) or 0.0)
+    for unit, cos in _vector_units(store, index, query_vector, config, now, floor, history, wanted):
+        units.setdefault(_key(unit), (unit, cos))
+    cited = {e for u, _ in units.values() if u.kind != "episode" for e in u.citations}
+    out = []
+    for unit, cos in units.values():
+        weight = PAGE_PREFERENCE if unit.kind != "episode" else 1.0
+        if unit.kind == "episode" and unit.id in cited:
+            weight *= COVERED_EPISODE
+        score = unit.score + SEMANTIC_WEIGHT * weight * _semantic(cos, floor)
+        if score > 0:
+            out.append(unit.model_copy(update={"score": score}))
+    return out
+
+
+def _unit_cosine(index: VectorIndex, query: Vector, unit: RecallItem) -> float | None:
+    if unit.kind == "episode":
+        return index.cosine(query, unit.id)
+    return index.cosine_of_hash(query, content_hash(unit.text))
+
+
+def _vector_units(
+    store: Store,
+    index: VectorIndex,
+    query: Vector,
+    config: RecallConfig,
+    now: datetime,
+    floor: float,
+    history: bool,
+    wanted: Sequence[str],
+) -> list[tuple[RecallItem, float]]:
+    from reverie.recall.search import _claim_item, _episode_item, excerpt
+
+    out: list[tuple[RecallItem, float]] = []
+    if config.include_pages:
+        hits = [
+            h for h in index.search(query, config.page_candidates, "claim") if h.cosine >= floor
+        ]
+        pages: dict[str, Page | None] = {}
+        for hit in hits:
+            page_id, number, i = parse_claim_ref(hit.ref)
+            if page_id not in pages:
+                pages[page_id] = _current_page(store, page_id, now, history)
+            page = pages[page_id]
+            if (
+                page is not None
+                and page.revision.number == number
+                and i < len(page.revision.claims)
+            ):
+                out.append((_claim_item(page, page.revision.claims[i], 0.0), hit.cosine))
+    if config.include_episodes:
+        hits = [
+            h
+            for h in index.search(query, config.episode_candidates, "episode")
+            if h.cosine >= floor
+        ]
+        cos = {h.ref: h.cosine for h in hits}
+        for ep in store.episodes(cos):
+            if history and utc(ep.created_at) > now:
+                continue
+            out.append((_episode_item(ep, excerpt(ep.text, wanted), 0.0), cos[ep.id]))
+    return out
+
+
+def _current_page(store: Store, page_id: str, now: datetime, history: bool) -> Page | None:
+    from reverie.recall.search import _current
+
+    try:
+        page = store.page(page_id)
+    except LookupError:
+        return None
+    allowed = {PageStatus.ACTIVE, PageStatus.SUPERSEDED} if history else {PageStatus.ACTIVE}
+    return page if page.status in allowed and _current(page, now) else None

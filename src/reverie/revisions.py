@@ -1,0 +1,172 @@
+"""Revisions over time: exact bytes, verification, and restore (issue 5).
+
+A revision's *bytes* are the canonical JSON of what a reader sees of it (title, kind, claims,
+confidence, status, validity, successor); its ``hash`` is ``sha256:`` of those bytes. Nothing
+rewrites a stored revision, so :func:`verify` re-derives every hash from the stored fields and
+names any revision that no longer matches, or any gap in a page's numbering.
+
+A restore is a change like any other: a new revision with the exact content of an old one,
+recorded as a one-page cycle (author ``restore``), so ``reverie undo`` takes it back and an undo of
+an earlier cycle that touched the page refuses while the restore stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from reverie.dream.apply import WriteContext, _next, change_of
+from reverie.dream.cycle import new_cycle_id
+from reverie.errors import InvalidInput, NotFound
+from reverie.hashing import canonical_json, content_hash
+from reverie.journal import entry
+from reverie.models import Cycle, CycleReport, CycleStatus, Revision, Scope
+from reverie.store.base import Changeset, PageWrite, Store
+
+__all__ = [
+    "VerifyReport",
+    "one_page_change",
+    "pick_revision",
+    "plan_restore",
+    "revision_bytes",
+    "verify",
+]
+
+
+def revision_bytes(rev: Revision) -> bytes:
+    """The exact bytes ``rev.hash`` is the sha256 of."""
+    content = {
+        "title": rev.title,
+        "kind": str(rev.kind),
+        "claims": [c.model_dump(mode="json") for c in rev.claims],
+        "confidence": round(rev.confidence, 4),
+        "status": str(rev.status),
+        "valid_from": rev.valid_from.isoformat() if rev.valid_from else None,
+        "valid_until": rev.valid_until.isoformat() if rev.valid_until else None,
+        "superseded_by": rev.superseded_by,
+    }
+    return canonical_json(content).encode("utf-8")
+
+
+@dataclass
+class VerifyReport:
+    pages: int = 0
+    revisions: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _check_page(revisions: Sequence[Revision], current: Revision) -> list[str]:
+    problems = []
+    for i, rev in enumerate(revisions, 1):
+        if rev.number != i:
+            problems.append(f"page {rev.page_id}: revision {rev.number} found where {i} belongs")
+        derived = content_hash(revision_bytes(rev))
+        if derived != rev.hash:
+            problems.append(
+                f"page {rev.page_id} revision {rev.number}: stored hash {rev.hash} but its"
+                f" content hashes to {derived}"
+            )
+    if revisions and revisions[-1].hash != current.hash:
+        problems.append(f"page {current.page_id}: current revision is not the newest one")
+    return problems
+
+
+def verify(store: Store, scopes: Sequence[Scope]) -> VerifyReport:
+    """Re-derive the hash of every revision of every page of ``scopes``."""
+    report = VerifyReport()
+    for scope in scopes:
+        for page in store.pages(scope, None):
+            revisions = store.revisions(page.id)
+            report.pages += 1
+            report.revisions += len(revisions)
+            report.problems += _check_page(revisions, page.revision)
+    return report
+
+
+def pick_revision(revisions: Sequence[Revision], page_id: str, number: int) -> Revision:
+    for rev in revisions:
+        if rev.number == number:
+            return rev
+    raise NotFound(f"page {page_id} has no revision {number} (it has {len(revisions)})")
+
+
+def one_page_change(
+    scope: Scope,
+    cycle_id: str,
+    now: datetime,
+    changes: Sequence[tuple[str, PageWrite, int]],
+    *,
+    checkpoint: int,
+    headline: str,
+) -> Changeset:
+    """A changeset recorded as a committed cycle, so ``undo`` can take it back."""
+    report = CycleReport(
+        cycle_id=cycle_id,
+        scope=scope,
+        status=CycleStatus.COMMITTED,
+        started_at=now,
+        finished_at=now,
+        checkpoint_before=checkpoint,
+        checkpoint_after=checkpoint,
+        revised=len(changes),
+        changes=[change_of(action, w, n) for action, w, n in changes],
+        message=headline,
+    )
+    cycle = Cycle(
+        id=cycle_id,
+        scope=scope,
+        status=CycleStatus.COMMITTED,
+        started_at=now,
+        finished_at=now,
+        checkpoint_before=checkpoint,
+        checkpoint_after=checkpoint,
+        report=report,
+    )
+    return Changeset(
+        scope=scope,
+        expected_checkpoint=checkpoint,
+        checkpoint=checkpoint,
+        page_writes=[w for _a, w, _n in changes],
+        cycle=cycle,
+        mark_cycle=cycle_id,
+        journal=entry(f"{headline} · {cycle_id} · {scope}", now, changes),
+    )
+
+
+def plan_restore(store: Store, page_id: str, number: int, now: datetime) -> Changeset:
+    """A new revision of ``page_id`` with the exact content of its revision ``number``."""
+    page = store.page(page_id)
+    old = pick_revision(store.revisions(page_id), page_id, number)
+    cycle_id = new_cycle_id(now)
+    ctx = WriteContext(page.scope, cycle_id, now, {}, author="restore")
+    rev = _next(
+        ctx,
+        page,
+        title=old.title,
+        kind=old.kind,
+        claims=old.claims,
+        confidence=old.confidence,
+        status=old.status,
+        valid_from=old.valid_from,
+        valid_until=old.valid_until,
+        superseded_by=old.superseded_by,
+        reason=f"restore of revision {number}",
+    )
+    if rev.hash == page.revision.hash:
+        raise InvalidInput(
+            "revision", f"page {page_id} already has the content of revision {number}"
+        )
+    write = PageWrite(page.scope, page.topic_key, rev, page.revision.number)
+    return one_page_change(
+        page.scope,
+        cycle_id,
+        now,
+        [("restored", write, 0)],
+        checkpoint=store.checkpoint(page.scope),
+        headline=f"restore of {page_id} to revision {number}",
+    )

@@ -1,0 +1,94 @@
+"""Who is calling, and may they touch this scope?
+
+Every route but ``/health`` and the dashboard's static shell depends on :func:`current_key`.
+A key names a tenant (and optionally one agent) and ``read`` or ``write`` rights
+(:mod:`reverie.keys`). A scope named in the request that the key does not cover is refused with
+403; an object looked up by id (page, cycle, episode) that lies outside the key's scope is
+answered with the same 404 as one that does not exist, so ids of other tenants cannot be probed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from reverie.engine import Reverie
+from reverie.errors import NotFound
+from reverie.keys import ApiKey, Rights, allows
+from reverie.models import Scope, ScopeLike
+from reverie.server.problems import ApiError
+
+__all__ = [
+    "Brain",
+    "Reader",
+    "Writer",
+    "current_key",
+    "ensure_visible",
+    "get_reverie",
+    "scope_for",
+    "writer_key",
+]
+
+_bearer = HTTPBearer(auto_error=False, description="An API key from `reverie keys create`.")
+
+
+def get_reverie(request: Request) -> Reverie:
+    rv: Reverie = request.app.state.reverie
+    return rv
+
+
+Brain = Annotated[Reverie, Depends(get_reverie)]
+
+
+def current_key(
+    rv: Brain,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    x_api_key: Annotated[str | None, Header(description="Alternative to the bearer token.")] = None,
+) -> ApiKey:
+    """The active key presented as ``Authorization: Bearer ...`` or ``X-API-Key``; else 401."""
+    token = credentials.credentials if credentials else x_api_key
+    if not token:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "send an API key as 'Authorization: Bearer rvk_...' or 'X-API-Key: rvk_...'"
+            " (create one with `reverie keys create`)",
+        )
+    key = rv.keys.authenticate(token)
+    if key is None:
+        raise ApiError(401, "unauthorized", "this API key is not valid or has been revoked")
+    return key
+
+
+Reader = Annotated[ApiKey, Depends(current_key)]
+
+
+def writer_key(key: Reader) -> ApiKey:
+    if key.rights is not Rights.WRITE:
+        raise ApiError(
+            403, "forbidden", f"key {key.id} is read-only; this call needs a key with write rights"
+        )
+    return key
+
+
+Writer = Annotated[ApiKey, Depends(writer_key)]
+
+
+def scope_for(key: ApiKey, value: ScopeLike, *, write: bool = False) -> Scope:
+    """Parse a scope the caller named and refuse it (403) unless ``key`` covers it."""
+    scope = Scope.parse(value)
+    if not allows(key, scope, write=write):
+        raise ApiError(
+            403,
+            "forbidden",
+            f"key {key.id} is bound to {key.bound_to!r}; it cannot access scope {scope.key!r}",
+        )
+    return scope
+
+
+def ensure_visible(key: ApiKey, scope: Scope, what: str) -> None:
+    """Raise the not-found error for ``what`` unless ``key`` covers ``scope``."""
+    if not allows(key, scope):
+        raise NotFound(f"no {what}")

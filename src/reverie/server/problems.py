@@ -1,0 +1,109 @@
+"""Every error the service returns has one shape, and says what to fix::
+
+    {"error": {"status": 422, "code": "invalid_input", "message": "...",
+               "field": "situation", "reason": "..."}}
+
+:class:`reverie.errors.ReverieError` maps to a status here and nowhere else; a request that does
+not match the schema (FastAPI's validation) gets the same shape with the first bad field named and
+every problem listed under ``problems``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from reverie.errors import (
+    Conflict,
+    InvalidInput,
+    MissingExtra,
+    NotFound,
+    ReverieError,
+    StoreError,
+    UndoRefused,
+)
+
+__all__ = ["ApiError", "install_handlers"]
+
+log = logging.getLogger("reverie.server")
+
+
+class ApiError(Exception):
+    """An HTTP error raised by the service's own edge code (auth, limits)."""
+
+    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+        self.status = status
+        self.code = code
+        self.message = message
+        self.extra = extra
+        super().__init__(message)
+
+
+def _body(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    error = {"status": status, "code": code, "message": message, **extra}
+    return JSONResponse({"error": error}, status_code=status)
+
+
+_STATUS: list[tuple[type[ReverieError], int, str]] = [
+    (InvalidInput, 422, "invalid_input"),
+    (NotFound, 404, "not_found"),
+    (Conflict, 409, "conflict"),
+    (UndoRefused, 409, "undo_refused"),
+    (MissingExtra, 501, "missing_extra"),
+    (StoreError, 503, "store_error"),
+]
+
+
+def _reverie_error(_request: Request, exc: Exception) -> JSONResponse:
+    for cls, status, code in _STATUS:
+        if isinstance(exc, cls):
+            if isinstance(exc, InvalidInput):
+                return _body(status, code, str(exc), field=exc.field, reason=exc.reason)
+            return _body(status, code, str(exc))
+    return _body(400, "bad_request", str(exc))
+
+
+def _api_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return _body(exc.status, exc.code, exc.message, **exc.extra)
+
+
+def _field(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:] or parts
+    return ".".join(parts) or "body"
+
+
+def _problem(error: dict[str, Any]) -> dict[str, str]:
+    reason = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    if error.get("type") == "json_invalid":
+        where = error.get("loc", ("body", 0))[-1]
+        return {"field": "body", "reason": f"not valid JSON (at character {where}): {reason}"}
+    return {"field": _field(error.get("loc", ())), "reason": reason}
+
+
+def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = [_problem(e) for e in exc.errors()]
+    first = problems[0] if problems else {"field": "body", "reason": "invalid request"}
+    message = f"{first['field']}: {first['reason']}"
+    return _body(422, "invalid_input", message, **first, problems=problems)
+
+
+def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    return _body(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+
+
+def install_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ReverieError, _reverie_error)
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)

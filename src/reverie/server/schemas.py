@@ -1,0 +1,94 @@
+"""Request and response bodies of the HTTP API that are not core models.
+
+Core records (:class:`reverie.Episode`, :class:`reverie.Page`, :class:`reverie.Cycle`, ...) are
+returned as they are, so the OpenAPI schema documents the same fields the library does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reverie.models import Page
+
+__all__ = [
+    "MAX_BATCH",
+    "BatchIn",
+    "BatchOut",
+    "DreamIn",
+    "DreamOut",
+    "IngestProblem",
+    "PageOut",
+    "RecallIn",
+    "ScopesOut",
+]
+
+MAX_BATCH = 5000
+MAX_QUERY = 4000
+
+
+class BatchIn(BaseModel):
+    """Many episodes at once; each is validated on its own, and bad ones are reported."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episodes: list[dict[str, Any]] = Field(
+        min_length=1, max_length=MAX_BATCH, description=f"At most {MAX_BATCH} episodes."
+    )
+    scope: str | None = Field(
+        default=None, description="tenant/agent[/user] for episodes that name no scope."
+    )
+
+
+class IngestProblem(BaseModel):
+    index: int = Field(description="0-based position in 'episodes'.")
+    field: str
+    reason: str
+
+
+class BatchOut(BaseModel):
+    stored: int
+    duplicates: int
+    errors: list[IngestProblem]
+
+
+class RecallIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY)
+    scope: str = Field(description="tenant/agent[/user]")
+    budget_tokens: int | None = Field(default=None, ge=0, le=100_000)
+
+
+class DreamIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scope: str = Field(description="tenant/agent[/user]")
+    dry_run: bool = False
+
+
+class DreamOut(BaseModel):
+    """A dream the service started (or finished): poll ``/v1/dreams/{cycle_id}``."""
+
+    cycle_id: str
+    scope: str
+    state: str = Field(description="running, done or failed")
+    dry_run: bool
+    started_at: str | None
+    finished_at: str | None
+    report: dict[str, Any] | None
+    error: str | None
+
+
+class PageOut(BaseModel):
+    """A page with its current revision rendered as markdown."""
+
+    page: Page
+    markdown: str
+
+
+class ScopesOut(BaseModel):
+    bound_to: str
+    rights: str
+    scopes: list[str]

@@ -1,0 +1,250 @@
+"""The cold tier's side of the store (issue 6, migration 0007): the bundle index and the stubs.
+
+Archiving never deletes an episode row. The row stays as a *stub* — id, seq, scope, timestamps,
+outcome, importance, category, fingerprint and consolidation mark — with its text fields emptied,
+its full-text entry deleted and its vector units dropped. That keeps every citation's foreign key,
+the idempotence of ``append`` (re-sending an archived episode is still a duplicate, never a new
+episode to consolidate twice) and the checkpoint arithmetic intact. A stub is recognisable: no
+stored episode otherwise has both an empty situation and an empty action.
+
+Both directions are one transaction each, guarded by compare-and-set on what was read (fingerprint
+and mark), so a concurrent change aborts the whole batch. The contentless FTS5 table forgets a row
+only through its ``'delete'`` command with the exact values indexed (``scope_token`` and
+``episode_search_text``), which is why the episodes handed in must be the originals.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from reverie.errors import Conflict
+from reverie.models import Episode, Scope
+
+__all__ = ["ArchiveStore", "BundleInfo", "SQLiteArchiveMixin", "is_stub"]
+
+_CHUNK = 500
+
+
+def is_stub(ep: Episode) -> bool:
+    """True for the hot-store stub of an archived episode."""
+    return not ep.situation and not ep.action
+
+
+@dataclass(frozen=True)
+class BundleInfo:
+    """One archived bundle: ``hash`` is ``sha256:`` + the hex digest of its bytes."""
+
+    hash: str
+    scope: Scope
+    episodes: int
+    bytes: int
+    first_seq: int
+    last_seq: int
+    created_at: datetime
+    restored_at: datetime | None = None
+
+    @property
+    def file_name(self) -> str:
+        return self.hash.removeprefix("sha256:") + ".jsonl.gz"
+
+
+@runtime_checkable
+class ArchiveStore(Protocol):
+    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
+        """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
+        before ``before``, by seq."""
+        ...
+
+    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
+        """Index ``bundle`` and turn ``episodes`` (the originals) into stubs, all or nothing."""
+        ...
+
+    def archive_restore(
+        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
+    ) -> int:
+        """Put the bundle's ``episodes`` back into the hot store; the number restored."""
+        ...
+
+    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
+
+    def archive_locations(self, episode_ids: Iterable[str]) -> dict[str, str]:
+        """``{episode id: bundle hash}`` for those of ``episode_ids`` that are archived."""
+        ...
+
+    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
+        """The bundles holding episodes that ``cycle_id`` consolidated."""
+        ...
+
+
+class _Host(Protocol):
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
+
+    def _scope(self, key: str) -> Scope: ...
+
+    def _episode_from_row(self, r: Sequence[Any]) -> Episode: ...
+
+
+_BUNDLE_COLUMNS = "hash, scope_key, episodes, bytes, first_seq, last_seq, created_at, restored_at"
+_STUB = (
+    "UPDATE episodes SET session_id = NULL, situation = '', action = '', outcome_details = NULL,"
+    " error = NULL, lesson = NULL, tools = '[]', entities = '[]', metadata = '{}'"
+    " WHERE id = ? AND fingerprint = ? AND consolidated_in = ?"
+)
+_UNSTUB = (
+    "UPDATE episodes SET session_id = ?, situation = ?, action = ?, outcome_details = ?,"
+    " error = ?, lesson = ?, tools = ?, entities = ?, metadata = ?"
+    " WHERE id = ? AND fingerprint = ? AND situation = '' AND action = ''"
+)
+
+
+def _bundle(host: _Host, r: Sequence[Any]) -> BundleInfo:
+    return BundleInfo(
+        hash=r[0],
+        scope=host._scope(r[1]),
+        episodes=r[2],
+        bytes=r[3],
+        first_seq=r[4],
+        last_seq=r[5],
+        created_at=datetime.fromisoformat(r[6]),
+        restored_at=datetime.fromisoformat(r[7]) if r[7] else None,
+    )
+
+
+def _fts(c: sqlite3.Connection, episodes: Sequence[Episode], *, delete: bool) -> None:
+    from reverie.store.sqlite import episode_search_text, scope_token
+
+    rows = [(e.seq, scope_token(e.scope.key), episode_search_text(e)) for e in episodes]
+    if delete:
+        c.executemany(
+            "INSERT INTO episodes_fts(episodes_fts, rowid, scope, body) VALUES ('delete',?,?,?)",
+            rows,
+        )
+    else:
+        c.executemany("INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)", rows)
+
+
+class SQLiteArchiveMixin:
+    """:class:`ArchiveStore` for :class:`reverie.store.sqlite.SQLiteStore`."""
+
+    def archive_candidates(
+        self: _Host, scope: Scope, before: datetime, limit: int
+    ) -> list[Episode]:
+        from reverie.store.sqlite import EPISODE_COLUMNS
+
+        cols = ", ".join("e." + c.strip() for c in EPISODE_COLUMNS.split(","))
+        rows = self._read(
+            f"SELECT {cols} FROM episodes e JOIN cycles c ON c.id = e.consolidated_in"
+            " WHERE e.scope_key = ? AND c.undone_at IS NULL AND e.created_at < ?"
+            " AND NOT (e.situation = '' AND e.action = '')"
+            " AND NOT EXISTS (SELECT 1 FROM archived_episodes a WHERE a.episode_id = e.id)"
+            " ORDER BY e.seq LIMIT ?",
+            (scope.key, before.isoformat(), limit),
+        )
+        return [self._episode_from_row(r) for r in rows]
+
+    def archive_commit(self: _Host, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
+        with self._write() as c:
+            c.execute(
+                f"INSERT OR REPLACE INTO archive_bundles ({_BUNDLE_COLUMNS})"
+                " VALUES (?,?,?,?,?,?,?,NULL)",
+                (
+                    bundle.hash,
+                    bundle.scope.key,
+                    bundle.episodes,
+                    bundle.bytes,
+                    bundle.first_seq,
+                    bundle.last_seq,
+                    bundle.created_at.isoformat(),
+                ),
+            )
+            c.executemany(
+                "INSERT INTO archived_episodes VALUES (?,?,?)",
+                [(e.id, bundle.hash, e.seq) for e in episodes],
+            )
+            cur = c.executemany(
+                _STUB, [(e.id, e.fingerprint(), e.consolidated_in) for e in episodes]
+            )
+            if cur.rowcount != len(episodes):
+                raise Conflict(
+                    f"{len(episodes) - cur.rowcount} episode(s) changed while being archived;"
+                    " nothing was archived — run it again"
+                )
+            _fts(c, episodes, delete=True)
+            for start in range(0, len(episodes), _CHUNK):
+                ids = [e.id for e in episodes[start : start + _CHUNK]]
+                c.execute(
+                    "DELETE FROM vector_units WHERE kind = 'episode'"
+                    f" AND ref IN ({','.join('?' * len(ids))})",
+                    ids,
+                )
+
+    def archive_restore(
+        self: _Host, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
+    ) -> int:
+        rows = [
+            (
+                e.session_id,
+                e.situation,
+                e.action,
+                e.outcome_details,
+                e.error,
+                e.lesson,
+                json.dumps(e.tools),
+                json.dumps(e.entities),
+                json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
+                e.id,
+                e.fingerprint(),
+            )
+            for e in episodes
+        ]
+        with self._write() as c:
+            restored = [e for e, row in zip(episodes, rows, strict=True) if _unstub(c, row)]
+            _fts(c, restored, delete=False)
+            c.execute("DELETE FROM archived_episodes WHERE bundle = ?", (bundle.hash,))
+            c.execute(
+                "UPDATE archive_bundles SET restored_at = ? WHERE hash = ?",
+                (now.isoformat(), bundle.hash),
+            )
+        return len(restored)
+
+    def archive_bundles(self: _Host, scope: Scope | None = None) -> list[BundleInfo]:
+        sql = f"SELECT {_BUNDLE_COLUMNS} FROM archive_bundles"
+        rows = (
+            self._read(sql + " WHERE scope_key = ? ORDER BY created_at, hash", (scope.key,))
+            if scope
+            else self._read(sql + " ORDER BY created_at, hash")
+        )
+        return [_bundle(self, r) for r in rows]
+
+    def archive_locations(self: _Host, episode_ids: Iterable[str]) -> dict[str, str]:
+        ids = list(dict.fromkeys(episode_ids))
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            rows = self._read(
+                "SELECT episode_id, bundle FROM archived_episodes"
+                f" WHERE episode_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            found.update((r[0], r[1]) for r in rows)
+        return found
+
+    def archive_bundles_of_cycle(self: _Host, cycle_id: str) -> list[str]:
+        rows = self._read(
+            "SELECT DISTINCT a.bundle FROM archived_episodes a JOIN episodes e"
+            " ON e.id = a.episode_id WHERE e.consolidated_in = ? ORDER BY a.bundle",
+            (cycle_id,),
+        )
+        return [r[0] for r in rows]
+
+
+def _unstub(c: sqlite3.Connection, row: tuple[Any, ...]) -> bool:
+    return c.execute(_UNSTUB, row).rowcount == 1

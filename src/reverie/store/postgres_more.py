@@ -1,0 +1,379 @@
+"""The parts of :class:`reverie.store.postgres.PostgresStore` beyond episodes, pages and cycles:
+the model response cache, memory over time, API keys, vectors (pgvector, HNSW) and leases.
+
+Vectors are stored as pgvector values and handed out as the same packed little-endian float32
+blobs as SQLite's, so :mod:`reverie.recall.vectors` works unchanged. :meth:`vector_search` adds
+what SQLite cannot: a nearest-neighbour search inside the database, on an HNSW index (cosine)
+created per embedding dimension, with the scope filter in the query and the same scores as the
+in-memory index (cosine similarity, higher is better).
+
+Leases: see :mod:`reverie.store.leases`. Claims use ``SELECT … FOR NO KEY UPDATE SKIP LOCKED`` on
+the scope rows, so concurrent workers never wait for each other and never claim the same scope;
+the ``ON CONFLICT … WHERE`` of the upsert is the compare-and-set that decides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+from reverie.errors import Conflict, LeaseLost, NotFound
+from reverie.models import Episode, Scope, now_utc
+from reverie.store.base import Changeset, JournalEntry, Lease, Strength
+from reverie.store.leases import RELEASED
+from reverie.store.vectors import VectorRow, VectorUnit
+
+if TYPE_CHECKING:
+    import numpy as np
+    import psycopg
+    from numpy.typing import NDArray
+
+    from reverie.keys import ApiKey
+
+__all__ = ["PostgresExtrasMixin"]
+
+_KEY_COLUMNS = "id, name, tenant, agent, rights, salt, secret_hash, created_at, revoked_at"
+_LEASE_COLUMNS = "scope_key, owner, token, acquired_at, expires_at"
+_LEASE_UPSERT = (
+    " ON CONFLICT (scope_key) DO UPDATE SET owner = excluded.owner,"
+    " token = CASE WHEN l.owner = excluded.owner AND l.expires_at > excluded.acquired_at"
+    " THEN l.token ELSE l.token + 1 END,"
+    " acquired_at = CASE WHEN l.owner = excluded.owner AND l.expires_at > excluded.acquired_at"
+    " THEN l.acquired_at ELSE excluded.acquired_at END,"
+    " heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at"
+    " WHERE l.owner = excluded.owner OR l.expires_at <= excluded.acquired_at"
+    f" RETURNING {_LEASE_COLUMNS}"
+)
+
+
+class _Host(Protocol):
+    url: str
+    lease_owner: str | None
+
+    def _write(self) -> AbstractContextManager[psycopg.Cursor[Any]]: ...
+
+    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]: ...
+
+    def _scope(self, key: str) -> Scope: ...
+
+    def _episode_from_row(self, r: Sequence[Any]) -> Episode: ...
+
+    def _ensure_scopes(self, c: psycopg.Cursor[Any], scopes: Iterable[Scope]) -> None: ...
+
+
+def _vector(blob: bytes) -> NDArray[np.float32]:
+    import numpy as np
+
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def _blob(value: Any) -> bytes:
+    """A pgvector value as SQLite's packed little-endian float32 blob."""
+    blob: bytes = value.to_numpy().astype("<f4").tobytes()
+    return blob
+
+
+def _lease(host: _Host, row: Sequence[Any]) -> Lease:
+    return Lease(host._scope(row[0]), row[1], int(row[2]), row[3], row[4])
+
+
+def _key_from_row(r: Sequence[Any]) -> ApiKey:
+    from reverie.keys import ApiKey, Rights
+
+    return ApiKey(
+        id=r[0],
+        name=r[1],
+        tenant=r[2],
+        agent=r[3],
+        rights=Rights(r[4]),
+        salt=r[5],
+        secret_hash=r[6],
+        created_at=r[7],
+        revoked_at=r[8],
+    )
+
+
+class PostgresExtrasMixin:
+    # -- model response cache ---------------------------------------------------------------
+
+    def cache_get(self: _Host, key: str) -> dict[str, Any] | None:
+        rows = self._read(
+            "SELECT model, response, input_tokens, output_tokens, created_at FROM model_cache"
+            " WHERE key = %s",
+            (key,),
+        )
+        if not rows:
+            return None
+        model, response, tokens_in, tokens_out, created_at = rows[0]
+        return {
+            "model": model,
+            "response": response,
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "created_at": created_at.isoformat(),
+        }
+
+    def cache_put(self: _Host, key: str, value: dict[str, Any]) -> None:
+        with self._write() as c:
+            c.execute(
+                "INSERT INTO model_cache VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO"
+                " UPDATE SET model = excluded.model, response = excluded.response,"
+                " input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,"
+                " created_at = excluded.created_at",
+                (
+                    key,
+                    str(value.get("model", "")),
+                    json.dumps(value["response"], sort_keys=True, ensure_ascii=False),
+                    int(value.get("input_tokens", 0)),
+                    int(value.get("output_tokens", 0)),
+                    now_utc(),
+                ),
+            )
+
+    # -- memory over time (issue 5) ------------------------------------------------------------
+
+    @staticmethod
+    def _record_memory(c: psycopg.Cursor[Any], changes: Changeset) -> None:
+        cycle_id = changes.cycle.id if changes.cycle else changes.undone_cycle
+        if changes.observations and cycle_id is not None:
+            c.executemany(
+                "INSERT INTO observations VALUES (%s, %s, %s, %s)",
+                [(cycle_id, o.page_id, o.episodes, o.last_seen) for o in changes.observations],
+            )
+        if changes.journal:
+            when = changes.cycle.started_at if changes.cycle else now_utc()
+            c.execute(
+                "INSERT INTO journal (scope_key, cycle_id, created_at, text)"
+                " VALUES (%s, %s, %s, %s)",
+                (changes.scope.key, cycle_id, when, changes.journal),
+            )
+
+    def strengths(self: _Host, page_ids: Iterable[str]) -> dict[str, Strength]:
+        rows = self._read(
+            "SELECT o.page_id, sum(o.episodes), count(*), max(o.last_seen) FROM observations o"
+            " JOIN cycles c ON c.id = o.cycle_id WHERE c.undone_at IS NULL"
+            " AND o.page_id = ANY(%s) GROUP BY o.page_id",
+            (list(dict.fromkeys(page_ids)),),
+        )
+        return {r[0]: Strength(r[0], int(r[1]), int(r[2]), r[3]) for r in rows}
+
+    def journal(self: _Host, scope: Scope, limit: int = 50) -> list[JournalEntry]:
+        rows = self._read(
+            "SELECT cycle_id, created_at, text FROM journal WHERE scope_key = %s"
+            " ORDER BY n DESC LIMIT %s",
+            (scope.key, limit),
+        )
+        return [JournalEntry(scope, r[0], r[1], r[2]) for r in reversed(rows)]
+
+    # -- API keys (issue 7) ----------------------------------------------------------------------
+
+    def api_key(self: _Host, key_id: str) -> ApiKey:
+        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,))
+        if not rows:
+            raise NotFound(f"no API key {key_id}")
+        return _key_from_row(rows[0])
+
+    def api_keys(self: _Host) -> list[ApiKey]:
+        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id")
+        return [_key_from_row(r) for r in rows]
+
+    def revoke_api_key(self: _Host, key_id: str, at: datetime) -> ApiKey:
+        with self._write() as c:
+            c.execute(
+                "UPDATE api_keys SET revoked_at = coalesce(revoked_at, %s) WHERE id = %s",
+                (at, key_id),
+            )
+        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,))
+        if not rows:
+            raise NotFound(f"no API key {key_id}")
+        return _key_from_row(rows[0])
+
+    def put_api_key(self: _Host, key: ApiKey) -> None:
+        with self._write() as c:
+            c.execute(
+                f"INSERT INTO api_keys ({_KEY_COLUMNS})"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    key.id,
+                    key.name,
+                    key.tenant,
+                    key.agent,
+                    str(key.rights),
+                    key.salt,
+                    key.secret_hash,
+                    key.created_at,
+                    key.revoked_at,
+                ),
+            )
+
+    # -- vectors (issue 3's VectorStore, plus HNSW search) ----------------------------------------
+
+    def vectors_get(self: _Host, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        rows = self._read(
+            "SELECT hash, vector FROM embeddings WHERE model = %s AND hash = ANY(%s)",
+            (model, list(dict.fromkeys(hashes))),
+        )
+        return {r[0]: _blob(r[1]) for r in rows}
+
+    def vectors_put(
+        self: _Host, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
+    ) -> None:
+        dims = {len(blob) // 4 for blob in vectors.values()}
+        with self._write() as c:
+            for dim in sorted(dims):
+                PostgresExtrasMixin._ensure_hnsw(c, dim)
+            c.executemany(
+                "INSERT INTO embeddings VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                [(model, h, _vector(blob)) for h, blob in vectors.items()],
+            )
+            c.executemany(
+                "INSERT INTO vector_units (scope_key, model, kind, ref, seq, hash)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [(u.scope.key, model, u.kind, u.ref, u.seq, u.hash) for u in units],
+            )
+
+    @staticmethod
+    def _ensure_hnsw(c: psycopg.Cursor[Any], dim: int) -> None:
+        """An HNSW (cosine) index for vectors of ``dim`` dimensions, created on first use."""
+        c.execute(
+            f"CREATE INDEX IF NOT EXISTS embeddings_hnsw_{int(dim)} ON embeddings"
+            f" USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops)"
+            f" WHERE vector_dims(vector) = {int(dim)}"
+        )
+
+    def vector_rows(self: _Host, scope: Scope, model: str, after: int) -> list[VectorRow]:
+        rows = self._read(
+            "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
+            " ON e.model = u.model AND e.hash = u.hash"
+            " WHERE u.scope_key = %s AND u.model = %s AND u.n > %s ORDER BY u.n",
+            (scope.key, model, after),
+        )
+        return [VectorRow(n=r[0], kind=r[1], ref=r[2], hash=r[3], vector=_blob(r[4])) for r in rows]
+
+    def unembedded_episodes(self: _Host, scope: Scope, model: str, limit: int) -> list[Episode]:
+        from reverie.store.postgres import EPISODE_COLUMNS
+
+        rows = self._read(
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = %s AND seq >"
+            " (SELECT coalesce(max(seq), 0) FROM vector_units"
+            " WHERE scope_key = %s AND model = %s AND kind = 'episode') ORDER BY seq LIMIT %s",
+            (scope.key, scope.key, model, limit),
+        )
+        return [self._episode_from_row(r) for r in rows]
+
+    def vector_search(
+        self: _Host,
+        scope: Scope,
+        model: str,
+        query: bytes,
+        k: int,
+        kind: str,
+        *,
+        ef_search: int = 100,
+    ) -> list[tuple[str, str, float]]:
+        """The ``k`` units of ``kind`` in ``scope`` nearest to the unit vector ``query``:
+        ``(kind, ref, cosine)``, best first. The planner picks the HNSW index for large scopes
+        (approximate; ``ef_search`` trades speed for recall) and the scope's rows otherwise."""
+        dim = len(query) // 4
+        cast = f"vector({int(dim)})"
+        with self._write() as c:
+            c.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+            c.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            c.execute(
+                f"SELECT u.kind, u.ref, 1 - (e.vector::{cast} <=> %(q)s::{cast}) AS cosine"
+                " FROM embeddings e JOIN vector_units u ON u.model = e.model AND u.hash = e.hash"
+                " WHERE e.model = %(model)s AND vector_dims(e.vector) = %(dim)s"
+                " AND u.scope_key = %(scope)s AND u.kind = %(kind)s"
+                f" ORDER BY e.vector::{cast} <=> %(q)s::{cast} LIMIT %(k)s",
+                {
+                    "q": _vector(query),
+                    "model": model,
+                    "dim": dim,
+                    "scope": scope.key,
+                    "kind": kind,
+                    "k": k,
+                },
+            )
+            return [(r[0], r[1], float(r[2])) for r in c.fetchall()]
+
+    # -- leases (issue 8) ------------------------------------------------------------------------
+
+    def acquire_lease(
+        self: _Host, scope: Scope, owner: str, ttl: float, now: datetime
+    ) -> Lease | None:
+        with self._write() as c:
+            self._ensure_scopes(c, [scope])
+            c.execute(
+                f"INSERT INTO leases AS l VALUES (%s, %s, 1, %s, %s, %s){_LEASE_UPSERT}",
+                (scope.key, owner, now, now, now + timedelta(seconds=ttl)),
+            )
+            row = c.fetchone()
+        return _lease(self, row) if row else None
+
+    def claim_due(
+        self: _Host, owner: str, ttl: float, now: datetime, limit: int = 1
+    ) -> list[Lease]:
+        with self._write() as c:
+            c.execute(
+                "WITH due AS (SELECT s.scope_key FROM scopes s"
+                " LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
+                " LEFT JOIN leases l ON l.scope_key = s.scope_key"
+                " WHERE (l.scope_key IS NULL OR l.expires_at <= %(now)s)"
+                " AND EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
+                " AND e.seq > coalesce(c.seq, 0) AND e.consolidated_in IS NULL)"
+                " ORDER BY l.expires_at NULLS FIRST, s.scope_key LIMIT %(limit)s"
+                " FOR NO KEY UPDATE OF s SKIP LOCKED)"
+                " INSERT INTO leases AS l SELECT scope_key, %(owner)s, 1, %(now)s, %(now)s,"
+                f" %(expires)s FROM due{_LEASE_UPSERT}",
+                {
+                    "now": now,
+                    "owner": owner,
+                    "limit": limit,
+                    "expires": now + timedelta(seconds=ttl),
+                },
+            )
+            rows = c.fetchall()
+        return [_lease(self, r) for r in rows]
+
+    def heartbeat_lease(self: _Host, lease: Lease, ttl: float, now: datetime) -> Lease:
+        with self._write() as c:
+            c.execute(
+                "UPDATE leases SET heartbeat_at = %s, expires_at = %s"
+                f" WHERE scope_key = %s AND owner = %s AND token = %s RETURNING {_LEASE_COLUMNS}",
+                (now, now + timedelta(seconds=ttl), lease.scope.key, lease.owner, lease.token),
+            )
+            row = c.fetchone()
+        if row is None:
+            raise LeaseLost(f"the lease on {lease.scope.key} was taken over; stop working on it")
+        return _lease(self, row)
+
+    def release_lease(self: _Host, lease: Lease) -> bool:
+        with self._write() as c:
+            c.execute(
+                "UPDATE leases SET expires_at = %s"
+                " WHERE scope_key = %s AND owner = %s AND token = %s",
+                (RELEASED, lease.scope.key, lease.owner, lease.token),
+            )
+            return c.rowcount == 1
+
+    def leases(self: _Host) -> list[Lease]:
+        rows = self._read(f"SELECT {_LEASE_COLUMNS} FROM leases ORDER BY scope_key")
+        return [_lease(self, r) for r in rows]
+
+    def _check_lease(self: _Host, c: psycopg.Cursor[Any], changes: Changeset) -> None:
+        """Refuse a commit to a scope whose live lease another owner holds (a fence: a worker
+        that stalled past its lease cannot land a cycle over its successor's)."""
+        c.execute(
+            "SELECT owner, expires_at FROM leases WHERE scope_key = %s FOR SHARE",
+            (changes.scope.key,),
+        )
+        row = c.fetchone()
+        at = changes.cycle.finished_at if changes.cycle and changes.cycle.finished_at else None
+        if row and row[0] != self.lease_owner and row[1] > (at or now_utc()):
+            raise Conflict(
+                f"scope {changes.scope.key} is leased by {row[0]} until {row[1].isoformat()};"
+                " a worker is dreaming it — try again after the lease ends"
+            )

@@ -1,0 +1,129 @@
+"""Vector storage: an embedding cache keyed by content hash and model, and the units recall finds.
+
+A separate protocol from :class:`reverie.store.base.Store` because vectors are optional: a store
+without them still serves the lexical path (DESIGN invariant 8), and recall checks
+``isinstance(store, VectorStore)`` before using any of this. Vectors are packed little-endian
+float32 blobs (``numpy.ndarray.tobytes``), L2-normalised by the embedder.
+
+Writes here are derived data, not cycle state: they never join a cycle's transaction, are
+idempotent (``INSERT OR IGNORE``) and can be rebuilt from episodes and revisions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from reverie.models import Episode, Scope
+
+__all__ = ["SQLiteVectorsMixin", "VectorRow", "VectorStore", "VectorUnit"]
+
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class VectorUnit:
+    """One thing recall can find by vector: an episode (``ref`` = its id) or a page claim
+    (``ref`` = ``page_id#revision#index``), with the content hash its vector is cached under."""
+
+    scope: Scope
+    kind: str
+    ref: str
+    hash: str
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    """A stored unit with its vector, as an in-memory index loads it (``n`` ascending)."""
+
+    n: int
+    kind: str
+    ref: str
+    hash: str
+    vector: bytes
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        """The cached vectors of ``model`` for those of ``hashes`` that have one."""
+        ...
+
+    def vectors_put(
+        self, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
+    ) -> None:
+        """Cache ``vectors`` (hash → blob) and record ``units``: idempotent, one transaction."""
+        ...
+
+    def vector_rows(self, scope: Scope, model: str, after: int) -> list[VectorRow]:
+        """Units of ``scope`` for ``model`` with ``n > after``, with vectors, ``n`` ascending."""
+        ...
+
+    def unembedded_episodes(self, scope: Scope, model: str, limit: int) -> list[Episode]:
+        """Episodes of ``scope`` past the newest one embedded for ``model``, by seq."""
+        ...
+
+
+class _Host(Protocol):
+    """What the mixin needs from :class:`reverie.store.sqlite.SQLiteStore`."""
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
+
+    def _episode_from_row(self, r: Sequence[Any]) -> Episode: ...
+
+
+class SQLiteVectorsMixin:
+    """:class:`VectorStore` for :class:`reverie.store.sqlite.SQLiteStore` (migration 0003)."""
+
+    def vectors_get(self: _Host, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        wanted = list(dict.fromkeys(hashes))
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            rows = self._read(
+                "SELECT hash, vector FROM embeddings WHERE model = ?"
+                f" AND hash IN ({','.join('?' * len(chunk))})",
+                [model, *chunk],
+            )
+            found.update((r[0], r[1]) for r in rows)
+        return found
+
+    def vectors_put(
+        self: _Host, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
+    ) -> None:
+        with self._write() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)",
+                [(model, h, blob) for h, blob in vectors.items()],
+            )
+            c.executemany(
+                "INSERT OR IGNORE INTO vector_units (scope_key, model, kind, ref, seq, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(u.scope.key, model, u.kind, u.ref, u.seq, u.hash) for u in units],
+            )
+
+    def vector_rows(self: _Host, scope: Scope, model: str, after: int) -> list[VectorRow]:
+        rows = self._read(
+            "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
+            " ON e.model = u.model AND e.hash = u.hash"
+            " WHERE u.scope_key = ? AND u.model = ? AND u.n > ? ORDER BY u.n",
+            (scope.key, model, after),
+        )
+        return [VectorRow(*r) for r in rows]
+
+    def unembedded_episodes(self: _Host, scope: Scope, model: str, limit: int) -> list[Episode]:
+        from reverie.store.sqlite import EPISODE_COLUMNS
+
+        rows = self._read(
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? AND seq >"
+            " (SELECT coalesce(max(seq), 0) FROM vector_units"
+            " WHERE scope_key = ? AND model = ? AND kind = 'episode') ORDER BY seq LIMIT ?",
+            (scope.key, scope.key, model, limit),
+        )
+        return [self._episode_from_row(r) for r in rows]

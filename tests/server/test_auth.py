@@ -1,0 +1,160 @@
+"""Keys: stored hashed, bound to a tenant (or one agent), read or write — checked on EVERY route.
+
+The route table below must name every route the app has (the test fails on a new route without
+an entry), so no endpoint can be added without its cross-scope check.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+from starlette.routing import Mount, Route
+
+from tests.server.conftest import Live
+
+PUBLIC = {("GET", "/health"), ("GET", "/")}
+UNSCOPED = {("GET", "/v1/scopes")}  # answers for the key's own tenant only (checked below)
+
+
+def acme_ids(live: Live) -> dict[str, str]:
+    page = live.rv.pages("acme/coder")[0]
+    cycle = live.rv.cycles("acme/coder")[0]
+    return {"page_id": page.id, "cycle_id": cycle.id, "episode_id": "ep-demo-001"}
+
+
+def foreign_requests() -> dict[tuple[str, str], dict[str, Any]]:
+    """For each route: a request that targets acme/coder's data."""
+    acme = {"scope": "acme/coder"}
+    episode = {"scope": "acme/coder", "situation": "probe", "action": "probe"}
+    return {
+        ("POST", "/v1/episodes"): {"json": episode},
+        ("POST", "/v1/episodes/batch"): {"json": {"episodes": [episode]}},
+        ("GET", "/v1/episodes/{episode_id}"): {},
+        ("POST", "/v1/recall"): {"json": {"query": "deploy staging", **acme}},
+        ("POST", "/v1/dreams"): {"json": acme},
+        ("GET", "/v1/dreams"): {"params": acme},
+        ("GET", "/v1/dreams/{cycle_id}"): {},
+        ("GET", "/v1/cycles"): {"params": acme},
+        ("GET", "/v1/cycles/{cycle_id}"): {},
+        ("GET", "/v1/cycles/{cycle_id}/report"): {},
+        ("GET", "/v1/pages"): {"params": acme},
+        ("GET", "/v1/pages/{page_id}"): {},
+        ("GET", "/v1/pages/{page_id}/why"): {},
+        ("GET", "/v1/pages/{page_id}/revisions"): {},
+        ("GET", "/v1/stats"): {"params": acme},
+        ("GET", "/v1/journal"): {"params": acme},
+    }
+
+
+def flat(routes: list[Any]) -> list[Any]:
+    """Routes with included routers opened (newer FastAPI nests them in one route object)."""
+    found: list[Any] = []
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        found += flat(inner.routes) if inner is not None else [route]
+    return found
+
+
+def app_routes(app: Any) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for route in flat(app.routes):
+        if isinstance(route, APIRoute | Route):
+            path = route.path
+            if path in ("/openapi.json",):
+                continue
+            found |= {(m, path) for m in (route.methods or ()) if m != "HEAD"}
+    return found
+
+
+def test_route_table_covers_every_route(live: Live) -> None:
+    routes = app_routes(live.app)
+    assert routes == set(foreign_requests()) | PUBLIC | UNSCOPED
+    mounts = [r.path for r in flat(live.app.routes) if isinstance(r, Mount)]
+    assert mounts == ["/dashboard"]  # static files only: the dashboard's data is /v1
+
+
+@pytest.mark.parametrize("intruder", ["globex", "acme-other-agent"])
+def test_a_key_of_another_scope_gets_403_or_404_everywhere(live: Live, intruder: str) -> None:
+    ids = acme_ids(live)
+    before = live.rv.status("acme/coder")
+    with live.client(live.tokens[intruder]) as client:
+        for (method, path), kwargs in foreign_requests().items():
+            response = client.request(method, path.format(**ids), **kwargs)
+            assert response.status_code in (403, 404), (method, path, response.text)
+            error = response.json()["error"]
+            assert error["code"] in ("forbidden", "not_found")
+            assert "probe" not in response.text and "kubectl" not in response.text
+        scopes = client.get("/v1/scopes").json()["scopes"]
+    assert "acme/coder" not in scopes
+    assert live.rv.status("acme/coder") == before  # nothing written, nothing dreamt
+
+
+def test_a_foreign_id_looks_exactly_like_a_missing_one(live: Live) -> None:
+    ids = acme_ids(live)
+    with live.client(live.tokens["globex"]) as client:
+        foreign = client.get(f"/v1/pages/{ids['page_id']}").json()
+        missing = client.get("/v1/pages/pg_does_not_exist").json()
+    assert foreign["error"]["code"] == missing["error"]["code"] == "not_found"
+    assert foreign["error"]["message"] == f"no page {ids['page_id']}"
+
+
+def test_a_batch_item_of_another_scope_refuses_the_whole_batch(live: Live) -> None:
+    own = {"scope": "globex/bot", "situation": "fine", "action": "fine", "id": "gx-batch-ok"}
+    foreign = {"scope": "acme/coder", "situation": "sneak", "action": "sneak"}
+    with live.client(live.tokens["globex"]) as client:
+        response = client.post("/v1/episodes/batch", json={"episodes": [own, foreign]})
+    assert response.status_code == 403
+    assert response.json()["error"]["field"] == "episodes.1.scope"
+    with pytest.raises(Exception, match="gx-batch-ok"):
+        live.rv.episode("gx-batch-ok")
+
+
+def test_requests_without_a_valid_key_get_401(live: Live) -> None:
+    with live.client() as anonymous:
+        response = anonymous.get("/v1/pages", params={"scope": "acme/coder"})
+        assert response.status_code == 401
+        assert "reverie keys create" in response.json()["error"]["message"]
+        assert anonymous.get("/health").status_code == 200
+    with live.client("rvk_0123456789abcdef_" + "x" * 43) as forged:
+        assert forged.get("/v1/scopes").status_code == 401
+    headers = {"X-API-Key": live.tokens["acme-read"]}
+    assert httpx.get(live.url + "/v1/scopes", headers=headers).status_code == 200
+
+
+def test_read_keys_cannot_write(live: Live) -> None:
+    with live.client(live.tokens["acme-read"]) as client:
+        episode = {"scope": "acme/coder", "situation": "s", "action": "a"}
+        response = client.post("/v1/episodes", json=episode)
+        assert response.status_code == 403
+        assert "read-only" in response.json()["error"]["message"]
+        assert client.post("/v1/dreams", json={"scope": "acme/coder"}).status_code == 403
+        assert client.post("/v1/recall", json={"query": "deploy", "scope": "acme/coder"}).is_success
+
+
+def test_an_agent_key_reaches_its_agent_only(live: Live) -> None:
+    with live.client(live.tokens["acme-coder"]) as client:
+        assert client.get("/v1/pages", params={"scope": "acme/coder"}).status_code == 200
+        assert client.get("/v1/pages", params={"scope": "acme/researcher"}).status_code == 403
+        assert client.get("/v1/scopes").json() == {
+            "bound_to": "acme/coder",
+            "rights": "write",
+            "scopes": ["acme/coder"],
+        }
+
+
+def test_revoked_keys_stop_working_and_secrets_are_not_stored(live: Live, tmp_path: Any) -> None:
+    key, token = live.rv.keys.create("acme", rights="read", name="temp")
+    with live.client(token) as client:
+        assert client.get("/v1/scopes").status_code == 200
+        live.rv.keys.revoke(key.id)
+        assert client.get("/v1/scopes").status_code == 401
+    secret = token.rsplit("_", 1)[1]
+    db = live.rv.store.url.removeprefix("sqlite:///")
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT * FROM api_keys").fetchall()
+    assert rows and not any(secret in str(cell) for row in rows for cell in row)
+    assert all(str(row[6]).startswith("hmac-sha256:") for row in rows)

@@ -1,0 +1,126 @@
+"""What only PostgreSQL needs proving: seq order under concurrent appends, the migration ports,
+the HNSW vector search, opening by URL."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reverie import Reverie
+from reverie.models import Scope
+from reverie.store.migrations import load_migrations
+from reverie.store.postgres import PostgresStore
+from reverie.store.vectors import VectorStore, VectorUnit
+from tests.conftest import EpisodeFactory
+from tests.pg import postgres_store, schema_url
+
+SCOPE = Scope.parse("acme/coder")
+
+
+@pytest.fixture
+def pg() -> Iterator[PostgresStore]:
+    with postgres_store() as store:
+        yield store
+
+
+def test_every_sqlite_migration_has_a_postgres_port() -> None:
+    sqlite = [name for name, _sql in load_migrations("sqlite")]
+    postgres = [name for name, _sql in load_migrations("postgres")]
+    assert sqlite == postgres, "add a port under reverie/store/migrations/postgres/"
+
+
+def test_open_by_url_dreams_and_recalls(make_episode: EpisodeFactory) -> None:
+    with schema_url() as url, Reverie.open(url) as rv:
+        assert isinstance(rv.store, PostgresStore)
+        rv.ingest([make_episode(lesson="pin the kubectl version") for _ in range(4)])
+        report = rv.dream(SCOPE)
+        assert report.episodes_marked == 4 and rv.store.pending_scopes() == []
+        assert rv.recall("kubectl apply timed out", SCOPE).items
+
+
+def test_an_append_in_flight_holds_back_later_appends_to_its_scope_only(
+    pg: PostgresStore, make_episode: EpisodeFactory
+) -> None:
+    """A checkpoint can never pass a seq that commits later (DESIGN invariant 1)."""
+    later, elsewhere = PostgresStore(pg.url), PostgresStore(pg.url)
+    first, second = make_episode(), make_episode()
+    done = threading.Event()
+
+    def append_second() -> None:
+        later.append([second])
+        done.set()
+
+    try:
+        with pg._write() as c:  # an append that has drawn its seq but not committed yet
+            (held,) = pg._insert_episodes(c, [first])
+            thread = threading.Thread(target=append_second)
+            thread.start()
+            time.sleep(0.5)
+            assert not done.is_set(), "a second append to the scope must wait"
+            elsewhere.append([make_episode(scope="acme/other")])  # other scopes do not wait
+            assert elsewhere.scan(SCOPE, 0, 10) == []
+        thread.join(10)
+        scanned = later.scan(SCOPE, 0, 10)
+        assert [e.id for e in scanned] == [first.id, second.id]
+        assert (held.seq or 0) < (scanned[1].seq or 0)
+    finally:
+        later.close()
+        elsewhere.close()
+
+
+def test_concurrent_appends_and_cycles_consolidate_everything_once(
+    make_episode: EpisodeFactory,
+) -> None:
+    with schema_url() as url, Reverie.open(url) as rv:
+        episodes = [make_episode(id=f"ep-c{i:04d}") for i in range(120)]
+
+        def append(part: int) -> None:
+            with Reverie.open(url) as writer:
+                for ep in episodes[part::4]:
+                    writer.remember(ep)
+
+        threads = [threading.Thread(target=append, args=(p,)) for p in range(4)]
+        for t in threads:
+            t.start()
+        while any(t.is_alive() for t in threads):
+            rv.dream(SCOPE)
+        rv.dream(SCOPE)
+        stats = rv.status(SCOPE)
+        assert stats.episodes == stats.consolidated == 120
+        marked = [seq for c in rv.cycles(SCOPE, limit=1000) for seq in rv.store.marked(c.id)]
+        assert len(marked) == len(set(marked)) == 120
+
+
+def test_hnsw_vector_search_is_scoped_and_ranks_by_cosine(pg: PostgresStore) -> None:
+    assert isinstance(pg, VectorStore)
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(300, 16)).astype("<f4")
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    other = Scope.parse("acme/other")
+    units = [
+        VectorUnit(SCOPE if i % 2 == 0 else other, "episode", f"ep{i}", f"h{i}", i + 1)
+        for i in range(300)
+    ]
+    pg.vectors_put("m", {f"h{i}": v.tobytes() for i, v in enumerate(vectors)}, units)
+    query = vectors[10]
+    hits = pg.vector_search(SCOPE, "m", query.tobytes(), 5, "episode")
+    mine = [i for i in range(300) if i % 2 == 0]
+    best = sorted(mine, key=lambda i: -float(vectors[i] @ query))[:5]
+    assert [ref for _k, ref, _c in hits] == [f"ep{i}" for i in best]
+    assert hits[0][2] == pytest.approx(1.0, abs=1e-5)
+    indexes = pg._read("SELECT indexname FROM pg_indexes WHERE tablename = 'embeddings'")
+    assert "embeddings_hnsw_16" in {r[0] for r in indexes}
+    rows = pg.vector_rows(SCOPE, "m", 0)
+    assert len(rows) == 150 and rows[0].vector == vectors[0].tobytes()
+
+
+def test_missing_extra_is_named(tmp_path: Path) -> None:
+    from reverie.errors import StoreError
+
+    with pytest.raises(StoreError, match="cannot connect"):
+        PostgresStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
