@@ -3,6 +3,7 @@ killed with SIGKILL mid-cycle is recovered by another, with every DESIGN invaria
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -158,7 +159,7 @@ def test_two_daemons_never_dream_one_scope_at_once(tmp_path: Path) -> None:
     assert {owner for r in runs.values() for *_t, owner in r} == {"A", "B"}  # both worked
     for scope, spans in runs.items():
         spans.sort()
-        for (_s1, end1, o1), (start2, _e2, o2) in zip(spans, spans[1:], strict=False):
+        for (_s1, end1, o1), (start2, _e2, o2) in itertools.pairwise(spans):
             assert end1 <= start2, f"{scope}: {o1} and {o2} overlapped"
     assert [e["event"] for e in events if e["event"] == "stopped"] == ["stopped", "stopped"]
     _check_invariants(db, acked)

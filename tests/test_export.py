@@ -32,8 +32,8 @@ def test_rows_are_chat_examples_citing_their_episodes(
     with _brain(tmp_path / "b.db", make_episode) as rv:
         done = write_training(rv.store, tmp_path / "out" / "train.jsonl")
         rows = [json.loads(line) for line in done.path.read_text().splitlines()]
-        assert done.rows == len(rows) == len(rv.pages("acme/coder")) + len(
-            rv.pages("acme/researcher")
+        assert (
+            done.rows == len(rows) == len(rv.pages("acme/coder")) + len(rv.pages("acme/researcher"))
         )
         assert done.scopes == 2
         for row in rows:

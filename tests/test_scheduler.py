@@ -17,7 +17,7 @@ from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
 
 SCOPE = Scope.parse("acme/coder")
-FAST = {"jitter": timedelta(seconds=0.2), "grace": timedelta(seconds=1)}
+JITTER, GRACE = timedelta(seconds=0.2), timedelta(seconds=1)
 
 
 def _brain(path: Path, make: EpisodeFactory, n: int = 4, **kw: Any) -> Reverie:
@@ -61,7 +61,7 @@ def test_catch_up_runs_once_after_jitter_without_blocking_start(
         assert isinstance(rv.store, SQLiteStore)
         _ran_before(rv.store, timedelta(days=3))  # three daily slots missed
         seen, emit = _events()
-        config = ScheduleConfig(interval=timedelta(days=1), **FAST)
+        config = ScheduleConfig(interval=timedelta(days=1), jitter=JITTER, grace=GRACE)
         scheduler = Scheduler(rv, config, max_sleep=0.05, on_event=emit)
         started_in = asyncio.run(_run_for(scheduler, 0.8))
         assert started_in < 0.05  # start() only creates the task
@@ -81,7 +81,9 @@ def test_missed_slot_is_skipped_without_catch_up(
         assert isinstance(rv.store, SQLiteStore)
         _ran_before(rv.store, timedelta(days=3))
         seen, emit = _events()
-        config = ScheduleConfig(interval=timedelta(days=1), catch_up=False, **FAST)
+        config = ScheduleConfig(
+            interval=timedelta(days=1), catch_up=False, jitter=JITTER, grace=GRACE
+        )
         asyncio.run(_run_for(Scheduler(rv, config, max_sleep=0.05, on_event=emit), 0.4))
         assert [e["event"] for e in seen] == ["skipped", "stopped"]
         assert rv.store.schedule_record(SCOPE, now_utc()).last_status == "skipped"
@@ -89,7 +91,7 @@ def test_missed_slot_is_skipped_without_catch_up(
 
 def test_restart_neither_loses_nor_repeats(tmp_path: Path, make_episode: EpisodeFactory) -> None:
     path = tmp_path / "b.db"
-    config = ScheduleConfig(interval=timedelta(seconds=0.6), **FAST)
+    config = ScheduleConfig(interval=timedelta(seconds=0.6), jitter=JITTER, grace=GRACE)
     with _brain(path, make_episode) as rv:
         first = Scheduler(rv, config, max_sleep=0.05)
         asyncio.run(_run_for(first, 0.9))  # first seen, then due after 0.6 s: one run
@@ -116,7 +118,7 @@ def test_failed_cycle_backs_off(tmp_path: Path, make_episode: EpisodeFactory) ->
         assert isinstance(rv.store, SQLiteStore)
         _ran_before(rv.store, timedelta(hours=2))
         seen, emit = _events()
-        config = ScheduleConfig(interval=timedelta(hours=1), **FAST)
+        config = ScheduleConfig(interval=timedelta(hours=1), jitter=JITTER, grace=GRACE)
         asyncio.run(_run_for(Scheduler(rv, config, max_sleep=0.05, on_event=emit), 0.6))
         assert [e["event"] for e in seen if e["event"] in ("failed", "dreamed")] == ["failed"]
         record = rv.store.schedule_record(SCOPE, now_utc())
@@ -131,7 +133,11 @@ def test_failed_cycle_backs_off(tmp_path: Path, make_episode: EpisodeFactory) ->
 def test_episode_gate_waits_then_runs(tmp_path: Path, make_episode: EpisodeFactory) -> None:
     with _brain(tmp_path / "b.db", make_episode, n=3) as rv:
         config = ScheduleConfig(
-            interval=None, min_new_episodes=5, recheck=timedelta(seconds=0.1), **FAST
+            interval=None,
+            min_new_episodes=5,
+            recheck=timedelta(seconds=0.1),
+            jitter=JITTER,
+            grace=GRACE,
         )
         scheduler = Scheduler(rv, config, max_sleep=0.05)
 
@@ -159,7 +165,7 @@ def test_stop_waits_for_the_running_cycle(tmp_path: Path, make_episode: EpisodeF
         rv = Reverie(opened.store, on_phase=slow)
         assert isinstance(rv.store, SQLiteStore)
         _ran_before(rv.store, timedelta(days=2))
-        config = ScheduleConfig(interval=timedelta(days=1), jitter=timedelta(0), grace=FAST["grace"])
+        config = ScheduleConfig(interval=timedelta(days=1), jitter=timedelta(0), grace=GRACE)
         scheduler = Scheduler(rv, config, max_sleep=0.05)
 
         async def scenario() -> None:

@@ -168,3 +168,35 @@ def locomo(
         typer.echo(result.to_json())
     else:
         render_locomo(result, Console(highlight=False))
+
+
+@bench_app.command("soak")
+def soak(
+    seconds: Annotated[float, typer.Option(min=1, help="How long the processes run.")] = 300,
+    writers: Annotated[int, typer.Option(min=1)] = 3,
+    dreamers: Annotated[int, typer.Option(min=0)] = 2,
+    recallers: Annotated[int, typer.Option(min=0)] = 2,
+    workdir: Annotated[
+        Path | None, typer.Option(help="Where the database goes (default: a temp dir).")
+    ] = None,
+) -> None:
+    """Ingest, dream and recall from several processes on one SQLite file; check nothing broke."""
+    from reverie.bench.soak import run_soak
+
+    where = workdir or Path(tempfile.mkdtemp(prefix="reverie-soak-"))
+    result = run_soak(seconds, where, writers=writers, dreamers=dreamers, recallers=recallers)
+    console = Console(highlight=False)
+    console.print(
+        f"{result.processes} processes for {result.seconds:g} s: {result.acked} episodes"
+        f" acknowledged, {result.stored} stored, {result.cycles} cycles, {result.recalls} recalls"
+    )
+    console.print(
+        f"recall under load: p50 {result.recall_p50_ms} ms, p99 {result.recall_p99_ms} ms"
+    )
+    for problem in [*result.errors, *result.violations]:
+        console.print(f"[red]problem[/red] {problem}")
+    console.print(
+        "nothing lost, no error reached a caller" if result.passed else "[red]failed[/red]"
+    )
+    if not result.passed:
+        raise typer.Exit(1)

@@ -165,7 +165,7 @@ def episodes_table(episodes: Iterable[Episode], title: str = "cited episodes") -
 def cycles_table(cycles: Iterable[Cycle]) -> Table:
     """Newest first; ``pages`` is ``+created ~changed`` (revised, merged, superseded, retired)."""
     table = _table(
-        "cycles", "id", "scope", "status", "episodes", "deferred", "pages", "ratio", no_wrap=("id",)
+        "cycles", "id", "scope", "status", "episodes", "pages", "ratio", no_wrap=("id", "status")
     )
     for c in cycles:
         r = c.report
@@ -175,9 +175,8 @@ def cycles_table(cycles: Iterable[Cycle]) -> Table:
             str(c.scope),
             str(c.status),
             str(r.episodes_marked),
-            str(r.deferred),  # issue 6: deferred and compression ratio
             f"+{r.created} ~{changed}",
-            f"{r.compression_ratio:g}×" if r.compression_ratio else "—",
+            f"{r.compression_ratio:g}×" if r.compression_ratio else "—",  # issue 6
         )
     return table
 

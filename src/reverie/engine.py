@@ -23,7 +23,7 @@ from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.plan import Distiller
 from reverie.dream.undo import UndoReport, plan_undo
 from reverie.embed import EmbedderLike, resolve_embedder
-from reverie.errors import Conflict, InvalidInput
+from reverie.errors import Conflict, InvalidInput, LeaseLost
 from reverie.models import (
     Cycle,
     CycleReport,
@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 __all__ = ["IngestError", "IngestResult", "Reverie", "UndoReport"]
 
 log = logging.getLogger("reverie")
+
+DREAM_ATTEMPTS = 3
+"""A cycle that loses a race with another process's cycle of the same scope (its commit finds the
+checkpoint moved) runs again on the new state; model answers are cached, so the rerun is cheap."""
 
 
 @dataclass(frozen=True)
@@ -241,9 +245,19 @@ class Reverie:
         ``cycle_id`` names the cycle in advance (the HTTP service returns it before the cycle runs).
         """
         when = utc(now) if now else now_utc()
-        report = self._cycle().run(Scope.parse(scope), when, dry_run=dry_run, cycle_id=cycle_id)
+        target = Scope.parse(scope)
+        for attempt in range(1, DREAM_ATTEMPTS + 1):
+            try:
+                report = self._cycle().run(target, when, dry_run=dry_run, cycle_id=cycle_id)
+                break
+            except LeaseLost:
+                raise
+            except Conflict as exc:  # another process committed a cycle of this scope meanwhile
+                if attempt == DREAM_ATTEMPTS:
+                    raise
+                log.info("cycle of %s raced another (%s); dreaming again", target.key, exc)
         if not dry_run and self._vectors is not None:
-            self._index_quietly(Scope.parse(scope))
+            self._index_quietly(target)
         return report
 
     def index(self, scope: ScopeLike, *, limit: int | None = None) -> int:

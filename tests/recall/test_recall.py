@@ -158,8 +158,8 @@ def test_relevant_claim_is_recalled_with_its_citations(brain: SQLiteStore) -> No
     assert top.citations == ["ep-1", "ep-4"]
     assert "pg-python" not in {i.id for i in r.items}
     assert r.text.startswith("## Reverie memory (acme/coder)\n")
-    assert "- [lesson] kubectl deploys: Increase --timeout to 10m" in r.text
-    assert "(cites ep-1, ep-4; 2026-11-03)" in r.text
+    line = "- [lesson, 3 November 2026] kubectl deploys: Increase --timeout to 10m for large"
+    assert line + " manifests. [ep-1, ep-4]" in r.text
     assert r.used_tokens == count_tokens(r.text) <= 200
     assert r.warning is None
 
@@ -175,7 +175,7 @@ def test_episode_unit_is_its_best_sentence_with_a_date(brain: SQLiteStore) -> No
     r = recall(brain, "helm rollback", CODER, 200, config=CONFIG)
     assert [(i.kind, i.id) for i in r.items] == [("episode", "ep-5")]
     assert r.items[0].text == "Ran helm rollback to unstick the release."
-    assert "- [episode ep-5, 2026-11-02, success] Ran helm rollback" in r.text
+    assert "- [episode ep-5, 2 November 2026, success] Ran helm rollback" in r.text
 
 
 def test_question_about_something_never_stored_recalls_nothing(brain: SQLiteStore) -> None:

@@ -75,3 +75,13 @@ def test_commit_is_fenced_by_another_owners_live_lease(
     store.lease_owner = "w1"  # type: ignore[attr-defined]  # the holder's own commit lands
     store.commit(changeset(SCOPE, 0, eps[0].seq or 0, [eps[0].id], []))
     assert store.checkpoint(SCOPE) == eps[0].seq
+
+
+def test_released_leases_are_listed(store: Store) -> None:
+    from reverie.store.leases import RELEASED, lease_time
+
+    assert lease_time(RELEASED) < lease_time(datetime(2026, 1, 1, tzinfo=UTC))
+    scope = Scope.parse("acme/coder")
+    lease = store.acquire_lease(scope, "w1", 30.0, datetime(2026, 1, 1, tzinfo=UTC))
+    assert lease is not None and store.release_lease(lease)
+    assert [held.scope for held in store.leases()] == [scope]

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from reverie.config import DreamConfig
 from reverie.archive import resolve as resolve_archived  # issue 6: cold-tier history
+from reverie.config import DreamConfig
 from reverie.dream.apply import WriteContext, change_of, operation_writes
 from reverie.dream.cluster import Group, cluster, pattern_key
 from reverie.dream.collect import Collection, collect, next_checkpoint

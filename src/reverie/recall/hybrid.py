@@ -84,7 +84,7 @@ def fuse(
     if not isinstance(store, VectorStore):
         return list(lexical)
     index = vectors.index(store, scope)
-    if not index.refs:
+    if not len(index):
         return list(lexical)
     query_vector = vectors.embed_query(query)
     floor = cosine_floor(vectors.embedder)

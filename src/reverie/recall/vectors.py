@@ -155,56 +155,61 @@ class VectorHit:
 
 
 class VectorIndex:
-    """One scope's vectors for one model, as a float32 matrix in memory (see the module doc)."""
+    """One scope's vectors for one model, in memory (see the module doc): one float32 matrix
+    per kind, so a claim search never scans the (much larger) episode rows."""
 
     def __init__(self, scope: Scope, model: str, dim: int) -> None:
-        import numpy as np
-
-        self.scope, self.model = scope, model
-        self.matrix: NDArray[np.float32] = np.zeros((0, dim), dtype=np.float32)
-        self.claims: NDArray[np.bool_] = np.zeros(0, dtype=bool)
-        self.refs: list[str] = []
-        self.rows: dict[str, int] = {}
-        self.hashes: dict[str, int] = {}
+        self.scope, self.model, self.dim = scope, model, dim
+        self.matrices: dict[str, NDArray[np.float32]] = {}
+        self.refs: dict[str, list[str]] = {}
+        self.rows: dict[str, tuple[str, int]] = {}
+        self.hashes: dict[str, tuple[str, int]] = {}
         self.last_n = 0
 
+    def __len__(self) -> int:
+        return sum(len(r) for r in self.refs.values())
+
     def refresh(self, store: VectorStore) -> None:
+        """Load the rows stored since the last refresh."""
         import numpy as np
 
         rows = store.vector_rows(self.scope, self.model, self.last_n)
-        if not rows:
-            return
-        block = np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32)
-        block = block.reshape(len(rows), self.matrix.shape[1])
-        self.matrix = np.concatenate([self.matrix, block]) if len(self.refs) else block.copy()
-        kinds = np.fromiter((r.kind == "claim" for r in rows), dtype=bool, count=len(rows))
-        self.claims = np.concatenate([self.claims, kinds])
-        for r in rows:
-            self.rows[r.ref] = self.hashes[r.hash] = len(self.refs)
-            self.refs.append(r.ref)
-        self.last_n = rows[-1].n
+        for kind in sorted({r.kind for r in rows}):
+            mine = [r for r in rows if r.kind == kind]
+            block = np.frombuffer(b"".join(r.vector for r in mine), dtype=np.float32)
+            block = block.reshape(len(mine), self.dim)
+            refs = self.refs.setdefault(kind, [])
+            old = self.matrices.get(kind)
+            self.matrices[kind] = block.copy() if old is None else np.concatenate([old, block])
+            for r in mine:
+                self.rows[r.ref] = self.hashes[r.hash] = (kind, len(refs))
+                refs.append(r.ref)
+        if rows:
+            self.last_n = rows[-1].n
 
     def search(self, query: NDArray[np.float32], k: int, kind: str) -> list[VectorHit]:
-        """The ``k`` rows of ``kind`` most similar to the unit vector ``query``."""
+        """The ``k`` rows of ``kind`` most similar to the unit vector ``query``, best first."""
         import numpy as np
 
-        if not self.refs or k <= 0:
+        matrix = self.matrices.get(kind)
+        if matrix is None or k <= 0:
             return []
-        sims = self.matrix @ query
-        sims = np.where(self.claims if kind == "claim" else ~self.claims, sims, -2.0)
+        sims = matrix @ query
         top = np.argpartition(-sims, min(k, len(sims) - 1))[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
-        return [VectorHit(kind, self.refs[i], float(sims[i])) for i in top if sims[i] > -2.0]
+        refs = self.refs[kind]
+        return [VectorHit(kind, refs[i], float(sims[i])) for i in top]
 
     def cosine(self, query: NDArray[np.float32], ref: str) -> float | None:
         """Cosine of ``query`` with the unit ``ref`` (None when it is not indexed)."""
-        row = self.rows.get(ref)
-        return None if row is None else float(self.matrix[row] @ query)
+        return self._at(query, self.rows.get(ref))
 
     def cosine_of_hash(self, query: NDArray[np.float32], text_hash: str) -> float | None:
         """Cosine of ``query`` with the indexed text whose content hash is ``text_hash``."""
-        row = self.hashes.get(text_hash)
-        return None if row is None else float(self.matrix[row] @ query)
+        return self._at(query, self.hashes.get(text_hash))
+
+    def _at(self, query: NDArray[np.float32], where: tuple[str, int] | None) -> float | None:
+        return None if where is None else float(self.matrices[where[0]][where[1]] @ query)
 
 
 class VectorSearch:

@@ -38,7 +38,8 @@ RELEASED = datetime(1, 1, 1, tzinfo=UTC)
 
 def lease_time(value: datetime) -> str:
     """A fixed-width UTC text form that sorts as the instants compare (SQLite stores text)."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc_value = value.astimezone(UTC)  # %Y is not zero-padded for years < 1000 on every libc
+    return f"{utc_value.year:04d}-" + utc_value.strftime("%m-%dT%H:%M:%S.%fZ")
 
 
 def _parse(text: str) -> datetime:

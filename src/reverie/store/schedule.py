@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from reverie.models import Scope
-from reverie.store.leases import lease_time
 from reverie.schedule import ScheduleState
+from reverie.store.leases import lease_time
 
 __all__ = ["SQLiteScheduleMixin", "ScheduleRecord", "ScheduleStore"]
 

@@ -44,8 +44,8 @@ from reverie.store.base import (
     StoreStats,
     Strength,
 )
-from reverie.store.migrations import load_migrations, split_statements
 from reverie.store.leases import SQLiteLeasesMixin
+from reverie.store.migrations import load_migrations, split_statements
 from reverie.store.schedule import SQLiteScheduleMixin  # issue 6
 from reverie.store.vectors import SQLiteVectorsMixin
 
