@@ -1,12 +1,35 @@
-"""Crash injection: 20 SIGKILLs of a real dreaming process, every invariant checked after each."""
+"""Crash injection: 20 SIGKILLs of a real dreaming process, every invariant checked after each.
+
+Issue 9: the rounds are spread over the extractive and the model lane (the LLM distiller against
+the local fake model server), and also kill between model calls, during the Markdown export and
+during archiving; the file-side checks are tested here against files broken on purpose.
+"""
 
 from __future__ import annotations
 
+import gzip
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from reverie.bench.crash import TARGETS, run_crash
+from reverie.archive import Archive, archive_root
+from reverie.bench.crash import (
+    ALL_TARGETS,
+    TARGETS,
+    CrashResult,
+    Observed,
+    _fresh_db,
+    _kill_at,
+    _lane_problems,
+    run_crash,
+)
+from reverie.bench.crash_child import SCOPE
+from reverie.bench.crash_lanes import LANE_TARGETS, check_archive, check_mirror, mirror_dir
+from reverie.engine import Reverie
+from reverie.models import Scope
+from reverie.store.sqlite import SQLiteStore
+from reverie.synth import DEFAULT_START, synthetic_episodes
 
 
 def test_twenty_kills_lose_nothing_and_double_nothing(tmp_path: Path) -> None:
@@ -14,7 +37,77 @@ def test_twenty_kills_lose_nothing_and_double_nothing(tmp_path: Path) -> None:
     assert result.violations == []
     assert result.kills >= 18  # a round ends unkilled only if its target never came up
     assert sum(result.by_target[t] for t in TARGETS[-4:]) >= 4  # inside the transaction
+    assert sum(result.by_target[t] for t in LANE_TARGETS) >= 3  # model, export, archive
+    assert result.by_lane["model"] >= 5 and result.by_lane["extractive"] >= 5
+    assert result.model_calls > 0 and result.cache_hits > 0  # re-runs were served by the cache
     assert result.consolidated > 0 and result.episodes >= result.consolidated
+
+
+def test_rerun_after_a_kill_between_model_calls_pays_for_nothing_twice(tmp_path: Path) -> None:
+    db, seen, result = _fresh_db(tmp_path / "m", 3), Observed(), CrashResult()
+    assert _kill_at(db, 3, 0, "model-answered", 2, seen, "model", result)
+    assert len(seen.answered) == 2 and result.model_calls == 2  # two answers cached, none committed
+    assert not _kill_at(db, 3, 0, "never", 1, seen, "model", result)  # the same input, run through
+    assert seen.repaid == [] and result.cache_hits >= 2
+    store = SQLiteStore(db)
+    assert _lane_problems(store, db, seen, "model") == []
+    store.close()
+
+
+def test_a_cached_input_sent_again_is_reported(tmp_path: Path) -> None:
+    db, seen = _fresh_db(tmp_path / "r", 1), Observed()
+    seen.answered.add("abc")
+    seen.repaid.append("abc")
+    store = SQLiteStore(db)
+    assert "sent again" in " ".join(_lane_problems(store, db, seen, None))
+    store.close()
+
+
+def _lane_db(tmp_path: Path) -> tuple[Reverie, Path]:
+    db = tmp_path / "lane" / "b.db"
+    db.parent.mkdir()
+    rv = Reverie.open(db)
+    rows = list(synthetic_episodes(60, seed=5))
+    rv.ingest([{**row, "scope": SCOPE} for row in rows])
+    rv.dream(SCOPE, now=DEFAULT_START + timedelta(days=40))
+    return rv, db
+
+
+def test_mirror_check_finds_a_half_written_page_and_ignores_temp_files(tmp_path: Path) -> None:
+    rv, db = _lane_db(tmp_path)
+    store = rv.store
+    assert isinstance(store, SQLiteStore)
+    rv.export_markdown(SCOPE, mirror_dir(db))
+    assert check_mirror(store, mirror_dir(db)) == []
+    page = sorted((mirror_dir(db) / "memories").glob("*.md"))[0]
+    (page.parent / f".{page.name}.x1y2.tmp").write_bytes(
+        page.read_bytes()[:40]
+    )  # a kill's leftover
+    assert check_mirror(store, mirror_dir(db)) == []
+    page.write_bytes(page.read_bytes()[:-30])
+    (page.parent / "stray.md").write_bytes(b"\x00\xff")
+    problems = check_mirror(store, mirror_dir(db))
+    assert any("half-written" in p for p in problems) and any("stray.md" in p for p in problems)
+    rv.close()
+
+
+def test_archive_check_finds_a_torn_bundle_and_a_stub_without_bundle(tmp_path: Path) -> None:
+    rv, _db = _lane_db(tmp_path)
+    store = rv.store
+    assert isinstance(store, SQLiteStore)
+    Archive(store).run(timedelta(days=1), DEFAULT_START + timedelta(days=60), apply=True)
+    scope = Scope.parse(SCOPE)
+    assert check_archive(store, scope) == []
+    bundle = sorted(archive_root(store).glob("*.jsonl.gz"))[0]
+    bundle.write_bytes(gzip.compress(b"torn")[:10])
+    problems = check_archive(store, scope)
+    assert any("does not hash to its name" in p for p in problems)
+    assert any("no verified bundle holds it" in p for p in problems)
+    rv.close()
+
+
+def test_every_target_is_a_phase_the_child_announces() -> None:
+    assert set(LANE_TARGETS) <= set(ALL_TARGETS) and len(set(ALL_TARGETS)) == len(ALL_TARGETS)
 
 
 @pytest.mark.bench

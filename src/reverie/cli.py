@@ -40,7 +40,10 @@ from reverie.cli_render import (
     revisions_table,
     stats_table,
 )
+from reverie.cli_review import ReviewFlag
+from reverie.cli_review import register as register_review_commands
 from reverie.cli_serve import keys_app, mcp_command, serve_command
+from reverie.cli_stats import register as register_stats_commands  # issue 5
 from reverie.cli_worker import migrate_command, worker_command
 from reverie.config import resolve_db
 from reverie.demo import run_demo
@@ -273,6 +276,7 @@ def dream(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Plan and report; change nothing.")
     ] = False,
+    review: ReviewFlag = False,  # issue 4 (8)
     now: NowOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -280,9 +284,9 @@ def dream(
     target, at = _maybe_scope(scope), _now(now)
     with _brain(ctx) as rv:
         if target is None:
-            reports = rv.dream_all(now=at, dry_run=dry_run)
+            reports = rv.dream_all(now=at, dry_run=dry_run, review=review)
         else:
-            reports = [rv.dream(target, now=at, dry_run=dry_run)]
+            reports = [rv.dream(target, now=at, dry_run=dry_run, review=review)]
     if as_json:
         _emit_json([r.model_dump(mode="json") for r in reports])
         return
@@ -484,9 +488,11 @@ def demo(
 app.command(name="doctor")(doctor_command)  # issue 4: does the configured model answer?
 register_memory_commands(app)  # issue 5: history, restore, verify, journal, export/import
 register_ops_commands(app)  # issue 6: daemon, schedule, report, archive, export training
+register_stats_commands(app)  # issue 5: stats, log (cumulative stats + journal)
 app.command(name="serve")(serve_command)  # issue 7: HTTP API + dashboard
 app.command(name="mcp")(mcp_command)  # issue 7: MCP server over stdio
 app.add_typer(keys_app, name="keys")  # issue 7: API keys
+register_review_commands(app)  # issue 4 (8): plans, plan show/apply/reject
 
 
 def main() -> None:

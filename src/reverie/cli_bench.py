@@ -67,16 +67,29 @@ def crash(
     workdir: Annotated[
         Path | None, typer.Option(help="Where the database goes (default: a temp dir).")
     ] = None,
+    lanes: Annotated[
+        bool,
+        typer.Option(
+            help="Also kill on the model path, during markdown export and during archiving"
+            " (issue 9); --no-lanes kills the model-free cycle only."
+        ),
+    ] = True,
 ) -> None:
     """Kill a dreaming process with SIGKILL at random points; check every invariant after each."""
     from reverie.bench.crash import run_crash
 
     where = workdir or Path(tempfile.mkdtemp(prefix="reverie-crash-"))
-    result = run_crash(kills, where, seed=seed)
+    result = run_crash(kills, where, seed=seed, lanes=lanes)
     console = Console(highlight=False)
     targets = ", ".join(f"{t} {n}" for t, n in sorted(result.by_target.items()))
     console.print(f"kills {result.kills} (rounds finished unkilled: {result.completed})")
     console.print(f"killed at: {targets}")
+    if lanes:  # issue 9
+        by_lane = ", ".join(f"{name} {n}" for name, n in sorted(result.by_lane.items()))
+        console.print(
+            f"kills by lane: {by_lane}; model calls {result.model_calls},"
+            f" answers served from the response cache {result.cache_hits}"
+        )
     console.print(
         f"episodes {result.episodes}, consolidated {result.consolidated}, {result.seconds} s"
     )

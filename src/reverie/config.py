@@ -55,6 +55,15 @@ class DreamConfig:
     lesson_min_confidence: float = 0.5
     history_limit: int = 500
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    # issue 5: one lesson, one page (reverie.dream.dedupe)
+    duplicate_overlap: float = 0.75
+    """Two lessons are one when this share of the shorter one's words is in the other..."""
+    duplicate_overlap_related: float = 0.5
+    """...or this share, when they were learnt in the same category or with a shared tool."""
+    duplicate_cosine: float = 0.85
+    """With an embedder: lessons at least this similar are one, whatever their words."""
+    # issue 6: a page reinforced in this many distinct cycles is copied to the org brain (0: off)
+    promote_after_cycles: int = 3
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,8 @@ class RecallConfig:
     include_episodes: bool = True
     include_pages: bool = True
     """Search page claims (off only for the episodes-only ablation of ``bench locomo``)."""
+    include_org: bool = False
+    """Issue 6: also search the tenant's org brain (``tenant/_org``); its claims are labelled."""
 
 
 @dataclass(frozen=True)

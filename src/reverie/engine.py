@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any
 from reverie.archive import refuse_undo_of_archived
 from reverie.archive import resolve as resolve_archived
 from reverie.config import Config
+from reverie.dream import review as _review  # issue 4 (8): review mode
 from reverie.dream.cycle import DreamCycle
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.plan import Distiller
+from reverie.dream.stats import TalliedCycle  # issue 5: cumulative stats
 from reverie.dream.undo import UndoReport, plan_undo
 from reverie.embed import EmbedderLike, resolve_embedder
-from reverie.errors import Conflict, InvalidInput, LeaseLost
+from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
 from reverie.models import (
     Cycle,
     CycleReport,
@@ -38,14 +40,15 @@ from reverie.models import (
     utc,
 )
 from reverie.recall.vectors import VectorSearch, cached, index_scope
-from reverie.store.base import Store, StoreStats
+from reverie.store.base import Changeset, Store, StoreStats
+from reverie.store.plans import PendingPlan
 from reverie.store.vectors import VectorStore
 
 if TYPE_CHECKING:
     from reverie.keys import KeyRing
     from reverie.mirror import ExportReport, ImportReport
     from reverie.revisions import VerifyReport
-    from reverie.store.base import JournalEntry
+    from reverie.store.base import DreamStats, JournalEntry
 
 __all__ = ["IngestError", "IngestResult", "Reverie", "UndoReport"]
 
@@ -224,7 +227,7 @@ class Reverie:
     # -- dreaming ---------------------------------------------------------------------------
 
     def _cycle(self) -> DreamCycle:
-        return DreamCycle(
+        return TalliedCycle(  # issue 5: a DreamCycle that also counts its failures
             self.store,
             self.distiller,
             config=self.config.dream,
@@ -239,26 +242,42 @@ class Reverie:
         now: datetime | None = None,
         dry_run: bool = False,
         cycle_id: str | None = None,
+        review: bool = False,
     ) -> CycleReport:
         """Run one cycle for ``scope``; all its effects commit together or not at all.
 
         ``cycle_id`` names the cycle in advance (the HTTP service returns it before the cycle runs).
+        ``review`` (issue 4, point 8): validate, then hold the changes as a pending plan instead of
+        applying them (:meth:`plans`, :meth:`plan`, :meth:`apply_plan`, :meth:`reject_plan`).
+        While a plan of ``scope`` is pending, a cycle that would change the store raises
+        :class:`~reverie.errors.PlanPending` naming it (a dry run still runs).
         """
         when = utc(now) if now else now_utc()
         target = Scope.parse(scope)
+        hold = self._hold(target, when, dry_run=dry_run, review=review)
         for attempt in range(1, DREAM_ATTEMPTS + 1):
             try:
-                report = self._cycle().run(target, when, dry_run=dry_run, cycle_id=cycle_id)
+                report = self._cycle().run(
+                    target, when, dry_run=dry_run, cycle_id=cycle_id, hold=hold
+                )
                 break
-            except LeaseLost:
+            except (LeaseLost, PlanPending):
                 raise
             except Conflict as exc:  # another process committed a cycle of this scope meanwhile
                 if attempt == DREAM_ATTEMPTS:
                     raise
                 log.info("cycle of %s raced another (%s); dreaming again", target.key, exc)
-        if not dry_run and self._vectors is not None:
+        if not (dry_run or review) and self._vectors is not None:
             self._index_quietly(target)
-        return report
+        return _review.note_held(report)
+
+    def _hold(
+        self, scope: Scope, when: datetime, *, dry_run: bool, review: bool
+    ) -> Callable[[Changeset], None] | None:
+        if dry_run:
+            return None
+        _review.refuse_if_pending(self.store, scope)
+        return _review.holder(self.store, when) if review else None
 
     def index(self, scope: ScopeLike, *, limit: int | None = None) -> int:
         """Embed ``scope``'s episodes not embedded yet (at most ``limit``) and its active pages'
@@ -278,9 +297,15 @@ class Reverie:
         except Exception as exc:  # derived data: recall falls back to the lexical path
             log.warning("indexing %s failed: %s: %s", scope.key, type(exc).__name__, exc)
 
-    def dream_all(self, *, now: datetime | None = None, dry_run: bool = False) -> list[CycleReport]:
-        """One cycle for every scope that has episodes waiting."""
-        return [self.dream(s, now=now, dry_run=dry_run) for s in self.store.pending_scopes()]
+    def dream_all(
+        self, *, now: datetime | None = None, dry_run: bool = False, review: bool = False
+    ) -> list[CycleReport]:
+        """One cycle for every scope that has episodes waiting; a scope whose plan awaits review
+        is skipped (issue 4, point 8) unless ``dry_run``."""
+        scopes = self.store.pending_scopes()
+        if not dry_run:
+            scopes = [s for s in scopes if _review.waiting_plan(self.store, s) is None]
+        return [self.dream(s, now=now, dry_run=dry_run, review=review) for s in scopes]
 
     def undo(self, cycle_id: str, *, now: datetime | None = None) -> UndoReport:
         """Restore every page ``cycle_id`` touched and make its episodes eligible again."""
@@ -288,6 +313,38 @@ class Reverie:
         changes, report = plan_undo(self.store, cycle_id, utc(now) if now else now_utc())
         self.store.commit(changes)
         return report
+
+    # -- review mode (issue 4, point 8; logic in reverie.dream.review) ----------------------
+
+    def plans(
+        self, scope: ScopeLike | None = None, *, status: str | None = "pending", limit: int = 50
+    ) -> list[PendingPlan]:
+        """Plans held for review, newest first; ``status=None`` lists them whatever became of
+        them (pending, applied, rejected, stale)."""
+        target = Scope.parse(scope) if scope is not None else None
+        store = _review.plan_store(self.store)
+        return store.plans(target, _review.parse_status(status), limit)
+
+    def plan(self, plan_id: str) -> _review.PlanReview:
+        """A plan with a readable diff of every page it would change and the cited episodes."""
+        return _review.review(self.store, plan_id)
+
+    def apply_plan(self, plan_id: str, *, now: datetime | None = None) -> CycleReport:
+        """Commit a pending plan exactly as it was made and return the cycle's report.
+
+        :class:`~reverie.errors.PlanStale` (the plan marked stale, nothing changed) when a page,
+        the checkpoint or an episode it was built on moved since.
+        """
+        report = _review.apply_plan(self.store, plan_id, utc(now) if now else now_utc())
+        if self._vectors is not None:
+            self._index_quietly(report.scope)
+        return report
+
+    def reject_plan(
+        self, plan_id: str, *, reason: str | None = None, now: datetime | None = None
+    ) -> PendingPlan:
+        """Set a pending plan aside; its episodes stay eligible for the next cycle."""
+        return _review.reject_plan(self.store, plan_id, utc(now) if now else now_utc(), reason)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -299,11 +356,14 @@ class Reverie:
         *,
         now: datetime | None = None,
         as_of: datetime | None = None,
+        include_org: bool | None = None,
     ) -> Recall:
         """Knowledge for ``query`` under ``budget_tokens``; empty (never raising) on failure.
 
         ``as_of``: answer as the brain stood then — the pages valid at that time, superseded ones
         included, and only evidence recorded by then (docs/memory.md).
+        ``include_org`` (default ``RecallConfig.include_org``, off): also the tenant's org brain,
+        its claims labelled ``org`` (issue 6, :mod:`reverie.dream.promote`).
         """
         from reverie.recall import recall as run_recall
 
@@ -315,7 +375,11 @@ class Reverie:
             query,
             Scope.parse(scope),
             budget,
-            config=self.config.recall,
+            config=(
+                self.config.recall
+                if include_org is None
+                else replace(self.config.recall, include_org=include_org)
+            ),
             now=now,
             as_of=utc(as_of) if as_of is not None else None,
             vectors=self._vectors,
@@ -365,7 +429,8 @@ class Reverie:
         return self.store.stats(Scope.parse(scope) if scope is not None else None)
 
     def scopes(self) -> list[Scope]:
-        return self.store.scopes()
+        """Every scope, the org brains (issue 6) after the agents' ones."""
+        return sorted(self.store.scopes(), key=lambda s: (s.is_org, s.key))
 
     # -- memory over time (issue 5; logic in reverie.revisions, reverie.mirror) -------------
 
@@ -383,6 +448,11 @@ class Reverie:
 
         scopes = [Scope.parse(scope)] if scope is not None else self.store.scopes()
         return verify(self.store, scopes)
+
+    def dream_stats(self, scope: ScopeLike | None = None) -> list[DreamStats]:
+        """Issue 5: cumulative stats (cycles completed and failed, model calls, tokens, time) of
+        ``scope``, or of every scope that has dreamed."""
+        return self.store.dream_stats(Scope.parse(scope) if scope is not None else None)
 
     def journal(self, scope: ScopeLike, limit: int = 50) -> list[JournalEntry]:
         """The dream journal of ``scope``: its newest ``limit`` entries, oldest first."""

@@ -7,7 +7,9 @@ The tree::
     │   └── InvalidScope      a scope string or object that cannot name a brain
     ├── NotFound              an id that does not exist (in this scope)
     ├── Conflict              the request contradicts stored state (same id, other content)
-    │   └── LeaseLost         another worker took over a scope's lease (issue 8)
+    │   ├── LeaseLost         another worker took over a scope's lease (issue 8)
+    │   ├── PlanPending       a scope's plan awaits review; apply or reject it first
+    │   └── PlanStale         a reviewed plan's pages or checkpoint moved since it was made
     ├── UndoRefused           an undo that would lose later work, or one already done
     ├── PlanRejected          a distiller's plan failed validation; nothing was changed
     ├── GroupDeferred         a distiller cannot take a group now (over budget, model down)
@@ -34,7 +36,9 @@ __all__ = [
     "MigrationError",
     "MissingExtra",
     "NotFound",
+    "PlanPending",
     "PlanRejected",
+    "PlanStale",
     "ReverieError",
     "StoreError",
     "UndoRefused",
@@ -71,6 +75,32 @@ class Conflict(ReverieError):
 
 class LeaseLost(Conflict):
     """A worker's lease on a scope was taken over (it stalled past the lease); stop that work."""
+
+
+class PlanPending(Conflict):
+    """A scope has a plan awaiting review (issue 4, point 8); ``plan_id`` names it."""
+
+    def __init__(self, plan_id: str, scope_key: str) -> None:
+        self.plan_id = plan_id
+        super().__init__(
+            f"scope {scope_key} has plan {plan_id} pending review; apply it or reject it first"
+            f" (reverie plan apply {plan_id} / reverie plan reject {plan_id})"
+        )
+
+
+class PlanStale(Conflict):
+    """A pending plan can no longer be applied as made; ``moved`` says what changed since.
+
+    Nothing was applied; the plan is marked stale. Dream again (``--review``) for a fresh one.
+    """
+
+    def __init__(self, plan_id: str, moved: list[str]) -> None:
+        self.plan_id = plan_id
+        self.moved = moved
+        super().__init__(
+            f"plan {plan_id} is stale, nothing was applied: {'; '.join(moved)};"
+            " dream again for a fresh plan"
+        )
 
 
 class UndoRefused(ReverieError):

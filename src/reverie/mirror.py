@@ -29,7 +29,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -42,7 +42,7 @@ from reverie.frontmatter import FrontMatterError, dump, split
 from reverie.hashing import short_id
 from reverie.journal import render_journal
 from reverie.models import Claim, Episode, Page, PageKind, PageStatus, Revision, Scope, utc
-from reverie.redact import redact
+from reverie.redact import MARK, redact
 from reverie.revisions import one_page_change
 from reverie.store.base import PageWrite, Store
 
@@ -90,14 +90,21 @@ class ImportReport:
 # -- files ---------------------------------------------------------------------------------------
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix."""
+def atomic_write(
+    path: Path, data: bytes, *, before_replace: Callable[[Path], None] | None = None
+) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix.
+
+    ``before_replace`` (issue 9: the crash harness kills there) is called with the temporary
+    file once it holds every byte, before the rename."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if before_replace is not None:
+            before_replace(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -110,11 +117,13 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.close(folder)
 
 
-def _write_if_changed(path: Path, data: bytes, report: ExportReport) -> None:
+def _write_if_changed(
+    path: Path, data: bytes, report: ExportReport, hook: Callable[[Path], None] | None = None
+) -> None:
     if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
         report.unchanged += 1
         return
-    atomic_write(path, data)
+    atomic_write(path, data, before_replace=hook)
     report.written.append(str(path))
 
 
@@ -187,9 +196,16 @@ def _pending_edit(path: Path, store: Store) -> bool:
 
 
 def export_markdown(
-    store: Store, scope: Scope, directory: Path, *, line_limit: int = 200, journal: bool = False
+    store: Store,
+    scope: Scope,
+    directory: Path,
+    *,
+    line_limit: int = 200,
+    journal: bool = False,
+    before_replace: Callable[[Path], None] | None = None,
 ) -> ExportReport:
-    """Write the mirror of ``scope`` to ``directory`` (see the module docstring)."""
+    """Write the mirror of ``scope`` to ``directory`` (see the module docstring);
+    ``before_replace`` is handed to :func:`atomic_write` for every file written."""
     if line_limit < 4:
         raise InvalidInput("line_limit", "must be at least 4")
     folder = directory / FOLDER
@@ -202,9 +218,10 @@ def export_markdown(
         if path.is_symlink() or _pending_edit(path, store):
             report.skipped.append(f"{path}: edited by a person and not imported yet")
             continue
-        _write_if_changed(path, render_page(page, page.revision).encode("utf-8"), report)
+        data = render_page(page, page.revision).encode("utf-8")
+        _write_if_changed(path, data, report, before_replace)
     index = render_index(scope, pages, names, line_limit)
-    _write_if_changed(directory / INDEX, index.encode("utf-8"), report)
+    _write_if_changed(directory / INDEX, index.encode("utf-8"), report, before_replace)
     report.index_lines = index.count("\n")
     active = sum(p.status is PageStatus.ACTIVE for p in pages)
     report.overflow = active - (line_limit - 3) if active > line_limit - 2 else 0
@@ -239,6 +256,7 @@ class _Edit:
     claims: list[tuple[str, tuple[str, ...]]]
     meta: dict[str, Any]
     digest: str
+    path: Path | None = None  # issue 9: named in the report when the edit is refused
 
 
 def _parse_body(body: str) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
@@ -249,7 +267,7 @@ def _parse_body(body: str) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
     for line in lines[1:]:
         text = line[2:].strip() if line.startswith(("- ", "* ")) else line
         match = _CITED.match(text)
-        if match:
+        if match and f"[{match['ids']}]" != MARK:  # a redacted secret is not a citation list
             ids = tuple(i.strip() for i in match["ids"].split(",") if i.strip())
             claims.append((match["text"], ids))
         elif text:
@@ -275,8 +293,8 @@ def _read_edit(store: Store, scope: Scope, path: Path, report: ImportReport) -> 
         )
         return None
     meta, body = split(text, KEYS)
-    title, claims = _parse_body(body)
-    return _Edit(page, title, claims, meta, hashlib.sha256(raw).hexdigest())
+    title, claims = _parse_body(redact(body))  # issue 9: whole, so a pasted PEM block goes too
+    return _Edit(page, title, claims, meta, hashlib.sha256(raw).hexdigest(), path)
 
 
 def _human_episode(edit: _Edit, scope: Scope, now: datetime) -> Episode:
@@ -363,7 +381,7 @@ def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetim
         try:
             rev = _edited_revision(edit, ctx, human, store)
         except InvalidInput as exc:
-            report.problems.append(f"page {edit.page.id}: {exc}")
+            report.problems.append(f"{edit.path}: page {edit.page.id}: {exc}")
             continue
         if rev.hash == edit.page.revision.hash:
             report.unchanged += 1  # a change of layout only
@@ -391,9 +409,11 @@ def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetim
 def _refresh(store: Store, directory: Path, page_ids: Sequence[str]) -> None:
     """Rewrite the imported files in canonical form, naming their new revision."""
     for path in sorted((directory / FOLDER).glob("*.md")):
+        if path.is_symlink() or not path.is_file():  # issue 9: never read a link, pipe, folder
+            continue
         try:
             meta, _body = split(path.read_text(encoding="utf-8"), KEYS)
-        except (FrontMatterError, UnicodeDecodeError):
+        except (FrontMatterError, UnicodeDecodeError, OSError):
             continue
         if meta.get("id") in page_ids:
             page = store.page(str(meta["id"]))

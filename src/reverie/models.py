@@ -15,12 +15,21 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from reverie.errors import InvalidInput, InvalidScope
 from reverie.hashing import canonical_json, content_hash
 
 __all__ = [
+    "ORG_AGENT",
     "Citation",
     "Claim",
     "Cycle",
@@ -47,6 +56,8 @@ __all__ = [
 MAX_TEXT = 64_000
 M = TypeVar("M", bound=BaseModel)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+ORG_AGENT = "_org"
+"""Agent name of a tenant's org brain; no real agent can take it (names start alphanumeric)."""
 
 
 def utc(value: datetime) -> datetime:
@@ -89,7 +100,9 @@ class Scope(BaseModel):
 
     @field_validator("tenant", "agent", "user")
     @classmethod
-    def _check_name(cls, value: str | None) -> str | None:
+    def _check_name(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.field_name == "agent" and value == ORG_AGENT:  # issue 6: the tenant's org brain
+            return value
         if value is not None and not _NAME.match(value):
             raise ValueError(
                 "must be 1-128 characters of letters, digits, '_', '.', ':', '@' or '-',"
@@ -100,6 +113,22 @@ class Scope(BaseModel):
     @property
     def key(self) -> str:
         return "/".join(p for p in (self.tenant, self.agent, self.user) if p)
+
+    # issue 6: the org (tenant) brain, written only by promotion (reverie.dream.promote)
+    @model_validator(mode="after")
+    def _org_has_no_user(self) -> Scope:
+        if self.agent == ORG_AGENT and self.user is not None:
+            raise ValueError(f"the org brain {self.tenant}/{ORG_AGENT} has no users")
+        return self
+
+    @property
+    def is_org(self) -> bool:
+        return self.agent == ORG_AGENT
+
+    @property
+    def org(self) -> Scope:
+        """The org brain of this scope's tenant (``tenant/_org``)."""
+        return Scope(tenant=self.tenant, agent=ORG_AGENT)
 
     def __str__(self) -> str:
         return self.key
@@ -198,6 +227,13 @@ class Episode(BaseModel):
     @classmethod
     def _scope(cls, value: Any) -> Any:
         return _scope_from_text(value) if isinstance(value, str) else value
+
+    @field_validator("scope")
+    @classmethod
+    def _not_org(cls, value: Scope) -> Scope:  # issue 6: the org brain has no episodes
+        if value.is_org:
+            raise ValueError("the org brain is written only by promotion; it takes no episodes")
+        return value
 
     @field_validator("created_at")
     @classmethod
@@ -421,6 +457,7 @@ class CycleStatus(StrEnum):
     COMMITTED = "committed"
     EMPTY = "empty"
     DRY_RUN = "dry_run"
+    PENDING = "pending"  # issue 4 (8): held for review as a plan, nothing changed
     FAILED = "failed"
     UNDONE = "undone"
 
@@ -507,6 +544,8 @@ class CycleReport(BaseModel):
     insights: list[Insight] = Field(default_factory=list)
     recommendations: list[Recommendation] = Field(default_factory=list)
     tool_stats: dict[str, list[int]] = Field(default_factory=dict)
+    # issue 6: pages copied to (or updated in) the tenant's org brain by this cycle
+    promoted: list[str] = Field(default_factory=list)
 
 
 class Cycle(BaseModel):

@@ -15,22 +15,39 @@ itself and checks DESIGN.md's invariants:
 
 At the end it dreams until nothing is left and checks that every eligible episode was consolidated
 exactly once. Rounds are reproducible from the seed.
+
+Issue 9 adds two *lanes* (:mod:`reverie.bench.crash_lanes`), each on its own database: the
+extractive lane and the model lane (the LLM distiller against the local fake model server). In
+both the child also exports the Markdown mirror and archives old episodes after every cycle, so
+rounds also kill between model calls, during the export and during archiving; after every kill
+:func:`check_mirror` and :func:`check_archive` run beside :func:`check_store`, and no model input
+whose answer was already cached may be sent to the model again.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
 from reverie.bench.crash_child import SCOPE
+from reverie.bench.crash_lanes import (
+    LANE_TARGETS,
+    LANES,
+    check_archive,
+    check_mirror,
+    mirror_dir,
+    model_lane,
+)
 from reverie.config import DreamConfig
 from reverie.dream.distill import is_template_lesson
 from reverie.engine import Reverie
@@ -38,13 +55,15 @@ from reverie.models import Episode, Scope
 from reverie.store.sqlite import SQLiteStore
 from reverie.synth import DEFAULT_START
 
-__all__ = ["TARGETS", "CrashResult", "check_store", "run_crash"]
+__all__ = ["ALL_TARGETS", "TARGETS", "CrashResult", "check_store", "run_crash"]
 
 TARGETS = (
     "ingested", "collect", "cluster", "distill", "validate", "apply",
     "checkpoint-checked", "pages-written", "episodes-marked", "cycle-recorded",
 )  # fmt: skip
 """Where a round may kill the child; the last four lie inside the commit transaction."""
+ALL_TARGETS = TARGETS + LANE_TARGETS
+"""Issue 9: also between model calls, during the Markdown export and during archiving."""
 CHILD_TIMEOUT_S = 60.0
 
 
@@ -54,6 +73,8 @@ class Observed:
 
     acked: set[str] = field(default_factory=set)
     revisions: set[tuple[str, int, str]] = field(default_factory=set)
+    answered: set[str] = field(default_factory=set)  # model inputs whose answer is cached
+    repaid: list[str] = field(default_factory=list)  # inputs sent to the model again
 
 
 @dataclass
@@ -65,6 +86,9 @@ class CrashResult:
     episodes: int = 0
     consolidated: int = 0
     seconds: float = 0.0
+    by_lane: Counter[str] = field(default_factory=Counter)
+    model_calls: int = 0
+    cache_hits: int = 0
 
     @property
     def passed(self) -> bool:
@@ -124,9 +148,19 @@ def _check_pages(store: SQLiteStore, scope: Scope, seen: Observed, ids: set[str]
     return problems
 
 
-def _kill_at(db: Path, seed: int, round_no: int, target: str, nth: int, seen: Observed) -> bool:
+def _kill_at(
+    db: Path,
+    seed: int,
+    round_no: int,
+    target: str,
+    nth: int,
+    seen: Observed,
+    lane: str | None = None,
+    result: CrashResult | None = None,
+) -> bool:
     """Run one child; SIGKILL it at the ``nth`` time it reaches ``target``. True if killed."""
     cmd = [sys.executable, "-m", "reverie.bench.crash_child", str(db), str(seed), str(round_no)]
+    cmd += [lane, target] if lane else []
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1) as proc:
         assert proc.stdout is not None
         hits, deadline = 0, time.monotonic() + CHILD_TIMEOUT_S
@@ -134,6 +168,7 @@ def _kill_at(db: Path, seed: int, round_no: int, target: str, nth: int, seen: Ob
             word, _, rest = line.strip().partition(" ")
             if word == "acked":
                 seen.acked.add(rest)
+            _model_line(word, rest, seen, result or CrashResult())
             hits += word == "phase" and rest == target
             if hits >= nth or time.monotonic() > deadline:
                 os.kill(proc.pid, signal.SIGKILL)
@@ -143,44 +178,106 @@ def _kill_at(db: Path, seed: int, round_no: int, target: str, nth: int, seen: Ob
     return False
 
 
-def _settle(db: Path, result: CrashResult, seen: Observed) -> None:
+def _model_line(word: str, rest: str, seen: Observed, result: CrashResult) -> None:
+    """Follow the model lane's ``called`` / ``cached`` / ``dreamt`` lines (invariant 2)."""
+    if word == "called":
+        result.model_calls += 1
+        if rest in seen.answered:
+            seen.repaid.append(rest)
+    elif word == "cached":
+        seen.answered.add(rest)
+    elif word == "dreamt" and "hits=" in rest:
+        result.cache_hits += int(rest.rpartition("hits=")[2] or 0)
+
+
+def _settle(db: Path, result: CrashResult, seen: Observed, lane: str | None = None) -> None:
     """Dream until quiet, then check every eligible episode was consolidated exactly once."""
-    with Reverie.open(db) as rv:
+    with Reverie.open(db) as opened, ExitStack() as stack:
+        store = opened.store
+        assert isinstance(store, SQLiteStore)
+        rv = opened
+        if lane == "model":
+
+            def tell(line: str) -> None:
+                word, _, rest = line.partition(" ")
+                _model_line(word, rest, seen, result)
+
+            rv = Reverie(store, distiller=stack.enter_context(model_lane(store, _quiet, tell)))
         for day in range(1000):
             if rv.dream(SCOPE, now=DEFAULT_START + timedelta(days=5000 + day)).scanned == 0:
                 break
-        store = rv.store
-        assert isinstance(store, SQLiteStore)
         scope = Scope.parse(SCOPE)
-        result.violations += check_store(store, scope, seen)
+        result.violations += _lane_problems(store, db, seen, lane)
         episodes = _all_episodes(store, scope)
         config = DreamConfig()
         never = [e.id for e in episodes if _eligible(e, config) and not e.consolidated_in]
         if never:
             result.violations.append(f"{len(never)} eligible episode(s) never consolidated")
-        result.episodes = len(episodes)
-        result.consolidated = sum(1 for e in episodes if e.consolidated_in)
+        result.episodes += len(episodes)
+        result.consolidated += sum(1 for e in episodes if e.consolidated_in)
 
 
-def run_crash(kills: int, workdir: Path, *, seed: int = 0) -> CrashResult:
-    """``kills`` rounds of run-and-SIGKILL on one database, checked after each; then settle."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    db = workdir / f"crash-{seed}.db"
+def _quiet(_phase: str) -> None:
+    """No announcements while settling in this process."""
+
+
+def _lane_problems(store: SQLiteStore, db: Path, seen: Observed, lane: str | None) -> list[str]:
+    """:func:`check_store`, and for a lane the mirror, the cold tier and the response cache."""
+    scope = Scope.parse(SCOPE)
+    found = check_store(store, scope, seen)
+    if lane is not None:
+        found += check_mirror(store, mirror_dir(db)) + check_archive(store, scope)
+    if seen.repaid:
+        found.append(f"{len(seen.repaid)} cached model input(s) sent again, e.g. {seen.repaid[0]}")
+        seen.repaid.clear()
+    return found
+
+
+def _fresh_db(folder: Path, seed: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / f"crash-{seed}.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     Reverie.open(db).close()
-    rng, seen, result = random.Random(seed), Observed(), CrashResult()
+    return db
+
+
+def _pick_lane(rng: random.Random, target: str) -> str:
+    return "model" if target.startswith("model-") else rng.choice(LANES)
+
+
+def run_crash(kills: int, workdir: Path, *, seed: int = 0, lanes: bool = True) -> CrashResult:
+    """``kills`` rounds of run-and-SIGKILL, checked after each; then settle.
+
+    With ``lanes`` (the default) rounds are spread over the extractive and the model lane, each on
+    its own database under ``workdir/lane-*``, and kill at every point of :data:`ALL_TARGETS`;
+    without, one database and the cycle's points (:data:`TARGETS`) only, as before issue 9.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    names: list[str | None] = [*LANES] if lanes else [None]
+    dbs: dict[str | None, Path] = {}
+    for name in names:
+        folder = workdir / f"lane-{name}-{seed}" if name else workdir
+        if name:
+            shutil.rmtree(folder, ignore_errors=True)
+        dbs[name] = _fresh_db(folder, seed)
+    seen = {name: Observed() for name in names}
+    rng, result = random.Random(seed), CrashResult()
     started = time.perf_counter()
     for round_no in range(kills):
-        target = rng.choice(TARGETS)
-        killed = _kill_at(db, seed, round_no, target, rng.randint(1, 4), seen)
+        target = rng.choice(ALL_TARGETS if lanes else TARGETS)
+        lane = _pick_lane(rng, target) if lanes else None
+        db, observed = dbs[lane], seen[lane]
+        killed = _kill_at(db, seed, round_no, target, rng.randint(1, 4), observed, lane, result)
         result.kills += killed
         result.completed += not killed
         result.by_target[target] += killed
+        result.by_lane[lane or "extractive"] += killed
         store = SQLiteStore(db)
-        found = check_store(store, Scope.parse(SCOPE), seen)
+        found = _lane_problems(store, db, observed, lane)
         store.close()
-        result.violations += [f"round {round_no} ({target}): {p}" for p in found]
-    _settle(db, result, seen)
+        result.violations += [f"round {round_no} ({lane or ''} {target}): {p}" for p in found]
+    for name in names:
+        _settle(dbs[name], result, seen[name], name)
     result.seconds = round(time.perf_counter() - started, 2)
     return result

@@ -6,16 +6,23 @@ runs cycles on one scope. It prints ``acked <id>`` for every episode once ``inge
 between the writes of its commit — then pauses a moment there, so a SIGKILL sent on that line
 lands inside that phase. It never exits on its own before the harness kills it or ``ROUNDS``
 batches are done.
+
+``python -m reverie.bench.crash_child DB SEED ROUND LANE TARGET`` (issue 9) also runs the lane's
+steps after every cycle — the model path, the Markdown export, the cold tier; see
+:mod:`reverie.bench.crash_lanes` — and pauses only at ``TARGET``, the phase it will be killed at.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from contextlib import ExitStack
 from datetime import timedelta
+from pathlib import Path
 
 from reverie.config import Config, DreamConfig
 from reverie.engine import Reverie
+from reverie.models import Scope
 from reverie.synth import DEFAULT_START, synthetic_episodes
 
 __all__ = ["BATCH", "ROUNDS", "SCOPE", "main"]
@@ -26,9 +33,13 @@ ROUNDS = 6
 PAUSE_S = 0.02
 
 
+_PAUSE_AT: list[str] = []  # issue 9: pause only at these phases (empty: at every phase)
+
+
 def _announce(phase: str) -> None:
     print(f"phase {phase}", flush=True)
-    time.sleep(PAUSE_S)
+    if not _PAUSE_AT or phase in _PAUSE_AT:
+        time.sleep(PAUSE_S)
 
 
 def _batch(seed: int, round_no: int, step: int) -> list[dict[str, object]]:
@@ -40,9 +51,19 @@ def _batch(seed: int, round_no: int, step: int) -> list[dict[str, object]]:
 
 def main(argv: list[str]) -> int:
     db, seed, round_no = argv[0], int(argv[1]), int(argv[2])
+    lane_name = argv[3] if len(argv) > 3 else None
+    _PAUSE_AT[:] = argv[4:5]
     config = Config(dream=DreamConfig(max_episodes_per_cycle=25))
-    with Reverie.open(db, config=config) as rv:
-        rv_hooked = Reverie(rv.store, config=config, on_phase=_announce)
+    with Reverie.open(db, config=config) as rv, ExitStack() as stack:
+        from reverie.bench.crash_lanes import Lane, mirror_dir, model_lane
+        from reverie.store.sqlite import SQLiteStore
+
+        assert isinstance(rv.store, SQLiteStore)
+        distiller = None
+        if lane_name == "model":
+            distiller = stack.enter_context(model_lane(rv.store, _announce))
+        lane = Lane(rv.store, Scope.parse(SCOPE), mirror_dir(Path(db)), _announce)
+        rv_hooked = Reverie(rv.store, config=config, on_phase=_announce, distiller=distiller)
         for step in range(ROUNDS):
             rows = _batch(seed, round_no, step)
             rv.ingest(rows)
@@ -50,8 +71,10 @@ def main(argv: list[str]) -> int:
                 print(f"acked {row['id']}", flush=True)
             _announce("ingested")
             now = DEFAULT_START + timedelta(days=round_no * ROUNDS + step)
-            rv_hooked.dream(SCOPE, now=now)
-            print("dreamt", flush=True)
+            report = rv_hooked.dream(SCOPE, now=now)
+            print(f"dreamt calls={report.model_calls} hits={report.cache_hits}", flush=True)
+            if lane_name is not None:
+                lane.after_cycle(now)
     return 0
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -24,9 +24,12 @@ from reverie.dream.apply import WriteContext, change_of, operation_writes
 from reverie.dream.cluster import Group, cluster, pattern_key
 from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.decay import merge_observations, observed
+from reverie.dream.dedupe import route as route_duplicates  # issue 5: one lesson, one page
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
 from reverie.dream.plan import Distiller, Evidence, Plan, validate_plan
+from reverie.dream.promote import journal_lines  # issue 6
+from reverie.dream.promote import promotions as org_promotions
 from reverie.dream.remember import decay_due, memory_step
 from reverie.dream.report import fill_extras
 from reverie.dream.score import rank_for_cap, score_groups
@@ -36,7 +39,15 @@ from reverie.journal import cycle_entry
 from reverie.llm.base import MeteredDistiller
 from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, Scope
 from reverie.redact import redact_plan
-from reverie.store.base import Changeset, Observation, PageWrite, StepHook, Store
+from reverie.store.base import (
+    Changeset,
+    CycleTally,
+    Observation,
+    PageWrite,
+    Promotion,
+    StepHook,
+    Store,
+)
 
 __all__ = ["DreamCycle", "new_cycle_id"]
 
@@ -62,6 +73,7 @@ class _Outcome:
     unchanged: int = 0
     deferred_groups: list[str] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)  # issue 5: reinforcement
+    promotions: list[Promotion] = field(default_factory=list)  # issue 6: org copies
 
 
 @dataclass
@@ -117,8 +129,16 @@ class DreamCycle:
         self.on_phase: StepHook = on_phase or (lambda _name: None)
 
     def run(
-        self, scope: Scope, now: datetime, *, dry_run: bool = False, cycle_id: str | None = None
+        self,
+        scope: Scope,
+        now: datetime,
+        *,
+        dry_run: bool = False,
+        cycle_id: str | None = None,
+        hold: Callable[[Changeset], None] | None = None,
     ) -> CycleReport:
+        """One cycle of ``scope``. ``hold`` (review mode, issue 4 point 8) receives the changeset
+        the cycle would commit instead of the store: nothing changes, the report says pending."""
         timer = _Timer(self.on_phase)
         cycle_id = cycle_id or new_cycle_id(now)  # given: the HTTP service announced it
         timer.phase("collect")
@@ -133,8 +153,11 @@ class DreamCycle:
             checkpoint_after=checkpoint,
             scanned=len(scanned),
         )
-        if not scanned and not decay_due(  # issue 5: decay runs even when nothing is new
-            self.store, WriteContext(scope, cycle_id, now, {}), self.config.memory
+        if scope.is_org or (  # issue 6: the org brain is written only by promotion
+            not scanned
+            and not decay_due(  # issue 5: decay runs even when nothing is new
+                self.store, WriteContext(scope, cycle_id, now, {}), self.config.memory
+            )
         ):
             report.timings = timer.done()
             report.message = "nothing new since the last cycle"
@@ -144,11 +167,13 @@ class DreamCycle:
         fact_slots, others = split_facts(collection.taken)  # issue 5: facts skip clustering
         timer.phase("cluster")
         groups = cluster(others, self.embedder, self.config.similarity_threshold)
+        routing = route_duplicates(self.store, scope, groups, self.config, self.embedder)
+        groups = routing.groups  # issue 5: a lesson the brain holds goes to its page
         timer.phase("score")  # issue 6: insight scores order the group cap
         scores = score_groups(self.store, scope, groups)
         kept, overflow = rank_for_cap(groups, scores, self.config.max_groups_per_cycle)
         timer.phase("distill")
-        evidence = self._evidence(scope, kept, now)
+        evidence = self._evidence(scope, kept, now, routing.merges)
         distilled = self._distill_all(evidence, report)
         timer.phase("validate")
         result = self._validate(
@@ -178,31 +203,45 @@ class DreamCycle:
             report.message = "nothing applied: " + report.message
             report.timings = timer.done()
             return report
+        timer.phase("promote")  # issue 6: org copies of reinforced pages, same transaction
+        self._promote(WriteContext(scope, cycle_id, now, {}), result, report)
         timer.phase("apply")
         report.status = CycleStatus.COMMITTED
         report.finished_at = now
         report.timings = timer.done()
+        if hold is not None:  # issue 4 (8): stored for review; its own copy of the report
+            hold(self._changeset(report.model_copy(deep=True), result))
+            report.status = CycleStatus.PENDING
+            return report
         started = time.perf_counter()
         self.store.commit(self._changeset(report, result), on_step=self.on_phase)
         # The stored report cannot time the transaction that stores it; the returned one does.
         report.timings["commit"] = round(time.perf_counter() - started, 6)
         return report
 
-    def _evidence(self, scope: Scope, groups: Sequence[Group], now: datetime) -> list[Evidence]:
+    def _evidence(
+        self,
+        scope: Scope,
+        groups: Sequence[Group],
+        now: datetime,
+        merges: Mapping[str, Sequence[Page]] | None = None,
+    ) -> list[Evidence]:
+        """Each group with its topic's page, plus (issue 5) the pages holding the same lesson."""
         pages = self.store.pages_by_topic(scope, [g.topic_key for g in groups])
         out = []
         for g in groups:
             page = pages.get(g.topic_key)
+            shown = [page, *(merges or {}).get(g.topic_key, ())] if page else []
             history: dict[str, tuple[Episode, ...]] = {}
-            if page is not None:
-                cited = page.citations[-self.config.history_limit :]
-                history[page.id] = tuple(resolve_archived(self.store, self.store.episodes(cited)))
+            for p in shown:
+                cited = p.citations[-self.config.history_limit :]
+                history[p.id] = tuple(resolve_archived(self.store, self.store.episodes(cited)))
             out.append(
                 Evidence(
                     scope=scope,
                     topic_key=g.topic_key,
                     episodes=g.episodes,
-                    pages=(page,) if page else (),
+                    pages=tuple(shown),
                     history=history,
                     now=now,
                 )
@@ -257,6 +296,16 @@ class DreamCycle:
         result.writes += step.writes
         result.marks += step.marks
         result.observations += step.observations
+
+    def _promote(self, ctx: WriteContext, result: _Outcome, report: CycleReport) -> None:
+        result.promotions = org_promotions(
+            self.store,
+            ctx,
+            [w for _a, w, _n in result.writes],
+            result.observations,
+            self.config.promote_after_cycles,
+        )
+        report.promoted = [p.write.revision.page_id for p in result.promotions]
 
     @staticmethod
     def _shown(evidence: Sequence[Evidence]) -> dict[str, Page]:
@@ -331,5 +380,22 @@ class DreamCycle:
             mark_cycle=report.cycle_id,
             cycle=cycle,
             observations=merge_observations(result.observations),
-            journal=cycle_entry(report, result.writes),
+            journal=cycle_entry(report, result.writes) + journal_lines(result.promotions),
+            tally=_tally(report, len(result.marks)),  # issue 5: cumulative stats
+            promotions=result.promotions,  # issue 6: the only writes that leave the scope
         )
+
+
+def _tally(report: CycleReport, marked: int) -> CycleTally:
+    """A committed cycle's addition to the cumulative stats (its duration: every phase timed
+    before the commit)."""
+    return CycleTally(
+        scope=report.scope,
+        at=report.started_at,
+        model_calls=report.model_calls,
+        cache_hits=report.cache_hits,
+        input_tokens=report.input_tokens,
+        output_tokens=report.output_tokens,
+        duration_s=sum(report.timings.values()),
+        episodes=marked,
+    )

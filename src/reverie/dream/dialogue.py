@@ -121,13 +121,25 @@ def fact_sentences(text: str, when: datetime) -> list[str]:
 def _claims(episodes: Sequence[Episode], speaker: str) -> list[Claim]:
     claims: list[Claim] = []
     seen: set[str] = set()
+    import os
+    chunk = int(os.environ.get("CW", "0"))
     for ep in episodes:
-        for sentence in fact_sentences(_said(ep, speaker), ep.created_at):
+        for sentence in _chunks(fact_sentences(_said(ep, speaker), ep.created_at), chunk):
             key = sentence.lower()
             if key not in seen:
                 seen.add(key)
                 claims.append(Claim(text=sentence, episode_ids=(ep.id,)))
     return claims
+
+
+def _chunks(sentences: list[str], words: int) -> list[str]:
+    out: list[str] = []
+    for s in sentences:
+        if out and len(out[-1].split()) < words:
+            out[-1] = f"{out[-1]} {s}"
+        else:
+            out.append(s)
+    return out
 
 
 def conversation_plan(evidence: Evidence, distiller: str) -> Plan:

@@ -33,7 +33,7 @@ from reverie.config import DreamConfig
 from reverie.dream.cluster import content_words, error_class, salient_terms
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dialogue import conversation_plan, is_conversation
-from reverie.dream.plan import CreatePage, Evidence, Plan, RevisePage
+from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
 from reverie.models import Claim, Episode, Outcome, Page, PageKind, PageStatus
 
 __all__ = ["ExtractiveDistiller", "is_template_lesson"]
@@ -125,10 +125,13 @@ class ExtractiveDistiller:
         if is_conversation(evidence.episodes):  # dialogue turns: dated statements per person
             return conversation_plan(evidence, self.name)
         page = _matching_page(evidence)
-        work = _work_set(evidence, page)
+        sources = _duplicates(evidence, page)  # issue 5: pages holding the same lesson
+        work = _work_set(evidence, page, sources)
         if not work:
             return Plan(distiller=self.name)
         draft = _draft(evidence.topic_key, work, self.config)
+        if page is not None and sources:
+            return Plan(operations=(_merge(page, sources, draft),), distiller=self.name)
         if page is None:
             create = CreatePage(
                 topic_key=evidence.topic_key,
@@ -157,8 +160,31 @@ def _matching_page(evidence: Evidence) -> Page | None:
     return next((p for p in evidence.pages if p.topic_key == evidence.topic_key), None)
 
 
-def _work_set(evidence: Evidence, page: Page | None) -> list[Episode]:
+def _duplicates(evidence: Evidence, page: Page | None) -> list[Page]:
+    """Issue 5: other active pages shown with the topic's page hold the same lesson (the cycle
+    shows them only then, :mod:`reverie.dream.dedupe`): they are merged into it."""
+    if page is None or page.status is not PageStatus.ACTIVE:
+        return []
+    return [p for p in evidence.pages if p.id != page.id and p.status is PageStatus.ACTIVE]
+
+
+def _merge(page: Page, sources: Sequence[Page], draft: _Draft) -> MergePages:
+    return MergePages(
+        page_id=page.id,
+        expected_hash=page.revision.hash,
+        sources={p.id: p.revision.hash for p in sources},
+        title=draft.title,
+        kind=draft.kind,
+        confidence=draft.confidence,
+        claims=draft.claims,
+        valid_from=draft.valid_from,
+    )
+
+
+def _work_set(evidence: Evidence, page: Page | None, sources: Sequence[Page] = ()) -> list[Episode]:
     history = evidence.history.get(page.id, ()) if page is not None else ()
+    for source in sources:  # a merge restates the evidence of every page it absorbs
+        history = (*history, *evidence.history.get(source.id, ()))
     unique: dict[str, Episode] = {}
     for ep in (*history, *evidence.episodes):
         unique.setdefault(ep.id, ep)

@@ -27,7 +27,8 @@ _Key = tuple[float, float, str, str, str, str]
 
 def density(item: RecallItem) -> float:
     """Value per token: the order in which :func:`pack` considers units."""
-    return item.score / max(item.tokens, 1)
+    import os
+    return item.score / max(item.tokens, int(os.environ.get("MINTOK", "1")))
 
 
 def pack(

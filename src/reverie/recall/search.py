@@ -26,8 +26,10 @@ relevant.
 from __future__ import annotations
 
 import logging
+import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -48,14 +50,16 @@ __all__ = ["BM25_SHARE", "COVERED_EPISODE", "PAGE_PREFERENCE", "coverage", "exce
 
 log = logging.getLogger("reverie.recall")
 
-PAGE_PREFERENCE = 1.5
+import os
+PAGE_PREFERENCE = float(os.environ.get("PP", "1.5"))
 """A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
 COVERED_EPISODE = 0.25
 """Weight left to an episode that a recalled page claim already cites."""
-BM25_SHARE = 0.5
+BM25_SHARE = float(os.environ.get("BS", "0.5"))
 """Share of a unit's relevance taken from normalised BM25; the rest is term coverage."""
-EXCERPT_SENTENCES = 2
-EXCERPT_CHARS = 320
+QUESTION_WEIGHT = float(os.environ.get("QW", "1"))
+EXCERPT_SENTENCES = int(os.environ.get("ES", "2"))
+EXCERPT_CHARS = int(os.environ.get("EC", "320"))
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -135,15 +139,46 @@ def _units(
         if config.include_pages
         else []
     )
-    units = _claim_units(pages, wanted, config.min_term_coverage, now)
+    episodes: list[tuple[Episode, float]] = []
     if config.include_episodes:
         episodes = store.search_episodes(
             scope, terms, config.episode_candidates, window=config.episode_window
         )
         episodes = [(e, s) for e, s in episodes if _evidence_at(e, now, history)]
+    weights = term_weights(wanted, _pool(pages, episodes, now))
+    units = _claim_units(pages, wanted, config.min_term_coverage, now, weights)
+    if config.include_org and config.include_pages and not scope.is_org:  # issue 6, labelled
+        from reverie.recall.org import org_units
+
+        units += org_units(store, scope, terms, config, now, statuses)
+    if config.include_episodes:
         cited = {e for u in units for e in u.citations}
-        units += _episode_units(episodes, wanted, config.min_term_coverage, cited)
+        units += _episode_units(episodes, wanted, config.min_term_coverage, cited, weights)
     return units
+
+
+def _pool(
+    pages: Sequence[tuple[Page, float]], episodes: Sequence[tuple[Episode, float]], now: datetime
+) -> Iterator[frozenset[str]]:
+    """The stems of every candidate unit: what term rarity is measured against."""
+    for page, _ in pages:
+        if _current(page, now):
+            title = stems(page.title)
+            yield from (title | stems(c.text) for c in page.revision.claims)
+    yield from (stems(e.text) for e, _ in episodes)
+
+
+def term_weights(wanted: Sequence[str], pool: Iterable[frozenset[str]]) -> dict[str, float]:
+    """BM25's idf of each stemmed term over the candidate units ``pool``: a term that most
+    candidates hold (a name every line of a chat carries) weighs little, a term none holds
+    (the query is about something else) weighs most."""
+    terms = dict.fromkeys(wanted)
+    df: Counter[str] = Counter()
+    n = 0
+    for have in pool:
+        n += 1
+        df.update(t for t in terms if t in have)
+    return {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
 
 
 def _evidence_at(episode: Episode, now: datetime, history: bool) -> bool:
@@ -154,15 +189,25 @@ def _evidence_at(episode: Episode, now: datetime, history: bool) -> bool:
     return not history or utc(episode.created_at) <= now
 
 
-def coverage(wanted: Sequence[str], text: str) -> float:
-    """Share of the stemmed query terms ``wanted`` that occur in ``text`` (0 when none wanted)."""
-    return _share(wanted, stems(text))
+def coverage(
+    wanted: Sequence[str], text: str, weights: Mapping[str, float] | None = None
+) -> float:
+    """Share of the stemmed query terms ``wanted`` that occur in ``text`` (0 when none wanted),
+    each term counted with its weight in ``weights`` (:func:`term_weights`; 1 each without)."""
+    return _share(wanted, stems(text), weights)
 
 
-def _share(wanted: Sequence[str], have: frozenset[str]) -> float:
-    if not wanted:
+def _share(
+    wanted: Sequence[str], have: frozenset[str], weights: Mapping[str, float] | None = None
+) -> float:
+    terms = dict.fromkeys(wanted)
+    if not terms:
         return 0.0
-    return sum(1 for w in wanted if w in have) / len(wanted)
+    if weights is None:
+        return sum(1 for w in terms if w in have) / len(terms)
+    total = sum(weights.get(w, 1.0) for w in terms)
+    held = sum(weights.get(w, 1.0) for w in terms if w in have)
+    return held / total if total > 0 else 0.0
 
 
 def _passes(cov: float, floor: float) -> bool:
@@ -181,7 +226,11 @@ def _current(page: Page, now: datetime) -> bool:
 
 
 def _claim_units(
-    hits: Sequence[tuple[Page, float]], wanted: list[str], floor: float, now: datetime
+    hits: Sequence[tuple[Page, float]],
+    wanted: list[str],
+    floor: float,
+    now: datetime,
+    weights: Mapping[str, float] | None = None,
 ) -> list[RecallItem]:
     best = _normaliser(hits)
     units: list[RecallItem] = []
@@ -191,8 +240,8 @@ def _claim_units(
         title = stems(page.title)
         for claim in page.revision.claims:
             own = stems(claim.text)
-            own_cov = _share(wanted, own)
-            cov = _share(wanted, title | own)
+            own_cov = _share(wanted, own, weights)
+            cov = _share(wanted, title | own, weights)
             if own_cov == 0 or not _passes(cov, floor):
                 continue  # the title alone does not make every claim of a page relevant
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
@@ -217,16 +266,22 @@ def _claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
 
 
 def _episode_units(
-    hits: Sequence[tuple[Episode, float]], wanted: list[str], floor: float, cited: set[str]
+    hits: Sequence[tuple[Episode, float]],
+    wanted: list[str],
+    floor: float,
+    cited: set[str],
+    weights: Mapping[str, float] | None = None,
 ) -> list[RecallItem]:
     best = _normaliser(hits)
     units: list[RecallItem] = []
     for episode, bm25 in hits:
         text = excerpt(episode.text, wanted)
-        cov = coverage(wanted, text)
+        cov = coverage(wanted, text, weights)
         if not _passes(cov, floor):
             continue
         relevance = _relevance(bm25 / best, cov)
+        if _asks(text):
+            relevance *= QUESTION_WEIGHT
         if episode.id in cited:
             relevance *= COVERED_EPISODE
         units.append(_episode_item(episode, text, relevance))
@@ -262,7 +317,7 @@ def excerpt(text: str, wanted: Sequence[str]) -> str:
     if not sentences:
         return ""
     found = [set(wanted) & stems(s) for s in sentences]
-    ranked = sorted(range(len(sentences)), key=lambda i: (-len(found[i]), i))
+    ranked = sorted(range(len(sentences)), key=lambda i: (-len(found[i]), _asks(sentences[i]), i))
     picked, covered = [ranked[0]], set(found[ranked[0]])
     for i in ranked[1:]:
         if len(picked) == EXCERPT_SENTENCES:
@@ -271,6 +326,11 @@ def excerpt(text: str, wanted: Sequence[str]) -> str:
             picked.append(i)
             covered |= found[i]
     return _cut(" ".join(sentences[i] for i in sorted(picked)))
+
+
+def _asks(text: str) -> bool:
+    """A question names a topic but states nothing about it."""
+    return text.rstrip(" …").endswith("?")
 
 
 def _cut(text: str) -> str:

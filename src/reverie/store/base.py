@@ -20,10 +20,14 @@ from reverie.models import Cycle, Episode, Page, Revision, Scope
 
 __all__ = [
     "Changeset",
+    "CycleTally",
+    "DreamStats",
     "JournalEntry",
     "Lease",
     "Observation",
     "PageWrite",
+    "Promotion",
+    "PromotionRecord",
     "StepHook",
     "Store",
     "StoreStats",
@@ -88,6 +92,73 @@ class Lease:
 
 
 @dataclass(frozen=True)
+class CycleTally:
+    """What one dream cycle adds to its scope's cumulative stats (:class:`DreamStats`).
+
+    A committed cycle's tally lands in the cycle's transaction; a failed one (an exception, or
+    every group rejected so nothing was committed) is recorded by a separate small write after
+    the failure (:meth:`Store.record_tally`), since the failed cycle has no transaction to join.
+    """
+
+    scope: Scope
+    at: datetime
+    failed: bool = False
+    model_calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_s: float = 0.0
+    episodes: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class DreamStats:
+    """Cumulative dream statistics of one scope, kept apart from its checkpoint (issue 5)."""
+
+    scope: Scope
+    cycles_completed: int = 0
+    cycles_failed: int = 0
+    model_calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_s: float = 0.0
+    episodes: int = 0
+    last_completed_at: datetime | None = None
+    last_failed_at: datetime | None = None
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """An org copy of a reinforced page (issue 6, :mod:`reverie.dream.promote`).
+
+    ``write`` is the org page's new revision (scope ``tenant/_org``); the source page, its scope
+    and the revision copied are the attribution.
+    """
+
+    write: PageWrite
+    source_page_id: str
+    source_scope: Scope
+    source_revision: int
+    cycles: int
+
+
+@dataclass(frozen=True)
+class PromotionRecord:
+    """A stored promotion: which org page copies which agent page, and as of which revision."""
+
+    org_page_id: str
+    source_page_id: str
+    source_scope: Scope
+    source_revision: int
+    promoted_at: datetime
+    updated_at: datetime
+    cycle_id: str
+
+
+@dataclass(frozen=True)
 class Changeset:
     """Everything one cycle (or one undo) changes, applied atomically by :meth:`Store.commit`."""
 
@@ -106,6 +177,13 @@ class Changeset:
     observations: Sequence[Observation] = ()
     journal: str | None = None
     episodes: Sequence[Episode] = ()
+    # issue 5: the cycle's addition to the cumulative stats (dream cycles only, not undo/import)
+    tally: CycleTally | None = None
+    # issue 6: org copies of reinforced pages — the only writes that leave ``scope``
+    promotions: Sequence[Promotion] = ()
+    # issue 4 (8): the reviewed plan this changeset applies; commit() marks it applied in the
+    # same transaction (reverie.store.plans)
+    plan_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -230,6 +308,20 @@ class Store(Protocol):
 
     def journal(self, scope: Scope, limit: int = 50) -> list[JournalEntry]:
         """The newest ``limit`` journal entries of ``scope``, oldest first."""
+        ...
+
+    # cumulative stats (issue 5): completed cycles are counted by commit(), failed ones here
+    def record_tally(self, tally: CycleTally) -> None:
+        """Add a failed cycle's tally to its scope's stats, in a small transaction of its own."""
+        ...
+
+    def dream_stats(self, scope: Scope | None = None) -> list[DreamStats]:
+        """Cumulative stats per scope (one scope, or every scope that has dreamed)."""
+        ...
+
+    # org promotion (issue 6): written by commit() from Changeset.promotions
+    def promotions(self, scope: Scope) -> list[PromotionRecord]:
+        """Promotions out of ``scope``, or into it when ``scope`` is an org brain."""
         ...
 
     # leases (issue 8): at most one worker dreams a scope at a time; see reverie.store.leases

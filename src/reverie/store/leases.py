@@ -65,6 +65,8 @@ _DUE = (
     " WHERE (l.scope_key IS NULL OR l.expires_at <= ?)"
     " AND EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
     " AND e.seq > coalesce(c.seq, 0) AND e.consolidated_in IS NULL)"
+    " AND NOT EXISTS (SELECT 1 FROM pending_plans p"  # a plan awaiting review blocks its scope
+    " WHERE p.scope_key = s.scope_key AND p.status = 'pending')"
     " ORDER BY l.expires_at NULLS FIRST, s.scope_key LIMIT ?"
 )
 

@@ -47,7 +47,9 @@ from reverie.models import (
     now_utc,
 )
 from reverie.store.base import Changeset, PageWrite, StepHook, StoreStats
+from reverie.store.cumulative import PostgresCumulativeMixin  # issue 5/6: stats, org
 from reverie.store.migrations import load_migrations
+from reverie.store.plans import PostgresPlansMixin  # issue 4 (8): review mode
 from reverie.store.postgres_more import PostgresExtrasMixin
 from reverie.store.sqlite import SQLiteStore
 
@@ -118,7 +120,7 @@ def _tsquery(count: int) -> str:
     return "(" + " || ".join(["plainto_tsquery('english', %s)"] * count) + ")"
 
 
-class PostgresStore(PostgresExtrasMixin):
+class PostgresStore(PostgresExtrasMixin, PostgresPlansMixin, PostgresCumulativeMixin):
     """A :class:`reverie.store.base.Store` on a PostgreSQL database with pgvector.
 
     ``lease_owner`` names the worker this store commits for: a commit to a scope whose live
@@ -470,6 +472,8 @@ class PostgresStore(PostgresExtrasMixin):
                 )
                 self._record_cycle(c, changes)
                 self._record_memory(c, changes)
+                self._settle_applied(c, changes)  # issue 4 (8): a reviewed plan, applied
+                self._record_dream(c, changes)  # issue 5/6: stats, org promotion
                 step("cycle-recorded")
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(f"a concurrent change got there first: {exc}") from exc

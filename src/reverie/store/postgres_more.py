@@ -324,6 +324,8 @@ class PostgresExtrasMixin:
                 " WHERE (l.scope_key IS NULL OR l.expires_at <= %(now)s)"
                 " AND EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
                 " AND e.seq > coalesce(c.seq, 0) AND e.consolidated_in IS NULL)"
+                " AND NOT EXISTS (SELECT 1 FROM pending_plans p"  # awaiting review blocks
+                " WHERE p.scope_key = s.scope_key AND p.status = 'pending')"
                 " ORDER BY l.expires_at NULLS FIRST, s.scope_key LIMIT %(limit)s"
                 " FOR NO KEY UPDATE OF s SKIP LOCKED)"
                 " INSERT INTO leases AS l SELECT scope_key, %(owner)s, 1, %(now)s, %(now)s,"

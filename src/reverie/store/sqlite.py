@@ -44,8 +44,10 @@ from reverie.store.base import (
     StoreStats,
     Strength,
 )
+from reverie.store.cumulative import SQLiteCumulativeMixin  # issue 5/6: stats, org
 from reverie.store.leases import SQLiteLeasesMixin
 from reverie.store.migrations import load_migrations, split_statements
+from reverie.store.plans import SQLitePlansMixin  # issue 4 (8): review mode
 from reverie.store.schedule import SQLiteScheduleMixin  # issue 6
 from reverie.store.vectors import SQLiteVectorsMixin
 
@@ -87,7 +89,12 @@ def fts_phrase(term: str) -> str:
 
 
 class SQLiteStore(
-    SQLiteVectorsMixin, SQLiteLeasesMixin, SQLiteScheduleMixin, SQLiteArchiveMixin  # issue 6
+    SQLiteVectorsMixin,
+    SQLiteLeasesMixin,
+    SQLiteScheduleMixin,
+    SQLiteArchiveMixin,  # issue 6
+    SQLitePlansMixin,  # issue 4 (8)
+    SQLiteCumulativeMixin,  # issue 5/6: stats, org promotion
 ):
     """A :class:`reverie.store.base.Store` on one SQLite file (or ``:memory:``)."""
 
@@ -503,6 +510,8 @@ class SQLiteStore(
             )
             self._record_cycle(c, changes)
             self._record_memory(c, changes)
+            self._settle_applied(c, changes)  # issue 4 (8): a reviewed plan, applied
+            self._record_dream(c, changes)  # issue 5/6: stats, org promotion
             step("cycle-recorded")
 
     def _check_checkpoint(self, c: sqlite3.Connection, changes: Changeset) -> None:

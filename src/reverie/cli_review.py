@@ -1,0 +1,169 @@
+"""CLI commands for review mode (issue 4, point 8): ``plans`` and ``plan show|apply|reject``.
+
+``reverie dream --review`` (:data:`ReviewFlag`, on the ``dream`` command) holds a cycle's changes
+as a pending plan; these commands list plans, show one as a readable diff with its cited
+episodes, apply it exactly as made (refused as stale, exit 2, when what it was built on moved)
+or reject it. No logic here: argument parsing, one facade call, rendering. The shared plumbing
+(``--db``, error mapping) comes from :mod:`reverie.cli` at call time, as in
+:mod:`reverie.cli_memory`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from reverie.cli_render import report_table, shorten
+from reverie.dream.review import render_review, settled_line
+from reverie.engine import Reverie
+from reverie.store.plans import PendingPlan
+
+__all__ = ["ReviewFlag", "plan_app", "plans_command", "register"]
+
+ReviewFlag = Annotated[
+    bool,
+    typer.Option(
+        "--review",
+        help="Validate and hold the changes as a pending plan instead of applying them"
+        " (see `reverie plans`).",
+    ),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+PlanArg = Annotated[str, typer.Argument(metavar="ID", help="The plan id (pl_…).")]
+
+plan_app = typer.Typer(
+    help="Show, apply or reject a plan held for review (reverie dream --review).",
+    no_args_is_help=True,
+)
+
+_STYLES = {"+": "green", "-": "red", "@": "cyan", "=": "bold"}
+
+
+@contextmanager
+def _brain(ctx: typer.Context) -> Iterator[Reverie]:
+    from reverie import cli
+
+    with cli._brain(ctx) as rv:
+        yield rv
+
+
+def _emit(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def _what(p: PendingPlan) -> str:
+    counts = ", ".join(f"{n} {k}" for k, n in p.summary()["counts"].items() if n)
+    cs = p.changes
+    moved = f"{cs.expected_checkpoint}→{cs.checkpoint}"
+    return f"{counts or 'no page change'}; {len(cs.marks)} eps; {moved}"
+
+
+def plans_table(plans: Sequence[PendingPlan]) -> Table:
+    """One row per plan (its id carries when it was made): scope, status, what it would change,
+    and why it left pending when it did."""
+    table = Table(title="plans", box=box.SIMPLE_HEAD, title_justify="left")
+    names = ["id", "scope", "status", "would change"]
+    names += ["reason"] if any(p.reason for p in plans) else []
+    for name in names:
+        wraps = name not in ("id", "status")
+        table.add_column(name, no_wrap=not wraps, min_width=10 if wraps else None, overflow="fold")
+    for p in plans:
+        row: list[str | Text] = [
+            p.id,
+            Text(p.scope.key),
+            str(p.status),
+            Text(_what(p)),
+            Text(shorten(p.reason, 40)),  # in full: plan show
+        ]
+        table.add_row(*row[: len(names)])
+    return table
+
+
+def plans_command(
+    ctx: typer.Context,
+    scope: Annotated[
+        str | None,
+        typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use."),
+    ] = None,
+    status: Annotated[
+        str,
+        typer.Option(
+            "--status", help="pending, applied, rejected, stale, or all (default: pending)."
+        ),
+    ] = "pending",
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help="How many, newest first.")
+    ] = 50,
+    as_json: JsonFlag = False,
+) -> None:
+    """List plans held for review (reverie dream --review), newest first."""
+    with _brain(ctx) as rv:
+        found = rv.plans(scope, status=None if status == "all" else status, limit=limit)
+    if as_json:
+        _emit([p.summary() for p in found])
+        return
+    if not found:
+        typer.echo(f"no {'' if status == 'all' else status + ' '}plans")
+        return
+    _console().print(plans_table(found))
+
+
+@plan_app.command("show")
+def show(ctx: typer.Context, plan_id: PlanArg, as_json: JsonFlag = False) -> None:
+    """Show a plan: a diff of every page it would change, with the episodes it cites."""
+    with _brain(ctx) as rv:
+        found = rv.plan(plan_id)
+    if as_json:
+        _emit(found.to_json())
+        return
+    console = _console()
+    for line in render_review(found).splitlines():
+        console.print(Text(line, style=_STYLES.get(line[:1], "")), soft_wrap=True)
+
+
+@plan_app.command("apply")
+def apply(ctx: typer.Context, plan_id: PlanArg, as_json: JsonFlag = False) -> None:
+    """Apply a pending plan exactly as made; refused (exit 2) if its pages or checkpoint moved."""
+    with _brain(ctx) as rv:
+        report = rv.apply_plan(plan_id)
+    if as_json:
+        _emit(report.model_dump(mode="json"))
+        return
+    _console().print(report_table(report))
+    typer.echo(f"plan {plan_id} applied as cycle {report.cycle_id}")
+
+
+@plan_app.command("reject")
+def reject(
+    ctx: typer.Context,
+    plan_id: PlanArg,
+    reason: Annotated[
+        str | None, typer.Option("--reason", "-r", help="Why (kept with the plan).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Reject a pending plan: nothing it holds is applied; its episodes stay eligible."""
+    with _brain(ctx) as rv:
+        plan = rv.reject_plan(plan_id, reason=reason)
+    if as_json:
+        _emit(plan.summary())
+        return
+    typer.echo(settled_line(plan))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``plans`` and ``plan show|apply|reject`` to the main app."""
+    app.command(name="plans")(plans_command)
+    app.add_typer(plan_app, name="plan")

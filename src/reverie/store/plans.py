@@ -1,0 +1,378 @@
+"""Plans held for review (issue 4, point 8; migration 0008): a cycle's changeset, not yet applied.
+
+``reverie dream --review`` runs a cycle up to the point where it would commit and stores the
+:class:`~reverie.store.base.Changeset` it built instead — page writes naming the revisions they
+expect to replace, episode marks, the expected and the new checkpoint, the cycle record — as JSON
+in ``pending_plans``. Applying commits *exactly that changeset* through
+:meth:`~reverie.store.base.Store.commit`, whose compare-and-set checks (page revisions, the
+checkpoint, unmarked episodes) are the staleness check: a plan built on state that has moved is
+refused whole and nothing changes.
+
+Invariants:
+
+- the row turns ``applied`` inside the commit's own transaction (``Changeset.plan_id``,
+  :meth:`_settle_applied`), so a plan is never applied twice, nor left pending once it landed;
+- at most one plan per scope is pending (a partial unique index): a second one would be built on
+  the same episodes and make the first stale;
+- a stored revision is re-hashed when a plan is read back; a plan whose content no longer matches
+  its hashes is refused as corrupt rather than applied.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from functools import cache
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import TypeAdapter, ValidationError
+
+from reverie.errors import Conflict, NotFound, PlanPending, StoreError
+from reverie.models import CycleReport, Revision, Scope, now_utc, revision_hash
+from reverie.store.base import Changeset
+
+__all__ = [
+    "PendingPlan",
+    "PlanStatus",
+    "PlanStore",
+    "PostgresPlansMixin",
+    "SQLitePlansMixin",
+    "dump_changeset",
+    "load_changeset",
+    "plan_id_for",
+]
+
+FORMAT = 1
+"""Version of the stored changeset JSON; a reader refuses a format it does not know."""
+
+_COUNTS = ("created", "revised", "merged", "superseded", "retired")
+_COLUMNS = "id, scope_key, cycle_id, status, created_at, settled_at, reason, changeset"
+
+
+class PlanStatus(StrEnum):
+    PENDING = "pending"
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    STALE = "stale"
+
+
+@dataclass(frozen=True)
+class PendingPlan:
+    """A stored plan: the changeset a reviewed cycle would commit, and what became of it."""
+
+    id: str
+    scope: Scope
+    cycle_id: str
+    status: PlanStatus
+    created_at: datetime
+    changes: Changeset = field(repr=False)
+    settled_at: datetime | None = None
+    reason: str | None = None
+
+    @property
+    def report(self) -> CycleReport:
+        """The report of the cycle the plan would record (counts, changes, model cost)."""
+        if self.changes.cycle is None:
+            raise StoreError(f"plan {self.id} holds no cycle record")
+        return self.changes.cycle.report
+
+    def summary(self) -> dict[str, Any]:
+        """The plan without its changeset, as plain JSON (listing, ``--json``)."""
+        r = self.report
+        return {
+            "id": self.id,
+            "scope": self.scope.key,
+            "cycle_id": self.cycle_id,
+            "status": str(self.status),
+            "created_at": self.created_at.isoformat(),
+            "settled_at": self.settled_at.isoformat() if self.settled_at else None,
+            "reason": self.reason,
+            "pages": len(self.changes.page_writes),
+            "episodes": len(self.changes.marks),
+            "checkpoint": [self.changes.expected_checkpoint, self.changes.checkpoint],
+            "counts": {k: getattr(r, k) for k in _COUNTS},
+        }
+
+
+def plan_id_for(cycle_id: str) -> str:
+    """A plan is named after the cycle it would record: ``cy_X`` is held as ``pl_X``."""
+    return "pl_" + cycle_id.removeprefix("cy_")
+
+
+@runtime_checkable
+class PlanStore(Protocol):
+    """Storage of plans held for review; both backends implement it (see the mixins below)."""
+
+    def put_plan(self, plan: PendingPlan) -> None:
+        """Store a new pending plan; :class:`~reverie.errors.PlanPending` if its scope already
+        has one."""
+        ...
+
+    def plan(self, plan_id: str) -> PendingPlan:
+        """The plan ``plan_id``; :class:`~reverie.errors.NotFound` if there is none."""
+        ...
+
+    def plans(
+        self, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
+    ) -> list[PendingPlan]:
+        """The newest ``limit`` plans (of ``scope``, with ``status``), newest first."""
+        ...
+
+    def settle_plan(
+        self, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
+    ) -> PendingPlan:
+        """Move a pending plan to ``status`` (rejected or stale); :class:`Conflict` if it is no
+        longer pending."""
+        ...
+
+
+# -- the stored form ---------------------------------------------------------------------------
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _when(value: Any) -> datetime | None:
+    """A timestamp as SQLite (ISO text) or PostgreSQL (``datetime``) hands it back, in UTC."""
+    if value is None:
+        return None
+    parsed = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+@cache
+def _adapter() -> TypeAdapter[Changeset]:
+    return TypeAdapter(Changeset)
+
+
+def dump_changeset(changes: Changeset) -> dict[str, Any]:
+    """``changes`` as plain JSON, every field of :class:`Changeset` included;
+    :func:`load_changeset` gives back an equal changeset (sequences as lists)."""
+    data = _adapter().dump_python(changes, mode="json")
+    data.pop("plan_id", None)  # set when the plan is applied, never stored
+    return {"format": FORMAT, "changeset": data}
+
+
+def _check_hash(rev: Revision) -> None:
+    derived = revision_hash(
+        title=rev.title,
+        kind=rev.kind,
+        claims=rev.claims,
+        confidence=rev.confidence,
+        status=rev.status,
+        valid_from=rev.valid_from,
+        valid_until=rev.valid_until,
+        superseded_by=rev.superseded_by,
+    )
+    if derived != rev.hash:
+        raise StoreError(
+            f"the stored plan's revision {rev.number} of page {rev.page_id} no longer matches"
+            " its hash; refusing to use it"
+        )
+
+
+def load_changeset(data: dict[str, Any]) -> Changeset:
+    """The changeset :func:`dump_changeset` wrote; :class:`StoreError` if it is not one."""
+    if data.get("format") != FORMAT:
+        raise StoreError(f"stored plan has format {data.get('format')!r}; expected {FORMAT}")
+    try:
+        changes = _adapter().validate_python(data["changeset"])
+    except (KeyError, ValidationError) as exc:
+        raise StoreError(f"stored plan is not a changeset: {exc}") from exc
+    for write in changes.page_writes:
+        _check_hash(write.revision)
+    return changes
+
+
+# -- SQL shared by both backends ---------------------------------------------------------------
+
+
+class _Host(Protocol):
+    def _write(self) -> AbstractContextManager[Any]: ...
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
+
+    def _scope(self, key: str) -> Scope: ...
+
+    def _ensure_scopes(self, c: Any, scopes: Iterable[Scope]) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Dialect:
+    mark: str  # the parameter placeholder
+    duplicate: tuple[type[Exception], ...]  # what the driver raises on a unique violation
+
+    def sql(self, text: str) -> str:
+        return text.replace("?", self.mark)
+
+
+_SQLITE = _Dialect("?", (sqlite3.IntegrityError,))
+
+
+def _postgres() -> _Dialect:
+    import psycopg
+
+    return _Dialect("%s", (psycopg.errors.UniqueViolation,))
+
+
+def _from_row(host: _Host, r: Sequence[Any]) -> PendingPlan:
+    data = r[7] if isinstance(r[7], dict) else json.loads(r[7])
+    return PendingPlan(
+        id=r[0],
+        scope=host._scope(r[1]),
+        cycle_id=r[2],
+        status=PlanStatus(r[3]),
+        created_at=_when(r[4]) or now_utc(),
+        settled_at=_when(r[5]),
+        reason=r[6],
+        changes=load_changeset(data),
+    )
+
+
+def _pending_of(c: Any, d: _Dialect, scope_key: str) -> str | None:
+    row = c.execute(
+        d.sql("SELECT id FROM pending_plans WHERE scope_key = ? AND status = 'pending'"),
+        (scope_key,),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def _put(host: _Host, d: _Dialect, plan: PendingPlan) -> None:
+    try:
+        with host._write() as c:
+            host._ensure_scopes(c, [plan.scope])
+            waiting = _pending_of(c, d, plan.scope.key)
+            if waiting is not None:
+                raise PlanPending(waiting, plan.scope.key)
+            c.execute(
+                d.sql(f"INSERT INTO pending_plans ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"),
+                (
+                    plan.id,
+                    plan.scope.key,
+                    plan.cycle_id,
+                    str(plan.status),
+                    _iso(plan.created_at),
+                    _iso(plan.settled_at),
+                    plan.reason,
+                    json.dumps(dump_changeset(plan.changes), ensure_ascii=False),
+                ),
+            )
+    except d.duplicate as exc:  # a concurrent review of the scope got there first
+        raise Conflict(f"plan {plan.id} could not be stored: {exc}") from exc
+
+
+def _get(host: _Host, d: _Dialect, plan_id: str) -> PendingPlan:
+    rows = host._read(d.sql(f"SELECT {_COLUMNS} FROM pending_plans WHERE id = ?"), (plan_id,))
+    if not rows:
+        raise NotFound(f"no plan {plan_id}")
+    return _from_row(host, rows[0])
+
+
+def _list(
+    host: _Host, d: _Dialect, scope: Scope | None, status: PlanStatus | None, limit: int
+) -> list[PendingPlan]:
+    where, params = [], []
+    if scope is not None:
+        where.append("scope_key = ?")
+        params.append(scope.key)
+    if status is not None:
+        where.append("status = ?")
+        params.append(str(status))
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = host._read(
+        d.sql(
+            f"SELECT {_COLUMNS} FROM pending_plans{clause}"
+            " ORDER BY created_at DESC, id DESC LIMIT ?"
+        ),
+        [*params, limit],
+    )
+    return [_from_row(host, r) for r in rows]
+
+
+def _settle(
+    host: _Host, d: _Dialect, plan_id: str, status: PlanStatus, at: datetime, reason: str | None
+) -> PendingPlan:
+    with host._write() as c:
+        cur = c.execute(
+            d.sql(
+                "UPDATE pending_plans SET status = ?, settled_at = ?, reason = ?"
+                " WHERE id = ? AND status = 'pending'"
+            ),
+            (str(status), _iso(at), reason, plan_id),
+        )
+        changed = cur.rowcount == 1
+    plan = _get(host, d, plan_id)
+    if not changed:
+        raise Conflict(f"plan {plan_id} is {plan.status}, not pending")
+    return plan
+
+
+def _applied(c: Any, d: _Dialect, changes: Changeset) -> None:
+    if changes.plan_id is None:
+        return
+    at = changes.cycle.finished_at if changes.cycle and changes.cycle.finished_at else now_utc()
+    cur = c.execute(
+        d.sql(
+            "UPDATE pending_plans SET status = 'applied', settled_at = ?"
+            " WHERE id = ? AND scope_key = ? AND status = 'pending'"
+        ),
+        (_iso(at), changes.plan_id, changes.scope.key),
+    )
+    if cur.rowcount != 1:
+        raise Conflict(f"plan {changes.plan_id} is no longer pending; nothing was applied")
+
+
+class SQLitePlansMixin:
+    """:class:`PlanStore` for :class:`reverie.store.sqlite.SQLiteStore`."""
+
+    def put_plan(self: _Host, plan: PendingPlan) -> None:
+        _put(self, _SQLITE, plan)
+
+    def plan(self: _Host, plan_id: str) -> PendingPlan:
+        return _get(self, _SQLITE, plan_id)
+
+    def plans(
+        self: _Host, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
+    ) -> list[PendingPlan]:
+        return _list(self, _SQLITE, scope, status, limit)
+
+    def settle_plan(
+        self: _Host, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
+    ) -> PendingPlan:
+        return _settle(self, _SQLITE, plan_id, status, at, reason)
+
+    @staticmethod
+    def _settle_applied(c: Any, changes: Changeset) -> None:
+        """Inside :meth:`commit`: the reviewed plan it applies turns ``applied``."""
+        _applied(c, _SQLITE, changes)
+
+
+class PostgresPlansMixin:
+    """:class:`PlanStore` for :class:`reverie.store.postgres.PostgresStore`."""
+
+    def put_plan(self: _Host, plan: PendingPlan) -> None:
+        _put(self, _postgres(), plan)
+
+    def plan(self: _Host, plan_id: str) -> PendingPlan:
+        return _get(self, _postgres(), plan_id)
+
+    def plans(
+        self: _Host, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
+    ) -> list[PendingPlan]:
+        return _list(self, _postgres(), scope, status, limit)
+
+    def settle_plan(
+        self: _Host, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
+    ) -> PendingPlan:
+        return _settle(self, _postgres(), plan_id, status, at, reason)
+
+    @staticmethod
+    def _settle_applied(c: Any, changes: Changeset) -> None:
+        """Inside :meth:`commit`: the reviewed plan it applies turns ``applied``."""
+        _applied(c, _postgres(), changes)
