@@ -75,7 +75,8 @@ class RecallConfig:
     episode_candidates: int = 40
     episode_window: int | None = 5000
     """Raw-episode search scores only the newest this-many matches (None: all of them)."""
-    min_term_coverage: float = 0.34
+    min_term_coverage: float = 0.1
+    """Floor on the idf-weighted share of the query's terms a unit holds (reverie.recall.search)."""
     include_episodes: bool = True
     include_pages: bool = True
     """Search page claims (off only for the episodes-only ablation of ``bench locomo``)."""

@@ -11,7 +11,9 @@ import pytest
 from reverie import Reverie
 from reverie.embed import HashingEmbedder
 from reverie.embed_onnx import minilm_available
-from reverie.recall.hybrid import cosine_floor
+from reverie.models import Page, Scope
+from reverie.recall.hybrid import _current_pages, cosine_floor
+from reverie.store.sqlite import SQLiteStore
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 OPS = "acme/ops"
@@ -93,3 +95,31 @@ def test_without_an_embedder_recall_is_lexical_and_works() -> None:
 
 def test_floors_are_per_model() -> None:
     assert cosine_floor(HashingEmbedder()) == 0.5
+
+
+class _NoSinglePageReads(SQLiteStore):
+    def page(self, page_id: str) -> Page:
+        raise AssertionError(f"recall read page {page_id} on its own")
+
+
+def test_vector_hits_resolve_pages_in_one_batched_read() -> None:
+    store = _NoSinglePageReads(":memory:")
+    store.migrate()
+    with Reverie(store, embedder=HashingEmbedder()) as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        result = rv.recall("kubectl rollout staging api", OPS, 400)
+        assert result.warning is None and any(i.kind == "page" for i in result.items)
+
+
+def test_pages_a_vector_hit_names_are_read_in_one_batch() -> None:
+    store = _NoSinglePageReads(":memory:")
+    store.migrate()
+    with Reverie(store) as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        pages = {p.id: p for p in store.pages(Scope.parse(OPS))}
+        found = _current_pages(
+            store, Scope.parse(OPS), set(pages), T0 + timedelta(days=2), False, {}
+        )
+        assert found.keys() == pages.keys()

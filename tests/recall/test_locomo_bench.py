@@ -18,7 +18,7 @@ from reverie.bench.locomo import (
     parse_session_time,
     run_locomo,
 )
-from reverie.dream.dialogue import fact_sentences
+from reverie.dream.dialogue import fact_sentences, passages
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo-dev.json"
 
@@ -53,6 +53,14 @@ def test_facts_keep_statements_with_absolute_dates() -> None:
         "I went to a LGBTQ support group yesterday (7 May 2023).",
         "I painted that last year (2022)!",
     ]
+
+
+def test_passages_keep_a_sentence_with_its_neighbours() -> None:
+    said = ["I've got a hand-painted bowl.", "A friend made it.", "It reminds me of art."]
+    assert passages(said, words=8) == ["I've got a hand-painted bowl. A friend made it.",
+                                       "It reminds me of art."]  # fmt: skip
+    assert passages(said, words=0) == said
+    assert passages([]) == []
 
 
 @pytest.mark.skipif(not DATA.exists(), reason=f"LoCoMo data not found at {DATA}")

@@ -103,3 +103,9 @@ def test_worthless_and_duplicate_units_are_not_packed() -> None:
     good = _item("p", "claim", 1.0)
     units = [good, good.model_copy(), _item("z", "zero", 0.0), _item("n", "nan", float("nan"))]
     assert [i.id for i in pack(units, 10_000)] == ["p"]
+
+
+def test_a_short_line_does_not_win_by_being_short() -> None:
+    chatter = _item("chatter", "Wow!", 0.4)
+    answer = _item("answer", "I painted that lake sunrise last year, it is special to me.", 0.9)
+    assert [i.id for i in pack([chatter, answer], 10_000)] == ["answer", "chatter"]

@@ -7,11 +7,14 @@ them, so the extractive distiller hands such groups to :func:`conversation_plan`
 what a person *stated* — about themselves, others, events, plans and preferences — and drops
 what carries no fact: questions, greetings, thanks and exclamations.
 
-Each kept sentence becomes one claim, the densest unit recall can pack: it cites the turn it
-came from, its relative dates ("yesterday", "last week") are made absolute from the turn's own
-timestamp, written as people write dates ("7 May 2023"), and the turn's date is part of the
-page title. A group yields one page per speaker, its topic key naming the speaker and the
-group's first episode, so later sessions add pages instead of rewriting one ever-growing page.
+Kept sentences become claims, joined with the sentences after them in the same turn until a
+claim holds :data:`PASSAGE_WORDS` words (:func:`passages`): a lone sentence ("A friend made it
+for my 18th birthday.") loses what it is about (LoCoMo conversation 0, lexical recall: answer
+tokens 0.60 → 0.63 at 250 words, 0.65 → 0.72 at 750). A claim cites the turn it came from, its
+relative dates ("yesterday", "last week") are made absolute from the turn's own timestamp,
+written as people write dates ("7 May 2023"), and the turn's date is part of the page title. A
+group yields one page per speaker, its topic key naming the speaker and the group's first
+episode, so later sessions add pages instead of rewriting one ever-growing page.
 
 Deterministic and purely extractive: claims are the speakers' own words, never paraphrased.
 """
@@ -26,12 +29,20 @@ from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.plan import CreatePage, Evidence, Plan
 from reverie.models import Claim, Episode, PageKind
 
-__all__ = ["CONVERSATION", "conversation_plan", "fact_sentences", "is_conversation", "speaker_of"]
+__all__ = [
+    "CONVERSATION",
+    "conversation_plan",
+    "fact_sentences",
+    "is_conversation",
+    "passages",
+    "speaker_of",
+]
 
 CONVERSATION = "conversation"
 MAX_CLAIMS = 200
 CLAIM_CHARS = 400
 MIN_CONTENT_WORDS = 3
+PASSAGE_WORDS = 40
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z0-9(\[])")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?")
 _ISO = re.compile(r"\((week of )?(\d{4})-(\d{2})(?:-(\d{2}))?\)")
@@ -121,10 +132,8 @@ def fact_sentences(text: str, when: datetime) -> list[str]:
 def _claims(episodes: Sequence[Episode], speaker: str) -> list[Claim]:
     claims: list[Claim] = []
     seen: set[str] = set()
-    import os
-    chunk = int(os.environ.get("CW", "0"))
     for ep in episodes:
-        for sentence in _chunks(fact_sentences(_said(ep, speaker), ep.created_at), chunk):
+        for sentence in passages(fact_sentences(_said(ep, speaker), ep.created_at)):
             key = sentence.lower()
             if key not in seen:
                 seen.add(key)
@@ -132,7 +141,10 @@ def _claims(episodes: Sequence[Episode], speaker: str) -> list[Claim]:
     return claims
 
 
-def _chunks(sentences: list[str], words: int) -> list[str]:
+def passages(sentences: Sequence[str], words: int = PASSAGE_WORDS) -> list[str]:
+    """Consecutive ``sentences`` joined until each passage holds at least ``words`` words (the
+    last may hold fewer): "I made it for my 18th birthday." says nothing without the sentence
+    before it that names the bowl."""
     out: list[str] = []
     for s in sentences:
         if out and len(out[-1].split()) < words:

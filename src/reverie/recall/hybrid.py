@@ -20,9 +20,10 @@ scope (it is: the index is per scope). Episodes cited by a recalled claim weigh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reverie.config import RecallConfig
 from reverie.embed import Embedder
@@ -38,7 +39,14 @@ if TYPE_CHECKING:
 
     Vector = NDArray[np.float32]
 
-__all__ = ["COSINE_FLOORS", "DEFAULT_COSINE_FLOOR", "SEMANTIC_WEIGHT", "cosine_floor", "fuse"]
+__all__ = [
+    "COSINE_FLOORS",
+    "DEFAULT_COSINE_FLOOR",
+    "SEMANTIC_WEIGHT",
+    "PagesById",
+    "cosine_floor",
+    "fuse",
+]
 
 SEMANTIC_WEIGHT = 1.0
 COSINE_FLOORS = {"all-MiniLM-L6-v2-int8": 0.3}
@@ -77,8 +85,12 @@ def fuse(
     *,
     history: bool = False,
     wanted: Sequence[str] = (),
+    known: Mapping[str, Page] | None = None,
 ) -> list[RecallItem]:
-    """``lexical`` re-scored with cosine similarity, plus the units only vectors found."""
+    """``lexical`` re-scored with cosine similarity, plus the units only vectors found.
+
+    ``known``: pages the lexical path already read (by id), so resolving a claim hit on one of
+    them costs no store read; the other hit pages are read in one batch."""
     from reverie.recall.search import COVERED_EPISODE, PAGE_PREFERENCE
 
     if not isinstance(store, VectorStore):
@@ -91,7 +103,10 @@ def fuse(
     units: dict[_Key, tuple[RecallItem, float]] = {}
     for unit in lexical:
         units[_key(unit)] = (unit, _unit_cosine(index, query_vector, unit) or 0.0)
-    for unit, cos in _vector_units(store, index, query_vector, config, now, floor, history, wanted):
+    found = _vector_units(
+        store, index, query_vector, config, now, floor, history, wanted, known or {}
+    )
+    for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
     cited = {e for u, _ in units.values() if u.kind != "episode" for e in u.citations}
     out = []
@@ -120,6 +135,7 @@ def _vector_units(
     floor: float,
     history: bool,
     wanted: Sequence[str],
+    known: Mapping[str, Page],
 ) -> list[tuple[RecallItem, float]]:
     from reverie.recall.search import _claim_item, _episode_item, excerpt
 
@@ -128,18 +144,16 @@ def _vector_units(
         hits = [
             h for h in index.search(query, config.page_candidates, "claim") if h.cosine >= floor
         ]
-        pages: dict[str, Page | None] = {}
-        for hit in hits:
-            page_id, number, i = parse_claim_ref(hit.ref)
-            if page_id not in pages:
-                pages[page_id] = _current_page(store, page_id, now, history)
-            page = pages[page_id]
+        refs = [(parse_claim_ref(h.ref), h.cosine) for h in hits]
+        pages = _current_pages(store, index.scope, {r[0] for r, _ in refs}, now, history, known)
+        for (page_id, number, i), cosine in refs:
+            page = pages.get(page_id)
             if (
                 page is not None
                 and page.revision.number == number
                 and i < len(page.revision.claims)
             ):
-                out.append((_claim_item(page, page.revision.claims[i], 0.0), hit.cosine))
+                out.append((_claim_item(page, page.revision.claims[i], 0.0), cosine))
     if config.include_episodes:
         hits = [
             h
@@ -154,12 +168,32 @@ def _vector_units(
     return out
 
 
-def _current_page(store: Store, page_id: str, now: datetime, history: bool) -> Page | None:
+@runtime_checkable
+class PagesById(Protocol):
+    """A store that reads many pages in one query (SQLite and Postgres do)."""
+
+    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]: ...
+
+
+def _current_pages(
+    store: Store,
+    scope: Scope,
+    page_ids: set[str],
+    now: datetime,
+    history: bool,
+    known: Mapping[str, Page],
+) -> dict[str, Page]:
+    """The pages among ``page_ids`` current at ``now``: those the lexical path already decoded,
+    the rest in one batched read (one read per page for a store without ``pages_by_id``)."""
     from reverie.recall.search import _current
 
-    try:
-        page = store.page(page_id)
-    except LookupError:
-        return None
+    found = {i: known[i] for i in page_ids if i in known}
+    missing = page_ids - found.keys()
+    if missing and isinstance(store, PagesById):
+        found.update(store.pages_by_id(scope, missing))
+    elif missing:
+        for page_id in missing:
+            with contextlib.suppress(LookupError):
+                found[page_id] = store.page(page_id)
     allowed = {PageStatus.ACTIVE, PageStatus.SUPERSEDED} if history else {PageStatus.ACTIVE}
-    return page if page.status in allowed and _current(page, now) else None
+    return {i: p for i, p in found.items() if p.status in allowed and _current(p, now)}

@@ -6,9 +6,11 @@ hypothesis property test holds us to it). Prices come from :mod:`reverie.recall.
 from the ``tokens`` a caller put on an item, which :func:`pack` overwrites.
 
 Packing is the greedy approximation of a 0/1 knapsack: units in order of value per token
-(``score / tokens``), each taken when it still fits, a unit that does not fit skipped so that
-smaller ones behind it can use the room. Ties fall to the higher score, then to the id and text,
-so the same candidates always give the same section whatever order they arrive in.
+(``score / max(tokens, MIN_UNIT_TOKENS)``: a line shorter than that competes on score alone, so
+"Wow, Caroline!" never outranks the line that answers), each taken when it still fits, a unit
+that does not fit skipped so that smaller ones behind it can use the room. Ties fall to the
+higher score, then to the id and text, so the same candidates always give the same section
+whatever order they arrive in.
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ from reverie.models import RecallItem, Scope
 from reverie.recall.render import header_tokens, measured, render, render_line
 from reverie.recall.tokens import count_tokens
 
-__all__ = ["density", "pack"]
+__all__ = ["MIN_UNIT_TOKENS", "density", "pack"]
 
 _Key = tuple[float, float, str, str, str, str]
+
+MIN_UNIT_TOKENS = 80
+"""A unit is priced at least this when ordering: a two-word line ("Wow, Caroline!") must not win
+on value per token by being short; at or under this length units compete on score alone."""
 
 
 def density(item: RecallItem) -> float:
     """Value per token: the order in which :func:`pack` considers units."""
-    import os
-    return item.score / max(item.tokens, int(os.environ.get("MINTOK", "1")))
+    return item.score / max(item.tokens, MIN_UNIT_TOKENS)
 
 
 def pack(

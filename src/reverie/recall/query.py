@@ -76,5 +76,16 @@ def stem(word: str) -> str:
 
 
 def stems(text: str) -> frozenset[str]:
-    """The stems of every word in ``text`` (stop words included; they never match a term)."""
+    """The stems of every word in ``text`` (stop words included; they never match a term).
+
+    Cached by text: recall stems the same claims and episodes on query after query, and a text
+    is its own key, so a revised claim is simply a new entry."""
+    return _stems(text) if len(text) <= _CACHED_CHARS else _stems.__wrapped__(text)
+
+
+_CACHED_CHARS = 2000
+
+
+@lru_cache(maxsize=16_384)
+def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(text.lower()))

@@ -5,10 +5,13 @@ Why it is shaped this way:
 - **Units, not documents.** A page is split into its claims and an episode into its best
   sentences, so the budget buys the one line that answers the question rather than a whole page
   that mentions it. Every claim unit carries its page's title as context and its own citations.
-- **A relevance floor.** BM25 ranks whatever matches at least one term, so on its own it always
-  returns *something*. Each unit must also contain a share of the query's content terms of at
-  least ``RecallConfig.min_term_coverage``; a question about something never stored gets an empty
-  section, not the nearest noise.
+- **A relevance floor, weighted by rarity.** BM25 ranks whatever matches at least one term, so
+  on its own it always returns *something*. Each unit must also hold a share of the query's
+  content terms of at least ``RecallConfig.min_term_coverage``, each term weighted by its idf
+  over the candidate units (:func:`term_weights`): a term most candidates hold (the name on every
+  line of a chat, "deploy" in a deployment brain) weighs little, a term none holds weighs most.
+  So a question about something never stored gets an empty section, a lone common match is not
+  enough, and a lone rare match ("adoption", "kubectl") is.
 - **Knowledge before evidence.** At equal relevance a page claim outranks an episode by
   :data:`PAGE_PREFERENCE`; an episode cited by a claim that passed the floor is covered and
   weighs only :data:`COVERED_EPISODE` as much. Only active pages valid at ``now`` are searched.
@@ -17,10 +20,11 @@ Why it is shaped this way:
   warning on the ``reverie.recall`` logger; no exception reaches the agent's turn.
 
 Score of a unit, in (0, PAGE_PREFERENCE]: ``BM25_SHARE * bm25 / best_bm25 + (1 - BM25_SHARE) *
-coverage``, where BM25 is normalised within its own result set (pages and episodes are scored
-by different indexes) and a claim's coverage averages its own with that of title plus claim.
-A claim must contain a query term itself: a matching title does not make every line of its page
-relevant.
+coverage`` (coverage idf-weighted as above), where BM25 is normalised within its own result set
+(pages and episodes are scored by different indexes) and a claim's coverage averages its own with
+that of title plus claim. A claim must contain a query term itself: a matching title does not
+make every line of its page relevant. An episode whose excerpt is a question weighs
+:data:`QUESTION_WEIGHT`: it names the topic, its answer is elsewhere.
 """
 
 from __future__ import annotations
@@ -46,20 +50,29 @@ from reverie.store.base import Store
 if TYPE_CHECKING:
     from reverie.recall.vectors import VectorSearch
 
-__all__ = ["BM25_SHARE", "COVERED_EPISODE", "PAGE_PREFERENCE", "coverage", "excerpt", "recall"]
+__all__ = [
+    "BM25_SHARE",
+    "COVERED_EPISODE",
+    "PAGE_PREFERENCE",
+    "QUESTION_WEIGHT",
+    "coverage",
+    "excerpt",
+    "recall",
+    "term_weights",
+]
 
 log = logging.getLogger("reverie.recall")
 
-import os
-PAGE_PREFERENCE = float(os.environ.get("PP", "1.5"))
+PAGE_PREFERENCE = 1.5
 """A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
 COVERED_EPISODE = 0.25
 """Weight left to an episode that a recalled page claim already cites."""
-BM25_SHARE = float(os.environ.get("BS", "0.5"))
+BM25_SHARE = 0.5
 """Share of a unit's relevance taken from normalised BM25; the rest is term coverage."""
-QUESTION_WEIGHT = float(os.environ.get("QW", "1"))
-EXCERPT_SENTENCES = int(os.environ.get("ES", "2"))
-EXCERPT_CHARS = int(os.environ.get("EC", "320"))
+QUESTION_WEIGHT = 0.3
+"""Weight left to an episode unit whose excerpt is a question: it names a topic, states nothing."""
+EXCERPT_SENTENCES = 2
+EXCERPT_CHARS = 320
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -90,11 +103,11 @@ def recall(
             return _empty(query, scope, budget_tokens)
         when = utc(now) if now is not None else datetime.now(UTC)
         when = utc(as_of) if as_of is not None else when
-        units = _units(store, scope, terms, config, when, history=as_of is not None)
+        units, read = _units(store, scope, terms, config, when, history=as_of is not None)
         if vectors is not None:  # issue 3: hybrid, see reverie.recall.hybrid
             wanted = [stem(t) for t in terms]
             units = fuse(units, store, scope, query, config, when, vectors,
-                         history=as_of is not None, wanted=wanted)  # fmt: skip
+                         history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
         items = pack(units, budget_tokens, scope=scope)
         text = render(items, scope=scope)
     except Exception as exc:
@@ -131,7 +144,8 @@ def _units(
     now: datetime,
     *,
     history: bool = False,
-) -> list[RecallItem]:
+) -> tuple[list[RecallItem], dict[str, Page]]:
+    """The lexical units for ``terms``, and the pages read to find them (by id)."""
     wanted = [stem(t) for t in terms]
     statuses = ("active", "superseded") if history else ("active",)  # issue 5: as_of
     pages = (
@@ -154,7 +168,7 @@ def _units(
     if config.include_episodes:
         cited = {e for u in units for e in u.citations}
         units += _episode_units(episodes, wanted, config.min_term_coverage, cited, weights)
-    return units
+    return units, {page.id: page for page, _ in pages}
 
 
 def _pool(
@@ -189,9 +203,7 @@ def _evidence_at(episode: Episode, now: datetime, history: bool) -> bool:
     return not history or utc(episode.created_at) <= now
 
 
-def coverage(
-    wanted: Sequence[str], text: str, weights: Mapping[str, float] | None = None
-) -> float:
+def coverage(wanted: Sequence[str], text: str, weights: Mapping[str, float] | None = None) -> float:
     """Share of the stemmed query terms ``wanted`` that occur in ``text`` (0 when none wanted),
     each term counted with its weight in ``weights`` (:func:`term_weights`; 1 each without)."""
     return _share(wanted, stems(text), weights)

@@ -396,6 +396,14 @@ class PostgresStore(PostgresExtrasMixin, PostgresPlansMixin, PostgresCumulativeM
         )
         return {p.topic_key: p for p in map(self._page_from_row, rows)}
 
+    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
+        """Issue 3: the pages of ``scope`` among ``page_ids``, in one read."""
+        ids = list(dict.fromkeys(page_ids))
+        rows = self._read(
+            _PAGE_SELECT + " WHERE p.scope_key = %s AND p.id = ANY(%s)", (scope.key, ids)
+        )
+        return {p.id: p for p in map(self._page_from_row, rows)}
+
     def revisions(self, page_id: str) -> list[Revision]:
         rows = self._read(
             f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE page_id = %s ORDER BY number",

@@ -406,6 +406,19 @@ class SQLiteStore(
                 found[page.topic_key] = page
         return found
 
+    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
+        """Issue 3: the pages of ``scope`` among ``page_ids``, in one read per 500 ids."""
+        found: dict[str, Page] = {}
+        for chunk in _chunks(list(dict.fromkeys(page_ids))):
+            sql = (
+                self._PAGE_SELECT
+                + f" WHERE p.scope_key = ? AND p.id IN ({','.join('?' * len(chunk))})"
+            )
+            for row in self._read(sql, [scope.key, *chunk]):
+                page = self._page_from_row(row)
+                found[page.id] = page
+        return found
+
     def revisions(self, page_id: str) -> list[Revision]:
         rows = self._read(
             f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE page_id = ? ORDER BY number",
