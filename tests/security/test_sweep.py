@@ -259,11 +259,6 @@ def test_injections_over_http_are_stored_as_data(tmp_path: Path) -> None:
         rv.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 9 finding: recall's raw-episode fallback returns episode text unredacted into"
-    " the prompt section (reverie.recall, owned by the recall work); remove this mark when fixed",
-)
 def test_recall_section_carries_no_secret(rv: Reverie, make_episode: EpisodeFactory) -> None:
     rv.ingest(secret_episodes(make_episode))
     recall = rv.recall("deploying with password key token", SCOPE, 4000, now=DAY)

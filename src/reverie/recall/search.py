@@ -45,6 +45,7 @@ from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
 from reverie.recall.render import measured, render
 from reverie.recall.tokens import count_tokens
+from reverie.redact import redact
 from reverie.store.base import Store
 
 if TYPE_CHECKING:
@@ -304,8 +305,8 @@ def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
     item = RecallItem(
         kind="episode",
         id=episode.id,
-        title=episode.category or "episode",
-        text=text,
+        title=redact(episode.category or "episode"),
+        text=redact(text),  # raw evidence may hold secrets; pages were redacted when written
         score=score,
         tokens=0,
         citations=[episode.id],
