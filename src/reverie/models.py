@@ -180,6 +180,12 @@ def derive_importance(outcome: Outcome, error: str | None) -> int:
     return min(10, _BASE_IMPORTANCE[outcome] + (1 if error else 0))
 
 
+_TEXT_FIELDS = (
+    "session_id", "situation", "action", "outcome_details", "error", "lesson", "category",
+    "tools", "entities",
+)  # fmt: skip
+
+
 def _check_utf8(text: str) -> None:
     try:
         text.encode("utf-8")
@@ -245,17 +251,6 @@ class Episode(BaseModel):
     def _clean(cls, values: list[str]) -> list[str]:
         return _clean_list(values)
 
-    @field_validator(
-        "session_id", "situation", "action", "outcome_details", "error", "lesson", "category",
-        "tools", "entities",
-    )  # fmt: skip
-    @classmethod
-    def _utf8(cls, value: Any) -> Any:
-        for text in value if isinstance(value, list) else [value]:
-            if isinstance(text, str):
-                _check_utf8(text)
-        return value
-
     @field_validator("metadata")
     @classmethod
     def _json_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -278,9 +273,29 @@ class Episode(BaseModel):
     def _complete(self) -> Self:
         if not (self.situation.strip() or self.action.strip()):
             raise ValueError("an episode needs a situation or an action")
+        self._check_texts()
         if self.importance is None:
             self.importance = derive_importance(self.outcome, self.error)
         return self
+
+    def _check_texts(self) -> None:
+        """Every text must be valid UTF-8: one encode on the happy path, a search on failure."""
+        texts = [self.session_id, self.situation, self.action, self.outcome_details, self.error]
+        texts += [self.lesson, self.category, *self.tools, *self.entities]
+        joined = "\x1f".join(t for t in texts if t)
+        if joined.isascii():
+            return
+        try:
+            joined.encode("utf-8")
+        except UnicodeEncodeError:
+            for name in _TEXT_FIELDS:
+                value = getattr(self, name)
+                for text in value if isinstance(value, list) else [value]:
+                    if isinstance(text, str):
+                        try:
+                            _check_utf8(text)
+                        except ValueError as exc:
+                            raise ValueError(f"{name}: {exc}") from None
 
     @classmethod
     def parse(cls, data: Any) -> Episode:

@@ -229,9 +229,9 @@ class SQLiteStore(
         row = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'").fetchone()
         base = row[0] if row else 0
         inserted_at = _iso(now_utc())
-        stored = [e.model_copy() for e in episodes]  # shallow: the caller's objects stay as given
+        stored = list(episodes)
         for i, e in enumerate(stored):
-            e.seq = base + i + 1
+            e.seq = base + i + 1  # the caller's object gets its store-assigned seq
         c.executemany(
             "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [self._episode_row(e, inserted_at) for e in stored],
