@@ -106,7 +106,7 @@ def test_archive_check_finds_a_torn_bundle_and_a_stub_without_bundle(tmp_path: P
     rv.close()
 
 
-def test_every_target_is_a_phase_the_child_announces() -> None:
+def test_kill_points_are_distinct_and_include_every_lane_point() -> None:
     assert set(LANE_TARGETS) <= set(ALL_TARGETS) and len(set(ALL_TARGETS)) == len(ALL_TARGETS)
 
 
