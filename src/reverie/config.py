@@ -73,7 +73,7 @@ class RecallConfig:
     budget_tokens: int = 400
     page_candidates: int = 40
     episode_candidates: int = 40
-    episode_window: int | None = 5000
+    episode_window: int | None = 2000
     """Raw-episode search scores only the newest this-many matches (None: all of them)."""
     min_term_coverage: float = 0.1
     """Floor on the idf-weighted share of the query's terms a unit holds (reverie.recall.search)."""

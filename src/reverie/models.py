@@ -254,6 +254,8 @@ class Episode(BaseModel):
     @field_validator("metadata")
     @classmethod
     def _json_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not value:
+            return value
         try:
             _check_utf8(json.dumps(value, allow_nan=False, ensure_ascii=False))
         except (TypeError, ValueError) as exc:

@@ -54,6 +54,7 @@ from reverie.store.vectors import SQLiteVectorsMixin
 __all__ = ["SQLiteStore", "scope_token"]
 
 _CHUNK = 500
+_DECODED_REVISIONS = 1024
 _EPISODE_COLUMNS = (
     "seq, id, scope_key, session_id, created_at, situation, action, outcome, outcome_details,"
     " error, lesson, importance, category, tools, entities, metadata, consolidated_in"
@@ -114,6 +115,7 @@ class SQLiteStore(
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         self._lock = threading.RLock()
         self._scopes: dict[str, Scope] = {}
+        self._decoded: dict[tuple[Any, ...], Revision] = {}
         self._pragmas(busy_timeout_ms)
 
     def _pragmas(self, busy_timeout_ms: int) -> None:
@@ -265,8 +267,8 @@ class SQLiteStore(
             e.lesson,
             e.importance,
             e.category,
-            json.dumps(e.tools),
-            json.dumps(e.entities),
+            json.dumps(e.tools) if e.tools else "[]",
+            json.dumps(e.entities) if e.entities else "[]",
             json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
             e.fingerprint(),
             None,
@@ -351,33 +353,20 @@ class SQLiteStore(
             revision=self._revision_from_row(r[5:]),
         )
 
-    @staticmethod
-    def _revision_from_row(r: Sequence[Any]) -> Revision:
-        claims = tuple(
-            Claim.model_construct(
-                text=c["text"],
-                episode_ids=tuple(c["episode_ids"]),
-                page_ids=tuple(c.get("page_ids", ())),
-            )
-            for c in json.loads(r[5])
-        )
-        return Revision.model_construct(
-            page_id=r[0],
-            number=r[1],
-            hash=r[2],
-            title=r[3],
-            kind=PageKind(r[4]),
-            claims=claims,
-            confidence=r[6],
-            status=PageStatus(r[7]),
-            valid_from=_dt(r[8]),
-            valid_until=_dt(r[9]),
-            superseded_by=r[10],
-            cycle_id=r[11],
-            author=r[12],
-            reason=r[13],
-            created_at=datetime.fromisoformat(r[14]),
-        )
+    def _revision_from_row(self, r: Sequence[Any]) -> Revision:
+        """Decode a revision row; decoded revisions are cached by the row's full content.
+
+        Revisions are immutable, so a row read again decodes to the same object; keying on every
+        column (not just the id) means a row changed behind our back is decoded afresh, so
+        ``verify`` still sees the bytes on disk. Bounded: the cache is cleared when full.
+        """
+        key = tuple(r)
+        cached = self._decoded.get(key)
+        if cached is None:
+            if len(self._decoded) >= _DECODED_REVISIONS:
+                self._decoded.clear()
+            cached = self._decoded[key] = _decode_revision(r)
+        return cached
 
     def page(self, page_id: str) -> Page:
         rows = self._read(self._PAGE_SELECT + " WHERE p.id = ?", (page_id,))
@@ -865,6 +854,34 @@ class SQLiteStore(
                 (_iso(at), key_id),
             )
         return self.api_key(key_id)
+
+
+def _decode_revision(r: Sequence[Any]) -> Revision:
+    claims = tuple(
+        Claim.model_construct(
+            text=c["text"],
+            episode_ids=tuple(c["episode_ids"]),
+            page_ids=tuple(c.get("page_ids", ())),
+        )
+        for c in json.loads(r[5])
+    )
+    return Revision.model_construct(
+        page_id=r[0],
+        number=r[1],
+        hash=r[2],
+        title=r[3],
+        kind=PageKind(r[4]),
+        claims=claims,
+        confidence=r[6],
+        status=PageStatus(r[7]),
+        valid_from=_dt(r[8]),
+        valid_until=_dt(r[9]),
+        superseded_by=r[10],
+        cycle_id=r[11],
+        author=r[12],
+        reason=r[13],
+        created_at=datetime.fromisoformat(r[14]),
+    )
 
 
 def episode_search_text(e: Episode) -> str:
