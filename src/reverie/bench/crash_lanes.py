@@ -93,26 +93,36 @@ def _fenced(user: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines[start + 1 : end]]
 
 
+MAX_CLAIMS = 150
+"""A competent model keeps a page compact; the plan schema refuses more than 200 claims."""
+
+
 def plan_for_prompt(user: str) -> dict[str, Any]:
     """What a competent model answers: revise the shown page, or create the group's, citing every
-    new episode."""
+    new episode in one claim and folding the oldest claims together once the page grows long (every
+    citation is kept)."""
     items = _fenced(user)
     topic = json.loads(user.splitlines()[0].split(": ", 1)[1])
-    claims = [
-        {
-            "text": f"{i.get('situation', '')[:200]}: {i.get('outcome', '')}.",
-            "episode_ids": [i["id"]],
-        }
-        for i in items
-        if i["section"] == "new"
-    ]
+    new = [i for i in items if i["section"] == "new"]
+    claims: list[dict[str, Any]] = []
+    if new:
+        text = f"{new[0].get('situation', '')[:200]}: seen {len(new)} more time(s)."
+        claims.append({"text": text, "episode_ids": [i["id"] for i in new]})
     body: dict[str, Any] = {"title": f"About {topic}", "kind": "lesson", "confidence": 0.8}
     pages = [i for i in items if i["section"] == "page"]
     if not pages:
         return {"operations": [{"op": "create", "topic_key": topic, **body, "claims": claims}]}
     page = pages[0]
     revise = {"op": "revise", "page_id": page["page_id"], "expected_hash": page["hash"]}
-    return {"operations": [{**revise, **body, "claims": claims + page["claims"]}]}
+    return {"operations": [{**revise, **body, "claims": _compact(claims + page["claims"])}]}
+
+
+def _compact(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if len(claims) <= MAX_CLAIMS:
+        return claims
+    keep, rest = claims[: MAX_CLAIMS - 1], claims[MAX_CLAIMS - 1 :]
+    cited = sorted({e for claim in rest for e in claim["episode_ids"]})
+    return [*keep, {"text": "Earlier observations, folded together.", "episode_ids": cited}]
 
 
 class _AnnouncingDistiller:
