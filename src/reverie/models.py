@@ -186,6 +186,10 @@ _TEXT_FIELDS = (
 )  # fmt: skip
 
 
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
 def _check_utf8(text: str) -> None:
     try:
         text.encode("utf-8")
@@ -281,23 +285,17 @@ class Episode(BaseModel):
         return self
 
     def _check_texts(self) -> None:
-        """Every text must be valid UTF-8: one encode on the happy path, a search on failure."""
+        """Every text must be valid UTF-8: one check on the happy path, a search on failure."""
         texts = [self.session_id, self.situation, self.action, self.outcome_details, self.error]
         texts += [self.lesson, self.category, *self.tools, *self.entities]
-        joined = "\x1f".join(t for t in texts if t)
-        if joined.isascii():
+        if "\x1f".join(t for t in texts if t).isascii():
             return
-        try:
-            joined.encode("utf-8")
-        except UnicodeEncodeError:
-            for name in _TEXT_FIELDS:
-                value = getattr(self, name)
-                for text in value if isinstance(value, list) else [value]:
-                    if isinstance(text, str):
-                        try:
-                            _check_utf8(text)
-                        except ValueError as exc:
-                            raise ValueError(f"{name}: {exc}") from None
+        for name in _TEXT_FIELDS:
+            for text in _as_list(getattr(self, name)):
+                try:
+                    _check_utf8(text or "")
+                except ValueError as exc:
+                    raise ValueError(f"{name}: {exc}") from None
 
     @classmethod
     def parse(cls, data: Any) -> Episode:

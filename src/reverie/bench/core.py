@@ -152,8 +152,8 @@ def _ratio(ours: float, baseline: float) -> float:
     return round(ours / baseline, 2) if baseline > 0 else math.inf
 
 
-def _percentile(values: Sequence[float], pct: float) -> float:
-    """Nearest-rank percentile (0 for no values)."""
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile (0 for no values); every benchmark reports with this one."""
     if not values:
         return 0.0
     ordered = sorted(values)
@@ -265,8 +265,8 @@ def _recall_figure(rv: Reverie, path: Path, count: int, budget: int) -> RecallFi
     times, hits = _recall_times(rv, queries, budget)
     gc.collect()
     base = _fts_times(path, queries)
-    p50, p99 = _percentile(times, 50), _percentile(times, 99)
-    b50, b99 = _percentile(base, 50), _percentile(base, 99)
+    p50, p99 = percentile(times, 50), percentile(times, 99)
+    b50, b99 = percentile(base, 50), percentile(base, 99)
     return RecallFigure(
         queries=len(queries), budget=budget, hits=hits, p50_ms=round(p50, 3), p99_ms=round(p99, 3),
         baseline_p50_ms=round(b50, 3), baseline_p99_ms=round(b99, 3),

@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from reverie.bench.core import percentile
 from reverie.engine import Reverie
 from reverie.synth import synthetic_episodes, synthetic_queries
 
@@ -138,11 +139,6 @@ def _recall_ms(rv: Reverie, scopes: int, queries: int) -> list[float]:
     return sorted(times)
 
 
-def _percentile(values: Sequence[float], pct: float) -> float:
-    index = min(len(values) - 1, max(0, round(pct / 100 * len(values)) - 1))
-    return round(values[index], 2)
-
-
 def run_scale(
     url: str,
     *,
@@ -185,8 +181,8 @@ def run_scale(
         say(f"timing {queries} recalls over {result.recall_episodes} episodes")
         times = _recall_ms(rv, scopes, queries)
         result.recall_queries = len(times)
-        result.recall_p50_ms = _percentile(times, 50)
-        result.recall_p99_ms = _percentile(times, 99)
+        result.recall_p50_ms = round(percentile(times, 50), 2)
+        result.recall_p99_ms = round(percentile(times, 99), 2)
     return result
 
 

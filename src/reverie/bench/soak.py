@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reverie.bench.core import percentile
 from reverie.engine import Reverie
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
@@ -93,13 +94,6 @@ def child(role: str, db: str, seconds: float, seed: int) -> int:
     return 0
 
 
-def _percentile(values: list[float], pct: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(pct / 100 * len(ordered)))], 3)
-
-
 def _collect(
     procs: list[subprocess.Popen[str]], result: SoakResult
 ) -> tuple[set[str], list[float]]:
@@ -160,8 +154,8 @@ def run_soak(
     result = SoakResult(seconds=seconds, processes=len(procs))
     acked, latencies = _collect(procs, result)
     result.acked, result.recalls = len(acked), len(latencies)
-    result.recall_p50_ms = _percentile(latencies, 50)
-    result.recall_p99_ms = _percentile(latencies, 99)
+    result.recall_p50_ms = round(percentile(latencies, 50), 3)
+    result.recall_p99_ms = round(percentile(latencies, 99), 3)
     _verify(db, acked, result)
     return result
 
