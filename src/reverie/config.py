@@ -75,6 +75,10 @@ class RecallConfig:
     episode_candidates: int = 40
     episode_window: int | None = 2000
     """Raw-episode search scores only the newest this-many matches (None: all of them)."""
+    vector_window: int | None = 20_000
+    """With an embedder, raw episodes are compared with the query among the newest this-many
+    embedded (None: all). Like ``episode_window`` it bounds recall's cost as a brain grows:
+    older evidence reaches recall through the pages it was distilled into."""
     min_term_coverage: float = 0.1
     """Floor on the idf-weighted share of the query's terms a unit holds (reverie.recall.search)."""
     include_episodes: bool = True

@@ -143,6 +143,8 @@ class Reverie:
         return cls(store, config=config, embedder=embedder, distiller=distiller)
 
     def close(self) -> None:
+        if self._vectors is not None:
+            self._vectors.close()
         self.store.close()
 
     def __enter__(self) -> Reverie:

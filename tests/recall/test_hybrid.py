@@ -3,10 +3,12 @@ scope, and the relevance floor still returns nothing for a question about nothin
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from reverie import Reverie
 from reverie.embed import HashingEmbedder
@@ -123,3 +125,59 @@ def test_pages_a_vector_hit_names_are_read_in_one_batch() -> None:
             store, Scope.parse(OPS), set(pages), T0 + timedelta(days=2), False, {}
         )
         assert found.keys() == pages.keys()
+
+
+class _CountingEmbedder(HashingEmbedder):
+    """Counts the texts embedded; fails on demand (a model that broke after indexing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self.broken = False
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        if self.broken:
+            raise RuntimeError("model file vanished")
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_a_repeated_query_is_embedded_once_and_answers_the_same() -> None:
+    embedder = _CountingEmbedder()
+    with Reverie.open(":memory:", embedder=embedder) as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        embedder.texts.clear()
+        question = "how did the api deploy to staging go?"
+        first = rv.recall(question, OPS, 400)
+        second = rv.recall(question, OPS, 400)
+        assert first.text and first.text == second.text
+        assert embedder.texts == [question]
+
+
+def test_a_failing_query_embedding_gives_a_warning_then_recovers() -> None:
+    embedder = _CountingEmbedder()
+    with Reverie.open(":memory:", embedder=embedder) as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        embedder.broken = True
+        question = "how did the api deploy to staging go?"
+        failed = rv.recall(question, OPS, 400)
+        assert failed.text == "" and failed.warning and "model file vanished" in failed.warning
+        embedder.broken = False  # the failure is not cached: the next recall embeds again
+        assert rv.recall(question, OPS, 400).text
+
+
+def test_vector_window_compares_only_the_newest_episodes() -> None:
+    with Reverie.open(":memory:", embedder=HashingEmbedder()) as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        scope = Scope.parse(OPS)
+        assert rv._vectors is not None
+        index = rv._vectors.index(rv.store, scope)  # type: ignore[arg-type]
+        query = rv._vectors.embed_query("kubectl rollout")
+        everyone = index.search(query, 10, "episode")
+        newest = index.search(query, 10, "episode", newest=2)
+        by_seq = sorted(rv.store.episodes([h.ref for h in everyone]), key=lambda e: e.seq or 0)
+        assert len(everyone) == len(DEPLOYS) * 2
+        assert {h.ref for h in newest} == {e.id for e in by_seq[-2:]}

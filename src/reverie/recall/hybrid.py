@@ -157,7 +157,9 @@ def _vector_units(
     if config.include_episodes:
         hits = [
             h
-            for h in index.search(query, config.episode_candidates, "episode")
+            for h in index.search(
+                query, config.episode_candidates, "episode", newest=config.vector_window
+            )
             if h.cosine >= floor
         ]
         cos = {h.ref: h.cosine for h in hits}

@@ -19,12 +19,12 @@ import math
 from collections.abc import Sequence
 
 from reverie.models import RecallItem, Scope
-from reverie.recall.render import header_tokens, measured, render, render_line
+from reverie.recall.render import header_tokens, render, render_line
 from reverie.recall.tokens import count_tokens
 
 __all__ = ["MIN_UNIT_TOKENS", "density", "pack"]
 
-_Key = tuple[float, float, str, str, str, str]
+_Key = tuple[float, float, str, str, str]
 
 MIN_UNIT_TOKENS = 80
 """A unit is priced at least this when ordering: a two-word line ("Wow, Caroline!") must not win
@@ -58,22 +58,27 @@ def pack(
 
 
 def _ranked(candidates: Sequence[RecallItem]) -> list[RecallItem]:
-    """Worthwhile units, one per rendered line, in packing order."""
+    """Worthwhile units, one per rendered line, in packing order. Each line is rendered and
+    priced once; lines are unique here, so sorting never reaches the full-dump tie-break."""
     best: dict[str, tuple[_Key, RecallItem]] = {}
     for item in candidates:
         if math.isfinite(item.score) and item.score > 0:
-            unit = measured(item)
-            key = _order(unit)
-            line = key[4]
-            if line not in best or key < best[line][0]:
+            line = render_line(item)
+            tokens = count_tokens(line) + 1  # render.line_tokens, without rendering twice
+            unit = item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
+            key = (-density(unit), -unit.score, unit.id, unit.kind, line)
+            held = best.get(line)
+            if held is None or _before(key, unit, held):
                 best[line] = (key, unit)
     return [unit for _, unit in sorted(best.values(), key=lambda pair: pair[0])]
 
 
-def _order(unit: RecallItem) -> _Key:
-    """Densest first, then higher score, id, kind, line, and finally every field: a total order."""
-    line = render_line(unit)
-    return (-density(unit), -unit.score, unit.id, unit.kind, line, unit.model_dump_json())
+def _before(key: _Key, unit: RecallItem, held: tuple[_Key, RecallItem]) -> bool:
+    """Whether ``unit`` beats ``held`` for the same line: densest, then higher score, id, kind,
+    and finally every field, so the choice never depends on arrival order."""
+    if key != held[0]:
+        return key < held[0]
+    return unit.model_dump_json() < held[1].model_dump_json()
 
 
 def _within(chosen: list[RecallItem], budget_tokens: int, scope: Scope | None) -> list[RecallItem]:

@@ -43,7 +43,7 @@ from reverie.models import Claim, Episode, Page, Recall, RecallItem, Scope, utc
 from reverie.recall.hybrid import fuse
 from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
-from reverie.recall.render import measured, render
+from reverie.recall.render import render
 from reverie.recall.tokens import count_tokens
 from reverie.redact import redact
 from reverie.store.base import Store
@@ -104,6 +104,8 @@ def recall(
             return _empty(query, scope, budget_tokens)
         when = utc(now) if now is not None else datetime.now(UTC)
         when = utc(as_of) if as_of is not None else when
+        if vectors is not None:  # embedded on a worker thread while the full-text side runs
+            vectors.prefetch(query)
         units, read = _units(store, scope, terms, config, when, history=as_of is not None)
         if vectors is not None:  # issue 3: hybrid, see reverie.recall.hybrid
             wanted = [stem(t) for t in terms]
@@ -263,7 +265,8 @@ def _claim_units(
 
 
 def _claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
-    item = RecallItem(
+    """A claim as a recall unit; :func:`~reverie.recall.pack.pack` prices it."""
+    return RecallItem(
         kind="page",
         id=page.id,
         title=page.title,
@@ -275,7 +278,6 @@ def _claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
         status=str(page.status),
         page_kind=str(page.kind),
     )
-    return measured(item)
 
 
 def _episode_units(
@@ -302,7 +304,8 @@ def _episode_units(
 
 
 def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
-    item = RecallItem(
+    """An episode excerpt as a recall unit, redacted; priced by pack."""
+    return RecallItem(
         kind="episode",
         id=episode.id,
         title=redact(episode.category or "episode"),
@@ -313,7 +316,6 @@ def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
         created_at=episode.created_at,
         status=str(episode.outcome),
     )
-    return measured(item)
 
 
 def _relevance(bm25_share: float, cov: float) -> float:

@@ -9,16 +9,20 @@ since the last cycle are not yet embedded; recall still finds them by full-text 
 
 **Search.** :class:`VectorIndex` keeps one float32 matrix per scope and model in memory, loaded
 on the first query and then extended with the rows stored since (``vector_units.n`` ascending).
-A query is one matrix–vector product over the scope (brute force, exact; ~13 ms at 100,000 ×
-384 on two cores). Rows of page claims from superseded revisions stay in the matrix and are
-dropped when resolved against the page's current revision. The scope filter is the matrix
-itself: each scope has its own, loaded with ``WHERE scope_key = ?``.
+A query is one matrix–vector product over the scope's claims and one over its newest
+``RecallConfig.vector_window`` episodes (brute force, exact; 100,000 × 384 would cost ~13 ms on
+two cores, the default window of 20,000 a fifth of that). Rows of page claims from superseded
+revisions stay in the matrix and are dropped when resolved against the page's current
+revision. The scope filter is the matrix itself: each scope has its own, loaded with
+``WHERE scope_key = ?``.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,9 +35,12 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    Vector = NDArray[np.float32]
+
 __all__ = [
     "EMBED_BATCH",
     "EMBED_CHARS",
+    "QUERY_CACHE",
     "VectorHit",
     "VectorIndex",
     "VectorSearch",
@@ -47,6 +54,8 @@ EMBED_BATCH = 256
 """Texts per embedder call when indexing."""
 EMBED_CHARS = 1000
 """Only the start of a long episode is embedded (the model reads 128 word pieces anyway)."""
+QUERY_CACHE = 256
+"""Query vectors kept per engine (:class:`VectorSearch`)."""
 
 
 def claim_ref(page_id: str, revision: int, index: int) -> str:
@@ -187,18 +196,23 @@ class VectorIndex:
         if rows:
             self.last_n = rows[-1].n
 
-    def search(self, query: NDArray[np.float32], k: int, kind: str) -> list[VectorHit]:
-        """The ``k`` rows of ``kind`` most similar to the unit vector ``query``, best first."""
+    def search(
+        self, query: NDArray[np.float32], k: int, kind: str, *, newest: int | None = None
+    ) -> list[VectorHit]:
+        """The ``k`` rows of ``kind`` most similar to the unit vector ``query``, best first;
+        with ``newest``, among the last ``newest`` rows stored only (rows are kept in the order
+        they were embedded, which for episodes is ``seq`` order)."""
         import numpy as np
 
         matrix = self.matrices.get(kind)
         if matrix is None or k <= 0:
             return []
-        sims = matrix @ query
+        skip = max(len(matrix) - newest, 0) if newest is not None else 0
+        sims = matrix[skip:] @ query
         top = np.argpartition(-sims, min(k, len(sims) - 1))[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
         refs = self.refs[kind]
-        return [VectorHit(kind, refs[i], float(sims[i])) for i in top]
+        return [VectorHit(kind, refs[skip + i], float(sims[i])) for i in top]
 
     def cosine(self, query: NDArray[np.float32], ref: str) -> float | None:
         """Cosine of ``query`` with the unit ``ref`` (None when it is not indexed)."""
@@ -213,12 +227,21 @@ class VectorIndex:
 
 
 class VectorSearch:
-    """An embedder plus the per-scope indexes recall searches; one per engine, thread-safe."""
+    """An embedder plus the per-scope indexes recall searches; one per engine, thread-safe.
+
+    A query is embedded on a worker thread while the full-text side of recall runs
+    (:meth:`prefetch`, then :meth:`embed_query` waits for it): ONNX Runtime and SQLite both
+    release the GIL, so on two cores the query vector costs little more than the slower of the
+    two. The last :data:`QUERY_CACHE` query vectors are kept: an agent that asks again pays
+    nothing.
+    """
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self._indexes: dict[str, VectorIndex] = {}
         self._lock = threading.Lock()
+        self._queries: OrderedDict[str, Future[Vector]] = OrderedDict()
+        self._pool: ThreadPoolExecutor | None = None
 
     def index(self, store: VectorStore, scope: Scope) -> VectorIndex:
         with self._lock:
@@ -229,6 +252,41 @@ class VectorSearch:
             index.refresh(store)
             return index
 
-    def embed_query(self, query: str) -> NDArray[np.float32]:
-        vector: NDArray[np.float32] = self.embedder.embed([query])[0]
+    def prefetch(self, query: str) -> None:
+        """Start embedding ``query`` in the background (a no-op when it is cached or running)."""
+        with self._lock:
+            if query in self._queries:
+                self._queries.move_to_end(query)
+                return
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="reverie-query-embed")
+            self._queries[query] = self._pool.submit(self._embed_one, query)
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+
+    def embed_query(self, query: str) -> Vector:
+        """The unit vector of ``query``: from the cache, the prefetch under way, or computed
+        now. A failed prefetch is forgotten, so the next call tries again."""
+        with self._lock:
+            pending = self._queries.get(query)
+        if pending is None:
+            return self._embed_one(query)
+        try:
+            return pending.result()
+        except BaseException:
+            with self._lock:
+                if self._queries.get(query) is pending:
+                    del self._queries[query]
+            raise
+
+    def _embed_one(self, query: str) -> Vector:
+        vector: Vector = self.embedder.embed([query])[0]
         return vector
+
+    def close(self) -> None:
+        """Stop the query thread (the engine calls it on close)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self._queries.clear()
+        if pool is not None:
+            pool.shutdown(wait=True)
