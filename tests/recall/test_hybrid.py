@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from reverie.embed import HashingEmbedder
 from reverie.embed_onnx import minilm_available
 from reverie.models import Page, Scope
 from reverie.recall.hybrid import _current_pages, cosine_floor
+from reverie.recall.vectors import StoreNeighbours, VectorIndex
 from reverie.store.sqlite import SQLiteStore
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -28,9 +30,9 @@ DEPLOYS = [
 
 def _fill(rv: Reverie, scope: str = OPS) -> None:
     rows = [
-        {"scope": scope, "situation": s, "action": a, "error": e, "category": "deploy",
-         "outcome": "failure" if e else "success", "created_at": T0 + timedelta(hours=i),
-         "tools": ["kubectl"]}
+        {"id": f"ep-{scope.replace('/', '.')}-{i}", "scope": scope, "situation": s,
+         "action": a, "error": e, "category": "deploy", "outcome": "failure" if e else "success",
+         "created_at": T0 + timedelta(hours=i), "tools": ["kubectl"]}
         for i, (s, a, e) in enumerate(DEPLOYS * 2)
     ]  # fmt: skip
     assert rv.ingest(rows).stored == len(rows)
@@ -181,3 +183,49 @@ def test_vector_window_compares_only_the_newest_episodes() -> None:
         by_seq = sorted(rv.store.episodes([h.ref for h in everyone]), key=lambda e: e.seq or 0)
         assert len(everyone) == len(DEPLOYS) * 2
         assert {h.ref for h in newest} == {e.id for e in by_seq[-2:]}
+
+
+QUESTIONS = [
+    "how did the api deploy to staging go?",
+    "kubectl rollout undo after a failed release",
+    "helm upgrade timeout in production",
+    "what is the weather in the city",
+]
+
+
+def _answers(rv: Reverie) -> list[str]:
+    _fill(rv)
+    rv.remember({"id": "ep-notes", "scope": OPS, "situation": "Release notes for billing",
+                 "action": "wrote them", "created_at": T0 + timedelta(days=2)})  # fmt: skip
+    rv.dream(OPS, now=T0 + timedelta(days=3))
+    return [rv.recall(q, OPS, 400, now=T0 + timedelta(days=3)).text for q in QUESTIONS]
+
+
+def test_postgres_answers_vector_questions_in_the_database_and_recalls_as_sqlite(
+    tmp_path: Path,
+) -> None:
+    """Issue 8, point 2: on PostgreSQL the HNSW-indexed table answers the vector side (no
+    in-memory index is loaded) with the same ranking and floor as SQLite's in-memory index."""
+    from tests.pg import schema_url
+
+    with Reverie.open(tmp_path / "brain.db", embedder=HashingEmbedder()) as lite:
+        expected = _answers(lite)
+        assert lite._vectors is not None and lite._vectors._indexes
+    with schema_url() as url, Reverie.open(url, embedder=HashingEmbedder()) as pg:
+        assert _answers(pg) == expected
+        assert pg._vectors is not None and not pg._vectors._indexes  # nothing held in memory
+        index = pg._vectors.index(pg.store, Scope.parse(OPS))  # type: ignore[arg-type]
+        assert isinstance(index, StoreNeighbours)
+        query = pg._vectors.embed_query("kubectl rollout")
+        assert [h.ref for h in index.search(query, 3, "episode", newest=2)] == [
+            h.ref for h in _memory_index(tmp_path).search(query, 3, "episode", newest=2)
+        ]
+    assert expected[0] and expected[-1] == ""
+
+
+def _memory_index(tmp_path: Path) -> VectorIndex:
+    with Reverie.open(tmp_path / "brain.db", embedder=HashingEmbedder()) as lite:
+        assert lite._vectors is not None
+        index = lite._vectors.index(lite.store, Scope.parse(OPS))  # type: ignore[arg-type]
+        assert isinstance(index, VectorIndex)
+        return index

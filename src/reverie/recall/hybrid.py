@@ -29,7 +29,7 @@ from reverie.config import RecallConfig
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
 from reverie.models import Page, PageStatus, RecallItem, Scope, utc
-from reverie.recall.vectors import VectorIndex, VectorSearch, parse_claim_ref
+from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
 from reverie.store.base import Store
 from reverie.store.vectors import VectorStore
 
@@ -96,13 +96,21 @@ def fuse(
     if not isinstance(store, VectorStore):
         return list(lexical)
     index = vectors.index(store, scope)
-    if not len(index):
+    if index.empty():
         return list(lexical)
     query_vector = vectors.embed_query(query)
     floor = cosine_floor(vectors.embedder)
+    by_ref, by_hash = index.cosines(
+        query_vector,
+        [u.id for u in lexical if u.kind == "episode"],
+        [content_hash(u.text) for u in lexical if u.kind != "episode"],
+    )
     units: dict[_Key, tuple[RecallItem, float]] = {}
     for unit in lexical:
-        units[_key(unit)] = (unit, _unit_cosine(index, query_vector, unit) or 0.0)
+        cos = (
+            by_ref.get(unit.id) if unit.kind == "episode" else by_hash.get(content_hash(unit.text))
+        )
+        units[_key(unit)] = (unit, cos or 0.0)
     found = _vector_units(
         store, index, query_vector, config, now, floor, history, wanted, known or {}
     )
@@ -120,15 +128,9 @@ def fuse(
     return out
 
 
-def _unit_cosine(index: VectorIndex, query: Vector, unit: RecallItem) -> float | None:
-    if unit.kind == "episode":
-        return index.cosine(query, unit.id)
-    return index.cosine_of_hash(query, content_hash(unit.text))
-
-
 def _vector_units(
     store: Store,
-    index: VectorIndex,
+    index: Neighbours,
     query: Vector,
     config: RecallConfig,
     now: datetime,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
 from reverie.models import Episode, Page, Scope
-from reverie.store.vectors import VectorStore, VectorUnit
+from reverie.store.vectors import NearestNeighbours, VectorStore, VectorUnit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +41,8 @@ __all__ = [
     "EMBED_BATCH",
     "EMBED_CHARS",
     "QUERY_CACHE",
+    "Neighbours",
+    "StoreNeighbours",
     "VectorHit",
     "VectorIndex",
     "VectorSearch",
@@ -214,6 +216,18 @@ class VectorIndex:
         refs = self.refs[kind]
         return [VectorHit(kind, refs[skip + i], float(sims[i])) for i in top]
 
+    def empty(self) -> bool:
+        return not self.refs
+
+    def cosines(
+        self, query: NDArray[np.float32], refs: Sequence[str], hashes: Sequence[str]
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Cosines of the indexed units ``refs`` (by ref) and of the indexed texts whose
+        content hash is in ``hashes`` (by hash); those not indexed are left out."""
+        by_ref = {r: c for r in refs if (c := self.cosine(query, r)) is not None}
+        by_hash = {h: c for h in hashes if (c := self.cosine_of_hash(query, h)) is not None}
+        return by_ref, by_hash
+
     def cosine(self, query: NDArray[np.float32], ref: str) -> float | None:
         """Cosine of ``query`` with the unit ``ref`` (None when it is not indexed)."""
         return self._at(query, self.rows.get(ref))
@@ -224,6 +238,39 @@ class VectorIndex:
 
     def _at(self, query: NDArray[np.float32], where: tuple[str, int] | None) -> float | None:
         return None if where is None else float(self.matrices[where[0]][where[1]] @ query)
+
+
+class StoreNeighbours:
+    """The same questions as :class:`VectorIndex`, answered by a store that searches vectors
+    itself (PostgreSQL with pgvector's HNSW index): nothing is loaded into memory, so any number
+    of scopes and workers share the database's index (issue 8, point 2)."""
+
+    def __init__(self, store: NearestNeighbours, scope: Scope, model: str) -> None:
+        self.store, self.scope, self.model = store, scope, model
+
+    def empty(self) -> bool:
+        return not self.store.has_vectors(self.scope, self.model)
+
+    def search(
+        self, query: NDArray[np.float32], k: int, kind: str, *, newest: int | None = None
+    ) -> list[VectorHit]:
+        if k <= 0:
+            return []
+        hits = self.store.vector_search(
+            self.scope, self.model, query.tobytes(), k, kind, newest=newest
+        )
+        return [VectorHit(kind, ref, cosine) for kind, ref, cosine in hits]
+
+    def cosines(
+        self, query: NDArray[np.float32], refs: Sequence[str], hashes: Sequence[str]
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        if not refs and not hashes:
+            return {}, {}
+        return self.store.vector_cosines(self.scope, self.model, query.tobytes(), refs, hashes)
+
+
+Neighbours = VectorIndex | StoreNeighbours
+"""Where recall's vector questions go: memory (SQLite) or the database (PostgreSQL)."""
 
 
 class VectorSearch:
@@ -243,7 +290,11 @@ class VectorSearch:
         self._queries: OrderedDict[str, Future[Vector]] = OrderedDict()
         self._pool: ThreadPoolExecutor | None = None
 
-    def index(self, store: VectorStore, scope: Scope) -> VectorIndex:
+    def index(self, store: VectorStore, scope: Scope) -> Neighbours:
+        """Where ``scope``'s vectors are searched: the store itself when it can (PostgreSQL),
+        else an in-memory index brought up to date with the rows stored since last time."""
+        if isinstance(store, NearestNeighbours):
+            return StoreNeighbours(store, scope, self.embedder.model_id)
         with self._lock:
             index = self._indexes.get(scope.key)
             if index is None:

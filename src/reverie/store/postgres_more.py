@@ -264,6 +264,13 @@ class PostgresExtrasMixin:
         )
         return [self._episode_from_row(r) for r in rows]
 
+    def has_vectors(self: _Host, scope: Scope, model: str) -> bool:
+        rows = self._read(
+            "SELECT 1 FROM vector_units WHERE scope_key = %s AND model = %s LIMIT 1",
+            (scope.key, model),
+        )
+        return bool(rows)
+
     def vector_search(
         self: _Host,
         scope: Scope,
@@ -272,13 +279,24 @@ class PostgresExtrasMixin:
         k: int,
         kind: str,
         *,
+        newest: int | None = None,
         ef_search: int = 100,
     ) -> list[tuple[str, str, float]]:
         """The ``k`` units of ``kind`` in ``scope`` nearest to the unit vector ``query``:
-        ``(kind, ref, cosine)``, best first. The planner picks the HNSW index for large scopes
-        (approximate; ``ef_search`` trades speed for recall) and the scope's rows otherwise."""
+        ``(kind, ref, cosine)``, best first; with ``newest``, among the scope's last ``newest``
+        units of ``kind`` (by ``n``, as the in-memory index keeps them). The planner picks the
+        HNSW index for large scopes (approximate; ``ef_search`` trades speed for recall, and
+        the iterative scan keeps going while the scope filter drops candidates) and the
+        scope's rows otherwise."""
         dim = len(query) // 4
         cast = f"vector({int(dim)})"
+        window = ""
+        if newest is not None:  # the n of the first unit past the window, found on the index
+            window = (
+                " AND u.n > coalesce((SELECT w.n FROM vector_units w WHERE w.scope_key ="
+                " %(scope)s AND w.model = %(model)s AND w.kind = %(kind)s"
+                " ORDER BY w.n DESC OFFSET %(newest)s LIMIT 1), 0)"
+            )
         with self._write() as c:
             c.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
             c.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -286,7 +304,7 @@ class PostgresExtrasMixin:
                 f"SELECT u.kind, u.ref, 1 - (e.vector::{cast} <=> %(q)s::{cast}) AS cosine"
                 " FROM embeddings e JOIN vector_units u ON u.model = e.model AND u.hash = e.hash"
                 " WHERE e.model = %(model)s AND vector_dims(e.vector) = %(dim)s"
-                " AND u.scope_key = %(scope)s AND u.kind = %(kind)s"
+                f" AND u.scope_key = %(scope)s AND u.kind = %(kind)s{window}"
                 f" ORDER BY e.vector::{cast} <=> %(q)s::{cast} LIMIT %(k)s",
                 {
                     "q": _vector(query),
@@ -295,9 +313,41 @@ class PostgresExtrasMixin:
                     "scope": scope.key,
                     "kind": kind,
                     "k": k,
+                    "newest": newest,
                 },
             )
-            return [(r[0], r[1], float(r[2])) for r in c.fetchall()]
+            hits = [(r[0], r[1], float(r[2])) for r in c.fetchall()]
+        return sorted(hits, key=lambda h: -h[2])  # relaxed_order may return them a little out
+
+    def vector_cosines(
+        self: _Host,
+        scope: Scope,
+        model: str,
+        query: bytes,
+        refs: Sequence[str],
+        hashes: Sequence[str],
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Cosines of the scope's episode units ``refs`` and of its units whose text hashes
+        to one of ``hashes``, computed by the server in one query."""
+        cast = f"vector({len(query) // 4})"
+        cosine = f"1 - (e.vector::{cast} <=> %(q)s::{cast})"
+        join = " FROM vector_units u JOIN embeddings e ON e.model = u.model AND e.hash = u.hash"
+        rows = self._read(
+            f"SELECT 'ref', u.ref, {cosine}{join} WHERE u.model = %(model)s"
+            " AND u.kind = 'episode' AND u.ref = ANY(%(refs)s) AND u.scope_key = %(scope)s"
+            f" UNION ALL SELECT DISTINCT 'hash', u.hash, {cosine}{join}"
+            " WHERE u.scope_key = %(scope)s AND u.model = %(model)s AND u.hash = ANY(%(hashes)s)",
+            {
+                "q": _vector(query),
+                "scope": scope.key,
+                "model": model,
+                "refs": list(refs),
+                "hashes": list(hashes),
+            },
+        )
+        by_ref = {r[1]: float(r[2]) for r in rows if r[0] == "ref"}
+        by_hash = {r[1]: float(r[2]) for r in rows if r[0] == "hash"}
+        return by_ref, by_hash
 
     # -- leases (issue 8) ------------------------------------------------------------------------
 

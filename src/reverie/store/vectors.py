@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from reverie.models import Episode, Scope
 
-__all__ = ["SQLiteVectorsMixin", "VectorRow", "VectorStore", "VectorUnit"]
+__all__ = ["NearestNeighbours", "SQLiteVectorsMixin", "VectorRow", "VectorStore", "VectorUnit"]
 
 _CHUNK = 500
 
@@ -65,6 +65,38 @@ class VectorStore(Protocol):
 
     def unembedded_episodes(self, scope: Scope, model: str, limit: int) -> list[Episode]:
         """Episodes of ``scope`` past the newest one embedded for ``model``, by seq."""
+        ...
+
+
+@runtime_checkable
+class NearestNeighbours(Protocol):
+    """A store that answers vector queries itself (PostgreSQL: pgvector's HNSW index), so recall
+    asks it instead of loading the scope's vectors into memory (issue 8, point 2). Queries are
+    packed unit vectors; scores are cosine similarities, as in the in-memory index."""
+
+    def has_vectors(self, scope: Scope, model: str) -> bool:
+        """Whether any unit of ``scope`` is embedded with ``model``."""
+        ...
+
+    def vector_search(
+        self,
+        scope: Scope,
+        model: str,
+        query: bytes,
+        k: int,
+        kind: str,
+        *,
+        newest: int | None = None,
+    ) -> list[tuple[str, str, float]]:
+        """The ``k`` units of ``kind`` nearest ``query``: ``(kind, ref, cosine)``, best first;
+        with ``newest``, among the scope's last ``newest`` units of that kind embedded."""
+        ...
+
+    def vector_cosines(
+        self, scope: Scope, model: str, query: bytes, refs: Sequence[str], hashes: Sequence[str]
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Cosine with ``query`` of the scope's episode units named in ``refs`` (by ref) and
+        of the embedded texts whose content hash is in ``hashes`` (by hash)."""
         ...
 
 
