@@ -377,7 +377,15 @@ def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetim
     changes: list[tuple[str, PageWrite, int]] = []
     humans: list[Episode] = []
     for edit in _collect_edits(store, scope, directory, report):
-        human = _human_episode(edit, scope, now) if any(not i for _t, i in edit.claims) else None
+        added = any(not ids for _t, ids in edit.claims)
+        if added and scope.is_org:
+            report.problems.append(
+                f"{edit.path}: page {edit.page.id}: a new line needs an episode as its evidence,"
+                " and the org brain takes none (it is written only by promotion); add the line"
+                " to the source page in its agent's mirror, or cite existing episode ids"
+            )
+            continue
+        human = _human_episode(edit, scope, now) if added else None
         try:
             rev = _edited_revision(edit, ctx, human, store)
         except InvalidInput as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -129,3 +130,21 @@ def test_promotion_can_be_turned_off() -> None:
     with Reverie(store, config=Config(dream=DreamConfig(promote_after_cycles=0))) as off:
         _dream_days(off, range(4))
         assert off.pages(ORG) == []
+
+
+def test_a_line_added_to_an_org_page_in_the_mirror_is_refused_by_name(
+    rv: Reverie, tmp_path: Path
+) -> None:
+    """Bad input gets a clear error: the org brain holds no episodes, so a person's new line
+    there has no evidence to cite; the file is named, nothing is written, the rest imports."""
+    _dream_days(rv, range(3))
+    [org] = rv.pages(ORG)
+    rv.export_markdown(ORG, tmp_path)
+    [path] = [f for f in tmp_path.rglob("*.md") if f.name != "MEMORY.md"]
+    before = path.read_text()
+    path.write_text(before.rstrip("\n") + "\n- A brand new line a person typed.\n")
+    report = rv.import_markdown(ORG, tmp_path, now=DAY0 + timedelta(days=5))
+    assert report.revised == [] and report.cycle_id is None
+    [problem] = report.problems
+    assert path.name in problem and org.id in problem and "org brain takes none" in problem
+    assert rv.page(org.id).revision.number == org.revision.number
