@@ -43,3 +43,27 @@ def test_core_targets_at_real_sizes(tmp_path: Path) -> None:
     render_core(result, Console())
     _assert_positive(result)
     assert result.passed, [c for c in result.checks if not c.passed]
+
+
+def test_bench_recall_measures_an_existing_brain_and_never_creates_one(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from reverie.cli import app
+
+    run_core(sizes=(300,), queries=5, workdir=tmp_path)  # leaves core-300.db behind
+    brain = tmp_path / "core-300.db"
+    before = brain.stat().st_size
+    runner = CliRunner()
+    done = runner.invoke(app, ["bench", "recall", str(brain), "--queries", "20", "--json"])
+    assert done.exit_code in (0, 1), done.output  # 1: the p99 target missed on a busy machine
+    figures = json.loads(done.output)
+    assert figures["scope"] == "bench/agent-0" and figures["episodes"] == 300
+    assert figures["figure"]["queries"] == 20 and figures["figure"]["hits"] > 0
+    assert figures["figure"]["p99_ms"] >= figures["figure"]["p50_ms"] > 0
+    assert figures["passed"] == (figures["figure"]["p99_ms"] <= figures["target_p99_ms"])
+    text = runner.invoke(app, ["bench", "recall", str(brain), "--queries", "5"]).output
+    assert "first recall after opening" in text and "raw FTS5" in text
+    assert brain.stat().st_size >= before  # read, not rebuilt
+    missing = runner.invoke(app, ["bench", "recall", str(tmp_path / "nope.db")])
+    assert missing.exit_code == 2 and "is not a file" in missing.output
+    assert not (tmp_path / "nope.db").exists()

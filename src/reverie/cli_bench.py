@@ -60,6 +60,41 @@ def core(
         raise typer.Exit(1)
 
 
+@bench_app.command("recall")
+def recall_bench(
+    db: Annotated[Path, typer.Argument(help="An existing SQLite brain (never created).")],
+    scope: Annotated[
+        str | None, typer.Option(help="Scope to recall in (default: the most episodes).")
+    ] = None,
+    queries: Annotated[int, typer.Option(min=1, help="Synthetic recall queries.")] = 300,
+    budget: Annotated[int, typer.Option(min=1, help="Recall budget in tokens.")] = 400,
+    embedder: Annotated[
+        str, typer.Option(help="Recall with vectors: none, auto, minilm, hashing (issue 3).")
+    ] = "none",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Recall p50/p99 on an existing brain, next to raw FTS5 (e.g. one bench core left)."""
+    from reverie.bench.recall import render_recall_bench, run_recall_bench
+    from reverie.embed import resolve_embedder
+    from reverie.errors import ReverieError
+
+    try:
+        result = run_recall_bench(
+            db, scope=scope, queries=queries, budget=budget,
+            embedder=resolve_embedder(None if embedder == "none" else embedder),
+        )  # fmt: skip
+    except ReverieError as exc:
+        from reverie.cli import _fail
+
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        typer.echo(render_recall_bench(result))
+    if not result.passed:
+        raise typer.Exit(1)
+
+
 @bench_app.command("crash")
 def crash(
     kills: Annotated[int, typer.Option(min=1, help="How many SIGKILLs to inject.")] = 100,

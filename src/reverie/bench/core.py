@@ -53,6 +53,7 @@ __all__ = [
     "CycleFigure",
     "IngestFigure",
     "RecallFigure",
+    "recall_figure",
     "render_core",
     "run_core",
 ]
@@ -227,19 +228,21 @@ def _cycle_figure(rv: Reverie, size: int) -> CycleFigure:
     )  # fmt: skip
 
 
-def _recall_times(rv: Reverie, queries: Sequence[str], budget: int) -> tuple[list[float], int]:
+def _recall_times(
+    rv: Reverie, queries: Sequence[str], budget: int, scope: Scope, now: datetime
+) -> tuple[list[float], int]:
     times: list[float] = []
     hits = 0
     for q in queries:
         start = time.perf_counter()
-        result = rv.recall(q, SCOPE, budget, now=NOW)
+        result = rv.recall(q, scope, budget, now=now)
         times.append((time.perf_counter() - start) * 1000)
         hits += bool(result)
     return times, hits
 
 
-def _fts_times(path: Path, queries: Sequence[str]) -> list[float]:
-    token = scope_token(SCOPE.key)
+def _fts_times(path: Path, queries: Sequence[str], scope: Scope) -> list[float]:
+    token = scope_token(scope.key)
     conn = sqlite3.connect(path)
     times: list[float] = []
     try:
@@ -258,13 +261,24 @@ def _fts_times(path: Path, queries: Sequence[str]) -> list[float]:
     return times
 
 
-def _recall_figure(rv: Reverie, path: Path, count: int, budget: int) -> RecallFigure:
+def recall_figure(
+    rv: Reverie,
+    path: Path,
+    count: int,
+    budget: int,
+    *,
+    scope: Scope = SCOPE,
+    now: datetime = NOW,
+) -> RecallFigure:
+    """Recall p50/p99 over ``count`` synthetic queries in ``scope`` of the SQLite brain at
+    ``path`` (opened as ``rv``), after five warm-up queries, next to raw FTS5 for the same
+    terms (also used by ``reverie bench recall``)."""
     queries = synthetic_queries(count)
-    _recall_times(rv, queries[:5], budget)  # warm the page cache and the code paths
+    _recall_times(rv, queries[:5], budget, scope, now)  # warm the page cache and the code paths
     gc.collect()
-    times, hits = _recall_times(rv, queries, budget)
+    times, hits = _recall_times(rv, queries, budget, scope, now)
     gc.collect()
-    base = _fts_times(path, queries)
+    base = _fts_times(path, queries, scope)
     p50, p99 = percentile(times, 50), percentile(times, 99)
     b50, b99 = percentile(base, 50), percentile(base, 99)
     return RecallFigure(
@@ -300,7 +314,7 @@ def _run_size(
             _, seconds = _timed(lambda: hybrid.index(SCOPE))
             cycle.phases["index (embedding, after the cycle)"] = round(seconds, 3)
         reader = rv if embedder is None else hybrid
-        recall = _recall_figure(reader, path, queries, budget) if largest else None
+        recall = recall_figure(reader, path, queries, budget) if largest else None
     return (ingest if largest else None), cycle, recall
 
 
