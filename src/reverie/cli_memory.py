@@ -192,6 +192,11 @@ def export_markdown(
         f"exported to {directory}: {len(report.written)} files written, {report.unchanged}"
         f" unchanged, {len(report.skipped)} skipped; MEMORY.md has {report.index_lines} lines"
         + (f" ({report.overflow} pages over the limit)" if report.overflow else "")
+        + (
+            f"; removed {len(report.removed_temporaries)} temporary files a killed export left"
+            if report.removed_temporaries
+            else ""
+        )
     )
 
 

@@ -29,6 +29,7 @@ import hashlib
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -51,6 +52,9 @@ __all__ = ["ExportReport", "ImportReport", "export_markdown", "import_markdown",
 INDEX = "MEMORY.md"
 FOLDER = "memories"
 JOURNAL = "journal.md"
+STALE_TEMPORARY_S = 3600
+"""A temporary file of :func:`atomic_write` older than this was left by a killed writer."""
+_TEMPORARY = re.compile(r"^\..+\.md\..+\.tmp$")
 KEYS = (
     "id",
     "kind",
@@ -75,6 +79,7 @@ class ExportReport:
     skipped: list[str] = field(default_factory=list)
     index_lines: int = 0
     overflow: int = 0
+    removed_temporaries: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -115,6 +120,22 @@ def atomic_write(
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+def _remove_stale_temporaries(folders: Sequence[Path], now: float | None = None) -> list[str]:
+    """Delete the temporary files of :func:`atomic_write` that a killed writer left behind
+    (named ``.<name>.md.<random>.tmp``, regular files, untouched for an hour: a writer still at
+    work is never disturbed). Links and anything else are left alone. Returns what went."""
+    cutoff = (time.time() if now is None else now) - STALE_TEMPORARY_S
+    removed: list[str] = []
+    for folder in folders:
+        for path in sorted(folder.iterdir()):
+            if not _TEMPORARY.match(path.name) or path.is_symlink() or not path.is_file():
+                continue
+            if path.stat().st_mtime < cutoff:
+                path.unlink(missing_ok=True)
+                removed.append(str(path))
+    return removed
 
 
 def _write_if_changed(
@@ -213,6 +234,7 @@ def export_markdown(
     pages = store.pages(scope, None)
     names = slugs(pages)
     report = ExportReport(directory=str(directory))
+    report.removed_temporaries = _remove_stale_temporaries([directory, folder])
     for page in pages:
         path = folder / f"{names[page.id]}.md"
         if path.is_symlink() or _pending_edit(path, store):

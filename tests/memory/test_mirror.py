@@ -170,3 +170,31 @@ def test_cli_export_and_import(brain: Reverie, tmp_path: Path) -> None:
     done = run.invoke(app, ["--db", db, "import", "markdown", str(out), "-s", SCOPE])
     assert done.exit_code == 0 and "imported 1 edited pages" in done.stdout
     assert len([p for p in brain.pages(SCOPE, None) if p.status is PageStatus.RETIRED]) == 1
+
+
+def test_export_removes_temporaries_a_killed_writer_left_and_nothing_else(
+    brain: Reverie, tmp_path: Path
+) -> None:
+    import os
+    import time
+
+    out = tmp_path / "mirror"
+    brain.export_markdown(SCOPE, out)
+    memories = out / "memories"
+    hour_ago = time.time() - 3601
+    stale = [memories / ".deploy.md.k1ll3d.tmp", out / ".MEMORY.md.x9y8z7.tmp"]
+    fresh = memories / ".search.md.wr1t1ng.tmp"  # a writer still at work: never touched
+    other = memories / ".notes.txt"  # not ours
+    for path in [*stale, fresh, other]:
+        path.write_bytes(b"half a page")
+    for path in [*stale, other]:
+        os.utime(path, (hour_ago, hour_ago))
+    target = tmp_path / "elsewhere.md"
+    target.write_text("keep me")
+    link = memories / ".link.md.abc.tmp"
+    link.symlink_to(target)
+    os.utime(link, (hour_ago, hour_ago), follow_symlinks=False)
+    report = brain.export_markdown(SCOPE, out)
+    assert sorted(report.removed_temporaries) == sorted(str(p) for p in stale)
+    assert not any(p.exists() for p in stale)
+    assert fresh.exists() and other.exists() and link.is_symlink() and target.exists()
