@@ -122,6 +122,19 @@ def atomic_write(
             os.close(folder)
 
 
+def _real_folder(directory: Path) -> Path:
+    """``directory/memories``, refused when it is a symbolic link: the mirror is written (and
+    imported files are rewritten) only inside the folder the caller named."""
+    folder = directory / FOLDER
+    if folder.is_symlink():
+        raise InvalidInput(
+            "directory",
+            f"{folder} is a symbolic link; Reverie writes the mirror only into a real folder"
+            " (replace the link with a folder, or export somewhere else)",
+        )
+    return folder
+
+
 def _remove_stale_temporaries(folders: Sequence[Path], now: float | None = None) -> list[str]:
     """Delete the temporary files of :func:`atomic_write` that a killed writer left behind
     (named ``.<name>.md.<random>.tmp``, regular files, untouched for an hour: a writer still at
@@ -229,7 +242,7 @@ def export_markdown(
     ``before_replace`` is handed to :func:`atomic_write` for every file written."""
     if line_limit < 4:
         raise InvalidInput("line_limit", "must be at least 4")
-    folder = directory / FOLDER
+    folder = _real_folder(directory)
     folder.mkdir(parents=True, exist_ok=True)
     pages = store.pages(scope, None)
     names = slugs(pages)
@@ -377,7 +390,7 @@ def _collect_edits(
     store: Store, scope: Scope, directory: Path, report: ImportReport
 ) -> list[_Edit]:
     edits = []
-    for path in sorted((directory / FOLDER).glob("*.md")):
+    for path in sorted(_real_folder(directory).glob("*.md")):
         if path.is_symlink() or not path.is_file():
             report.problems.append(f"{path}: not a regular file; skipped")
             continue

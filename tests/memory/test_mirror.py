@@ -198,3 +198,20 @@ def test_export_removes_temporaries_a_killed_writer_left_and_nothing_else(
     assert sorted(report.removed_temporaries) == sorted(str(p) for p in stale)
     assert not any(p.exists() for p in stale)
     assert fresh.exists() and other.exists() and link.is_symlink() and target.exists()
+
+
+def test_a_memories_folder_that_is_a_link_is_refused_both_ways(
+    brain: Reverie, tmp_path: Path
+) -> None:
+    from reverie.errors import InvalidInput
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "mirror"
+    out.mkdir()
+    (out / "memories").symlink_to(outside)
+    with pytest.raises(InvalidInput, match="symbolic link"):
+        brain.export_markdown(SCOPE, out)
+    with pytest.raises(InvalidInput, match="symbolic link"):
+        brain.import_markdown(SCOPE, out, now=DAY + timedelta(days=1))
+    assert list(outside.iterdir()) == [] and not (out / "MEMORY.md").exists()
