@@ -119,7 +119,7 @@ def _bundle(host: _Host, r: Sequence[Any]) -> BundleInfo:
 
 
 def _fts(c: sqlite3.Connection, episodes: Sequence[Episode], *, delete: bool) -> None:
-    from reverie.store.sqlite import episode_search_text, scope_token
+    from reverie.store.sqlite_rows import episode_search_text, scope_token
 
     rows = [(e.seq, scope_token(e.scope.key), episode_search_text(e)) for e in episodes]
     if delete:
@@ -137,7 +137,7 @@ class SQLiteArchiveMixin:
     def archive_candidates(
         self: _Host, scope: Scope, before: datetime, limit: int
     ) -> list[Episode]:
-        from reverie.store.sqlite import EPISODE_COLUMNS
+        from reverie.store.sqlite_rows import EPISODE_COLUMNS
 
         cols = ", ".join("e." + c.strip() for c in EPISODE_COLUMNS.split(","))
         rows = self._read(

@@ -9,7 +9,6 @@ sort as they compare.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
@@ -20,27 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from reverie.errors import Conflict, MigrationError, NotFound, StoreError
-from reverie.keys import ApiKey, Rights
 from reverie.models import (
-    Claim,
     Cycle,
     CycleReport,
     CycleStatus,
     Episode,
     Outcome,
     Page,
-    PageKind,
-    PageStatus,
     Revision,
     Scope,
     now_utc,
 )
 from reverie.store.archive import SQLiteArchiveMixin  # issue 6
 from reverie.store.base import (
-    Changeset,
     JournalEntry,
-    PageWrite,
-    StepHook,
     StoreStats,
     Strength,
 )
@@ -49,47 +41,29 @@ from reverie.store.leases import SQLiteLeasesMixin
 from reverie.store.migrations import load_migrations, split_statements
 from reverie.store.plans import SQLitePlansMixin  # issue 4 (8): review mode
 from reverie.store.schedule import SQLiteScheduleMixin  # issue 6
+from reverie.store.sqlite_commit import SQLiteCommitMixin
+from reverie.store.sqlite_keys import SQLiteKeysMixin
+from reverie.store.sqlite_rows import (
+    EPISODE_COLUMNS,
+    REVISION_COLUMNS,
+    chunks,
+    decode_revision,
+    episode_search_text,
+    fts_phrase,
+    iso,
+    parse_dt,
+    scope_token,
+)
 from reverie.store.vectors import SQLiteVectorsMixin
 
-__all__ = ["SQLiteStore", "scope_token"]
+__all__ = ["EPISODE_COLUMNS", "SQLiteStore", "episode_search_text", "fts_phrase", "scope_token"]
 
-_CHUNK = 500
 _DECODED_REVISIONS = 1024
-_EPISODE_COLUMNS = (
-    "seq, id, scope_key, session_id, created_at, situation, action, outcome, outcome_details,"
-    " error, lesson, importance, category, tools, entities, metadata, consolidated_in"
-)
-EPISODE_COLUMNS = _EPISODE_COLUMNS  # issue 3: read by reverie.store.vectors
-_REVISION_COLUMNS = (
-    "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
-    " superseded_by, cycle_id, author, reason, created_at"
-)
-
-
-def scope_token(scope_key: str) -> str:
-    """An opaque FTS token that stands for one scope inside a MATCH expression."""
-    return "s" + hashlib.sha1(scope_key.encode("utf-8")).hexdigest()[:24]
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def _dt(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def fts_phrase(term: str) -> str:
-    """Quote one term for an FTS5 MATCH (no operator inside a term survives quoting)."""
-    return '"' + term.replace('"', '""') + '"'
 
 
 class SQLiteStore(
+    SQLiteCommitMixin,  # the one transaction of a cycle
+    SQLiteKeysMixin,  # model response cache, API keys
     SQLiteVectorsMixin,
     SQLiteLeasesMixin,
     SQLiteScheduleMixin,
@@ -167,7 +141,7 @@ class SQLiteStore(
                         c.execute(statement)
                 except sqlite3.Error as exc:
                     raise MigrationError(f"migration {name} failed: {exc}") from exc
-                c.execute("INSERT INTO _migrations VALUES (?, ?)", (name, _iso(now_utc())))
+                c.execute("INSERT INTO _migrations VALUES (?, ?)", (name, iso(now_utc())))
                 applied.append(name)
         return applied
 
@@ -207,10 +181,10 @@ class SQLiteStore(
         wanted = {e.id: e for e in episodes}
         found: dict[str, Episode] = {}
         conflicts: list[str] = []
-        for chunk in _chunks(list(wanted)):
+        for chunk in chunks(list(wanted)):
             marks = ",".join("?" * len(chunk))
             rows = c.execute(
-                f"SELECT {_EPISODE_COLUMNS}, fingerprint FROM episodes WHERE id IN ({marks})", chunk
+                f"SELECT {EPISODE_COLUMNS}, fingerprint FROM episodes WHERE id IN ({marks})", chunk
             ).fetchall()
             for row in rows:
                 if row[-1] != wanted[row[1]].fingerprint():
@@ -230,7 +204,7 @@ class SQLiteStore(
         tokens = {s: scope_token(s.key) for s in scopes}
         row = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'").fetchone()
         base = row[0] if row else 0
-        inserted_at = _iso(now_utc())
+        inserted_at = iso(now_utc())
         stored = list(episodes)
         for i, e in enumerate(stored):
             e.seq = base + i + 1  # the caller's object gets its store-assigned seq
@@ -245,7 +219,7 @@ class SQLiteStore(
         return stored
 
     def _ensure_scopes(self, c: sqlite3.Connection, scopes: Iterable[Scope]) -> None:
-        now = _iso(now_utc())
+        now = iso(now_utc())
         c.executemany(
             "INSERT OR IGNORE INTO scopes VALUES (?,?,?,?,?)",
             [(s.key, s.tenant, s.agent, s.user, now) for s in scopes],
@@ -258,7 +232,7 @@ class SQLiteStore(
             e.id,
             e.scope.key,
             e.session_id,
-            _iso(e.created_at),
+            iso(e.created_at),
             e.situation,
             e.action,
             str(e.outcome),
@@ -297,7 +271,7 @@ class SQLiteStore(
         )
 
     def episode(self, episode_id: str) -> Episode:
-        rows = self._read(f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,))
+        rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,))
         if not rows:
             raise NotFound(f"no episode {episode_id}")
         return self._episode_from_row(rows[0])
@@ -305,17 +279,17 @@ class SQLiteStore(
     def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
         ids = list(dict.fromkeys(episode_ids))
         found: list[Episode] = []
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             marks = ",".join("?" * len(chunk))
             rows = self._read(
-                f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
+                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
             )
             found += [self._episode_from_row(r) for r in rows]
         return sorted(found, key=lambda e: e.seq or 0)
 
     def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
         rows = self._read(
-            f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? AND seq > ?"
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? AND seq > ?"
             " AND consolidated_in IS NULL ORDER BY seq LIMIT ?",
             (scope.key, after_seq, limit),
         )
@@ -323,8 +297,7 @@ class SQLiteStore(
 
     def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]:
         rows = self._read(
-            f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE scope_key = ?"
-            " ORDER BY seq DESC LIMIT ?",
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? ORDER BY seq DESC LIMIT ?",
             (scope.key, limit),
         )
         return [self._episode_from_row(r) for r in rows]
@@ -339,7 +312,7 @@ class SQLiteStore(
 
     _PAGE_SELECT = (
         "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
-        + ", ".join("r." + c.strip() for c in _REVISION_COLUMNS.split(","))
+        + ", ".join("r." + c.strip() for c in REVISION_COLUMNS.split(","))
         + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
     )
 
@@ -365,7 +338,7 @@ class SQLiteStore(
         if cached is None:
             if len(self._decoded) >= _DECODED_REVISIONS:
                 self._decoded.clear()
-            cached = self._decoded[key] = _decode_revision(r)
+            cached = self._decoded[key] = decode_revision(r)
         return cached
 
     def page(self, page_id: str) -> Page:
@@ -385,7 +358,7 @@ class SQLiteStore(
 
     def pages_by_topic(self, scope: Scope, topic_keys: Iterable[str]) -> dict[str, Page]:
         found: dict[str, Page] = {}
-        for chunk in _chunks(list(dict.fromkeys(topic_keys))):
+        for chunk in chunks(list(dict.fromkeys(topic_keys))):
             sql = (
                 self._PAGE_SELECT
                 + f" WHERE p.scope_key = ? AND p.topic_key IN ({','.join('?' * len(chunk))})"
@@ -398,7 +371,7 @@ class SQLiteStore(
     def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
         """Issue 3: the pages of ``scope`` among ``page_ids``, in one read per 500 ids."""
         found: dict[str, Page] = {}
-        for chunk in _chunks(list(dict.fromkeys(page_ids))):
+        for chunk in chunks(list(dict.fromkeys(page_ids))):
             sql = (
                 self._PAGE_SELECT
                 + f" WHERE p.scope_key = ? AND p.id IN ({','.join('?' * len(chunk))})"
@@ -410,7 +383,7 @@ class SQLiteStore(
 
     def revisions(self, page_id: str) -> list[Revision]:
         rows = self._read(
-            f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE page_id = ? ORDER BY number",
+            f"SELECT {REVISION_COLUMNS} FROM revisions WHERE page_id = ? ORDER BY number",
             (page_id,),
         )
         if not rows:
@@ -476,7 +449,7 @@ class SQLiteStore(
             candidates += " ORDER BY rowid DESC LIMIT ?"
             params.append(window)
         rows = self._read(
-            f"SELECT {', '.join('e.' + c.strip() for c in _EPISODE_COLUMNS.split(','))}, -f.rank"
+            f"SELECT {', '.join('e.' + c.strip() for c in EPISODE_COLUMNS.split(','))}, -f.rank"
             f" FROM (SELECT rowid, rank FROM ({candidates}) ORDER BY rank LIMIT ?) f"
             " JOIN episodes e ON e.seq = f.rowid WHERE e.scope_key = ? ORDER BY f.rank",
             (*params, limit, scope.key),
@@ -489,173 +462,9 @@ class SQLiteStore(
         rows = self._read("SELECT seq FROM checkpoints WHERE scope_key = ?", (scope.key,))
         return int(rows[0][0]) if rows else 0
 
-    def commit(self, changes: Changeset, on_step: StepHook | None = None) -> None:
-        step = on_step or (lambda _name: None)
-        with self._write() as c:
-            self._ensure_scopes(c, [changes.scope])
-            self._check_lease(c, changes)  # issue 8: a worker's lease fences the scope
-            self._check_checkpoint(c, changes)
-            if changes.episodes:  # issue 5: e.g. a person's edit, recorded as evidence
-                self._insert_episodes(
-                    c, [e for e in changes.episodes if e.id not in self._existing(c, [e])]
-                )
-            step("checkpoint-checked")
-            for write in changes.page_writes:
-                self._write_page(c, write)
-            step("pages-written")
-            self._apply_marks(c, changes)
-            step("episodes-marked")
-            c.execute(
-                "INSERT INTO checkpoints VALUES (?, ?, ?) ON CONFLICT(scope_key) DO UPDATE"
-                " SET seq = excluded.seq, updated_at = excluded.updated_at",
-                (changes.scope.key, changes.checkpoint, _iso(now_utc())),
-            )
-            self._record_cycle(c, changes)
-            self._record_memory(c, changes)
-            self._settle_applied(c, changes)  # issue 4 (8): a reviewed plan, applied
-            self._record_dream(c, changes)  # issue 5/6: stats, org promotion
-            step("cycle-recorded")
-
-    def _check_checkpoint(self, c: sqlite3.Connection, changes: Changeset) -> None:
-        row = c.execute(
-            "SELECT seq FROM checkpoints WHERE scope_key = ?", (changes.scope.key,)
-        ).fetchone()
-        current = row[0] if row else 0
-        if current != changes.expected_checkpoint:
-            raise Conflict(
-                f"scope {changes.scope.key} moved on (checkpoint {current}, expected"
-                f" {changes.expected_checkpoint}); another cycle ran — dream again"
-            )
-
-    def _write_page(self, c: sqlite3.Connection, w: PageWrite) -> None:
-        rev = w.revision
-        row = c.execute(
-            "SELECT rid, current_revision, scope_key FROM pages WHERE id = ?", (rev.page_id,)
-        ).fetchone()
-        current = row[1] if row else None
-        if current != w.expected_revision or (row and row[2] != w.scope.key):
-            raise Conflict(f"page {rev.page_id} changed since it was read (revision {current})")
-        when = _iso(rev.created_at)
-        if row is None:
-            c.execute(
-                "INSERT INTO pages (id, scope_key, topic_key, current_revision, status,"
-                " created_at, updated_at)"
-                " VALUES (?,?,?,?,?,?,?)",
-                (rev.page_id, w.scope.key, w.topic_key, rev.number, str(rev.status), when, when),
-            )
-            rid = c.execute("SELECT rid FROM pages WHERE id = ?", (rev.page_id,)).fetchone()[0]
-        else:
-            rid = row[0]
-        self._insert_revision(c, rev)
-        if row is not None:
-            c.execute(
-                "UPDATE pages SET current_revision = ?, status = ?, updated_at = ? WHERE id = ?",
-                (rev.number, str(rev.status), when, rev.page_id),
-            )
-            c.execute("DELETE FROM pages_fts WHERE rowid = ?", (rid,))
-        c.execute(
-            "INSERT INTO pages_fts(rowid, scope, status, title, body) VALUES (?,?,?,?,?)",
-            (rid, scope_token(w.scope.key), str(rev.status), rev.title, rev.body),
-        )
-
-    @staticmethod
-    def _insert_revision(c: sqlite3.Connection, rev: Revision) -> None:
-        claims = json.dumps([cl.model_dump(mode="json") for cl in rev.claims], ensure_ascii=False)
-        c.execute(
-            f"INSERT INTO revisions ({_REVISION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                rev.page_id,
-                rev.number,
-                rev.hash,
-                rev.title,
-                str(rev.kind),
-                claims,
-                rev.confidence,
-                str(rev.status),
-                _iso(rev.valid_from),
-                _iso(rev.valid_until),
-                rev.superseded_by,
-                rev.cycle_id,
-                rev.author,
-                rev.reason,
-                _iso(rev.created_at),
-            ),
-        )
-        c.executemany(
-            "INSERT INTO citations VALUES (?,?,?)",
-            [(rev.page_id, rev.number, e) for e in rev.citations],
-        )
-
-    @staticmethod
-    def _apply_marks(c: sqlite3.Connection, changes: Changeset) -> None:
-        if changes.unmark_cycle:
-            c.execute(
-                "UPDATE episodes SET consolidated_in = NULL WHERE consolidated_in = ?",
-                (changes.unmark_cycle,),
-            )
-        if not changes.marks:
-            return
-        cur = c.executemany(
-            "UPDATE episodes SET consolidated_in = ? WHERE id = ? AND scope_key = ?"
-            " AND consolidated_in IS NULL",
-            [(changes.mark_cycle, e, changes.scope.key) for e in changes.marks],
-        )
-        if cur.rowcount != len(changes.marks):
-            raise Conflict(
-                f"{len(changes.marks) - cur.rowcount} episode(s) were already consolidated by"
-                " another"
-                " cycle; nothing was applied — dream again"
-            )
-
-    @staticmethod
-    def _record_cycle(c: sqlite3.Connection, changes: Changeset) -> None:
-        if changes.undone_cycle:
-            cur = c.execute(
-                "UPDATE cycles SET undone_at = ? WHERE id = ? AND undone_at IS NULL",
-                (_iso(now_utc()), changes.undone_cycle),
-            )
-            if cur.rowcount != 1:
-                raise Conflict(f"cycle {changes.undone_cycle} was already undone")
-        cy = changes.cycle
-        if cy is not None:
-            c.execute(
-                "INSERT INTO cycles (id, scope_key, status, started_at, finished_at,"
-                " checkpoint_before,"
-                " checkpoint_after, report, undone_at) VALUES (?,?,?,?,?,?,?,?,NULL)",
-                (
-                    cy.id,
-                    cy.scope.key,
-                    str(cy.status),
-                    _iso(cy.started_at),
-                    _iso(cy.finished_at),
-                    cy.checkpoint_before,
-                    cy.checkpoint_after,
-                    cy.report.model_dump_json(),
-                ),
-            )
-
-    @staticmethod
-    def _record_memory(c: sqlite3.Connection, changes: Changeset) -> None:
-        """Issue 5: reinforcement rows and the journal entry, in the commit's transaction."""
-        cycle_id = changes.cycle.id if changes.cycle else changes.undone_cycle
-        if changes.observations and cycle_id is not None:
-            c.executemany(
-                "INSERT INTO observations VALUES (?,?,?,?)",
-                [
-                    (cycle_id, o.page_id, o.episodes, _iso(o.last_seen))
-                    for o in changes.observations
-                ],
-            )
-        if changes.journal:
-            when = changes.cycle.started_at if changes.cycle else now_utc()
-            c.execute(
-                "INSERT INTO journal (scope_key, cycle_id, created_at, text) VALUES (?,?,?,?)",
-                (changes.scope.key, cycle_id, _iso(when), changes.journal),
-            )
-
     def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:
         found: dict[str, Strength] = {}
-        for chunk in _chunks(list(dict.fromkeys(page_ids))):
+        for chunk in chunks(list(dict.fromkeys(page_ids))):
             rows = self._read(
                 "SELECT o.page_id, sum(o.episodes), count(*), max(o.last_seen) FROM observations o"
                 " JOIN cycles c ON c.id = o.cycle_id WHERE c.undone_at IS NULL"
@@ -688,11 +497,11 @@ class SQLiteStore(
             scope=self._scope(r[1]),
             status=CycleStatus(r[2]),
             started_at=datetime.fromisoformat(r[3]),
-            finished_at=_dt(r[4]),
+            finished_at=parse_dt(r[4]),
             checkpoint_before=r[5],
             checkpoint_after=r[6],
             report=CycleReport.model_validate_json(r[7]),
-            undone_at=_dt(r[8]),
+            undone_at=parse_dt(r[8]),
         )
 
     def cycle(self, cycle_id: str) -> Cycle:
@@ -768,123 +577,3 @@ class SQLiteStore(
 
     def integrity_check(self) -> str:
         return str(self._read("PRAGMA integrity_check")[0][0])
-
-    # -- model response cache (not cycle state; see reverie.llm.cache) ---------------------
-
-    def cache_get(self, key: str) -> dict[str, Any] | None:
-        rows = self._read(
-            "SELECT model, response, input_tokens, output_tokens, created_at FROM model_cache"
-            " WHERE key = ?",
-            (key,),
-        )
-        if not rows:
-            return None
-        model, response, tokens_in, tokens_out, created_at = rows[0]
-        return {
-            "model": model,
-            "response": json.loads(response),
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "created_at": created_at,
-        }
-
-    def cache_put(self, key: str, value: dict[str, Any]) -> None:
-        with self._write() as c:
-            c.execute(
-                "INSERT OR REPLACE INTO model_cache VALUES (?,?,?,?,?,?)",
-                (
-                    key,
-                    str(value.get("model", "")),
-                    json.dumps(value["response"], sort_keys=True, ensure_ascii=False),
-                    int(value.get("input_tokens", 0)),
-                    int(value.get("output_tokens", 0)),
-                    _iso(now_utc()),
-                ),
-            )
-
-    # -- API keys (issue 7): only salted hashes; see reverie.keys --------------------------------
-
-    _KEY_COLUMNS = "id, name, tenant, agent, rights, salt, secret_hash, created_at, revoked_at"
-
-    @staticmethod
-    def _key_from_row(r: Sequence[Any]) -> ApiKey:
-        return ApiKey(
-            id=r[0],
-            name=r[1],
-            tenant=r[2],
-            agent=r[3],
-            rights=Rights(r[4]),
-            salt=r[5],
-            secret_hash=r[6],
-            created_at=datetime.fromisoformat(r[7]),
-            revoked_at=_dt(r[8]),
-        )
-
-    def put_api_key(self, key: ApiKey) -> None:
-        with self._write() as c:
-            c.execute(
-                f"INSERT INTO api_keys ({self._KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    key.id,
-                    key.name,
-                    key.tenant,
-                    key.agent,
-                    str(key.rights),
-                    key.salt,
-                    key.secret_hash,
-                    _iso(key.created_at),
-                    _iso(key.revoked_at),
-                ),
-            )
-
-    def api_key(self, key_id: str) -> ApiKey:
-        rows = self._read(f"SELECT {self._KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,))
-        if not rows:
-            raise NotFound(f"no API key {key_id}")
-        return self._key_from_row(rows[0])
-
-    def api_keys(self) -> list[ApiKey]:
-        rows = self._read(f"SELECT {self._KEY_COLUMNS} FROM api_keys ORDER BY created_at, id")
-        return [self._key_from_row(r) for r in rows]
-
-    def revoke_api_key(self, key_id: str, at: datetime) -> ApiKey:
-        with self._write() as c:
-            c.execute(
-                "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
-                (_iso(at), key_id),
-            )
-        return self.api_key(key_id)
-
-
-def _decode_revision(r: Sequence[Any]) -> Revision:
-    claims = tuple(
-        Claim.model_construct(
-            text=c["text"],
-            episode_ids=tuple(c["episode_ids"]),
-            page_ids=tuple(c.get("page_ids", ())),
-        )
-        for c in json.loads(r[5])
-    )
-    return Revision.model_construct(
-        page_id=r[0],
-        number=r[1],
-        hash=r[2],
-        title=r[3],
-        kind=PageKind(r[4]),
-        claims=claims,
-        confidence=r[6],
-        status=PageStatus(r[7]),
-        valid_from=_dt(r[8]),
-        valid_until=_dt(r[9]),
-        superseded_by=r[10],
-        cycle_id=r[11],
-        author=r[12],
-        reason=r[13],
-        created_at=datetime.fromisoformat(r[14]),
-    )
-
-
-def episode_search_text(e: Episode) -> str:
-    """What full-text search sees of an episode: its text plus category, tools and entities."""
-    extra = " ".join([e.category or "", *e.tools, *e.entities])
-    return f"{e.text}\n{extra}".strip()

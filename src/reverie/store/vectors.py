@@ -150,7 +150,7 @@ class SQLiteVectorsMixin:
         return [VectorRow(*r) for r in rows]
 
     def unembedded_episodes(self: _Host, scope: Scope, model: str, limit: int) -> list[Episode]:
-        from reverie.store.sqlite import EPISODE_COLUMNS
+        from reverie.store.sqlite_rows import EPISODE_COLUMNS
 
         rows = self._read(
             f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? AND seq >"
