@@ -23,7 +23,21 @@ UNSCOPED = {("GET", "/v1/scopes")}  # answers for the key's own tenant only (che
 def acme_ids(live: Live) -> dict[str, str]:
     page = live.rv.pages("acme/coder")[0]
     cycle = live.rv.cycles("acme/coder")[0]
-    return {"page_id": page.id, "cycle_id": cycle.id, "episode_id": "ep-demo-001"}
+    ids = {"page_id": page.id, "cycle_id": cycle.id, "episode_id": "ep-demo-001"}
+    return {**ids, "plan_id": _held_plan(live)}
+
+
+def _held_plan(live: Live) -> str:
+    """A plan held for review in acme/held (its own scope, so acme/coder keeps dreaming)."""
+    from reverie.demo import load_sample
+    from tests.server.conftest import as_scope
+
+    held = live.rv.plans("acme/held")
+    if not held:
+        live.rv.ingest(as_scope(load_sample()[:12], "acme/held", "held"))
+        live.rv.dream("acme/held", review=True)
+        held = live.rv.plans("acme/held")
+    return held[0].id
 
 
 def foreign_requests() -> dict[tuple[str, str], dict[str, Any]]:
@@ -47,6 +61,10 @@ def foreign_requests() -> dict[tuple[str, str], dict[str, Any]]:
         ("GET", "/v1/pages/{page_id}/revisions"): {},
         ("GET", "/v1/stats"): {"params": acme},
         ("GET", "/v1/journal"): {"params": acme},
+        ("GET", "/v1/plans"): {"params": acme},
+        ("GET", "/v1/plans/{plan_id}"): {},
+        ("POST", "/v1/plans/{plan_id}/apply"): {},
+        ("POST", "/v1/plans/{plan_id}/reject"): {"json": {"reason": "probe"}},
     }
 
 
@@ -91,6 +109,7 @@ def test_a_key_of_another_scope_gets_403_or_404_everywhere(live: Live, intruder:
         scopes = client.get("/v1/scopes").json()["scopes"]
     assert "acme/coder" not in scopes
     assert live.rv.status("acme/coder") == before  # nothing written, nothing dreamt
+    assert [p.id for p in live.rv.plans("acme/held")] == [ids["plan_id"]]  # still pending
 
 
 def test_a_foreign_id_looks_exactly_like_a_missing_one(live: Live) -> None:

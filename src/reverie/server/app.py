@@ -21,6 +21,7 @@ from reverie import __version__
 from reverie.engine import Reverie
 from reverie.server.dreams import DreamRunner
 from reverie.server.limits import BodyLimit
+from reverie.server.plans import plans_router
 from reverie.server.problems import install_handlers
 from reverie.server.routes import public, router
 
@@ -63,6 +64,7 @@ def create_app(
     install_handlers(app)
     app.include_router(public)
     app.include_router(router)
+    app.include_router(plans_router)  # issue 4 (8): review mode
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.mount("/dashboard", StaticFiles(directory=_static_dir(), html=True), name="dashboard")
 

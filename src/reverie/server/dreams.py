@@ -44,6 +44,7 @@ class DreamJob:
     dry_run: bool
     started_at: datetime
     state: str = "running"
+    review: bool = False
     finished_at: datetime | None = None
     report: CycleReport | None = None
     error: str | None = None
@@ -54,6 +55,7 @@ class DreamJob:
             "scope": self.scope.key,
             "state": self.state,
             "dry_run": self.dry_run,
+            "review": self.review,
             "started_at": self.started_at.isoformat(),
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
             "report": self.report.model_dump(mode="json") if self.report else None,
@@ -75,7 +77,7 @@ class DreamRunner:
         if hasattr(rv.store, "lease_owner"):  # the commit fence: commits land as this owner
             rv.store.lease_owner = self._owner
 
-    def start(self, scope: Scope, *, dry_run: bool = False) -> DreamJob:
+    def start(self, scope: Scope, *, dry_run: bool = False, review: bool = False) -> DreamJob:
         """Queue a cycle for ``scope``; :class:`Conflict` if one is still running there."""
         now = now_utc()
         with self._lock:
@@ -85,7 +87,7 @@ class DreamRunner:
                     f"a dream for {scope.key} is already running ({busy}); poll"
                     f" /v1/dreams/{busy} and start another when it is done"
                 )
-            job = DreamJob(new_cycle_id(now), scope, dry_run, now)
+            job = DreamJob(new_cycle_id(now), scope, dry_run, now, review=review)
             self._running[scope.key] = job.cycle_id
             self._remember(job)
         self._pool.submit(self._run, job)
@@ -125,7 +127,9 @@ class DreamRunner:
     def _run(self, job: DreamJob) -> None:
         try:
             with self._lease(job.scope):
-                report = self._rv.dream(job.scope, dry_run=job.dry_run, cycle_id=job.cycle_id)
+                report = self._rv.dream(
+                    job.scope, dry_run=job.dry_run, cycle_id=job.cycle_id, review=job.review
+                )
         except Exception as exc:  # a failed cycle changed nothing; report it, keep serving
             log.warning("dream %s for %s failed: %s", job.cycle_id, job.scope, exc)
             self._finish(job, "failed", None, f"{type(exc).__name__}: {exc}")

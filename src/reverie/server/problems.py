@@ -23,6 +23,8 @@ from reverie.errors import (
     InvalidInput,
     MissingExtra,
     NotFound,
+    PlanPending,
+    PlanStale,
     ReverieError,
     StoreError,
     UndoRefused,
@@ -52,6 +54,8 @@ def _body(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
 _STATUS: list[tuple[type[ReverieError], int, str]] = [
     (InvalidInput, 422, "invalid_input"),
     (NotFound, 404, "not_found"),
+    (PlanStale, 409, "plan_stale"),  # issue 4 (8): nothing applied, the plan marked stale
+    (PlanPending, 409, "plan_pending"),
     (Conflict, 409, "conflict"),
     (UndoRefused, 409, "undo_refused"),
     (MissingExtra, 501, "missing_extra"),

@@ -122,7 +122,9 @@ def recall(body: RecallIn, rv: Brain, key: Reader) -> Recall:
 @router.post("/dreams", status_code=202, tags=["dreams"])
 def start_dream(body: DreamIn, runner: Runner, key: Writer) -> DreamOut:
     """Start a dream cycle in the background; poll ``/v1/dreams/{cycle_id}`` for its report."""
-    job = runner.start(scope_for(key, body.scope, write=True), dry_run=body.dry_run)
+    job = runner.start(
+        scope_for(key, body.scope, write=True), dry_run=body.dry_run, review=body.review
+    )
     return DreamOut(**job.view())
 
 

@@ -66,6 +66,17 @@ class DreamIn(BaseModel):
 
     scope: str = Field(description="tenant/agent[/user]")
     dry_run: bool = False
+    review: bool = Field(
+        default=False,
+        description="Hold the cycle's changes as a plan to review (/v1/plans) instead of"
+        " committing them.",
+    )
+
+
+class RejectIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = Field(default=None, max_length=2000, description="Why, for the log.")
 
 
 class DreamOut(BaseModel):
@@ -75,6 +86,7 @@ class DreamOut(BaseModel):
     scope: str
     state: str = Field(description="running, done or failed")
     dry_run: bool
+    review: bool = False
     started_at: str | None
     finished_at: str | None
     report: dict[str, Any] | None
