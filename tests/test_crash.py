@@ -22,6 +22,7 @@ from reverie.bench.crash import (
     _fresh_db,
     _kill_at,
     _lane_problems,
+    check_store,
     run_crash,
 )
 from reverie.bench.crash_child import SCOPE
@@ -114,3 +115,29 @@ def test_kill_points_are_distinct_and_include_every_lane_point() -> None:
 def test_many_kills(tmp_path: Path) -> None:
     result = run_crash(200, tmp_path, seed=11)
     assert result.violations == []
+
+
+def test_store_check_finds_a_lost_or_rewritten_revision_and_a_forged_cycle(
+    tmp_path: Path,
+) -> None:
+    rv, db = _lane_db(tmp_path)
+    store = rv.store
+    assert isinstance(store, SQLiteStore)
+    scope = Scope.parse(SCOPE)
+    seen = Observed()
+    assert check_store(store, scope, seen) == [] and seen.revisions
+    rv.export_markdown(SCOPE, mirror_dir(db))
+    assert check_mirror(store, mirror_dir(db)) == []
+    page = store.pages(scope)[0]
+    page_id, number = page.id, page.revision.number  # the revision its mirror file names
+    with store._write() as c:  # tamper behind the store's back, as a bug would
+        c.execute(
+            "UPDATE revisions SET hash = 'sha256:forged', cycle_id = 'cy_never'"
+            " WHERE page_id = ? AND number = ?",
+            (page_id, number),
+        )
+    problems = check_store(store, scope, seen)
+    assert any("revision(s) lost or changed" in p for p in problems)
+    assert any(f"revision {page_id}#{number} of unrecorded cycle" in p for p in problems)
+    assert any("names no stored revision" in p for p in check_mirror(store, mirror_dir(db)))
+    rv.close()

@@ -135,11 +135,11 @@ def _check_pages(store: SQLiteStore, scope: Scope, seen: Observed, ids: set[str]
     problems: list[str] = []
     now: set[tuple[str, int, str]] = set()
     cycles = {c.id for c in store.cycles(scope, limit=1_000_000)}
+    for page_id, number, digest, author, cycle_id in store.revision_keys(scope):  # not decoded
+        now.add((page_id, number, digest))
+        if author == "cycle" and cycle_id not in cycles:
+            problems.append(f"revision {page_id}#{number} of unrecorded cycle")
     for page in store.pages(scope, None):
-        for rev in store.revisions(page.id):
-            now.add((rev.page_id, rev.number, rev.hash))
-            if rev.author == "cycle" and rev.cycle_id not in cycles:
-                problems.append(f"revision {rev.page_id}#{rev.number} of unrecorded cycle")
         if missing := set(page.citations) - ids:
             problems.append(f"page {page.id} cites missing episodes {sorted(missing)[:3]}")
     if lost := seen.revisions - now:

@@ -255,10 +255,14 @@ def _page_file_problem(store: SQLiteStore, path: Path) -> str | None:
         page = store.page(str(meta.get("id")))
     except ReverieError:
         return f"names no stored page ({meta.get('id')!r})"
-    for rev in store.revisions(page.id):
-        if rev.number == meta.get("revision") and rev.hash == meta.get("hash"):
-            return None if text == render_page(page, rev) else "half-written (bytes differ)"
-    return f"names no stored revision {meta.get('revision')}"
+    number = meta.get("revision")
+    try:
+        rev = store.revision(page.id, number) if isinstance(number, int) else None
+    except ReverieError:
+        rev = None
+    if rev is None or rev.hash != meta.get("hash"):
+        return f"names no stored revision {number}"
+    return None if text == render_page(page, rev) else "half-written (bytes differ)"
 
 
 def check_archive(store: SQLiteStore, scope: Scope) -> list[str]:
