@@ -135,3 +135,35 @@ def test_memory_store_has_no_cold_tier() -> None:
 
     with Reverie.open(":memory:") as rv, pytest.raises(InvalidInput):
         Archive(rv.store)
+
+
+def test_restored_episodes_are_found_by_vectors_again_without_a_model_call(
+    tmp_path: Path, make_episode: EpisodeFactory
+) -> None:
+    from reverie.embed import HashingEmbedder
+
+    embedder = HashingEmbedder()
+    with Reverie.open(tmp_path / "b.db", embedder=embedder) as rv:
+        rv.ingest([make_episode(lesson=f"wait for rollout {i}") for i in range(6)])
+        rv.dream(SCOPE, now=T0 + timedelta(days=1))
+
+        def units() -> set[str]:
+            rows = rv.store._read(  # type: ignore[attr-defined]
+                "SELECT ref FROM vector_units WHERE kind = 'episode'"
+            )
+            return {r[0] for r in rows}
+
+        indexed = units()
+        assert len(indexed) == 6
+        archive = Archive(rv.store)
+        run = archive.run(timedelta(days=30), LATER, apply=True)
+        assert units() == set()  # archived: out of vector recall too
+        cached = rv.store._read("SELECT count(*) FROM embeddings")[0][0]  # type: ignore[attr-defined]
+        archive.restore(run.bundles[0].hash, LATER)
+        assert units() == indexed
+        assert rv.store._read("SELECT count(*) FROM embeddings")[0][0] == cached  # type: ignore[attr-defined]
+        assert rv.index(SCOPE) == 0  # nothing to embed again
+        assert rv._vectors is not None
+        index = rv._vectors.index(rv.store, SCOPE)  # type: ignore[arg-type]
+        query = rv._vectors.embed_query("deploying service to the staging cluster")
+        assert {h.ref for h in index.search(query, 10, "episode")} == indexed

@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
 from reverie.models import Episode, Page, Scope
-from reverie.store.vectors import NearestNeighbours, VectorStore, VectorUnit
+from reverie.store.vectors import (
+    EMBED_CHARS,
+    NearestNeighbours,
+    VectorStore,
+    VectorUnit,
+    embedded_text,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,8 +60,6 @@ __all__ = [
 
 EMBED_BATCH = 256
 """Texts per embedder call when indexing."""
-EMBED_CHARS = 1000
-"""Only the start of a long episode is embedded (the model reads 128 word pieces anyway)."""
 QUERY_CACHE = 256
 """Query vectors kept per engine (:class:`VectorSearch`)."""
 
@@ -74,7 +78,7 @@ def _units(
 ) -> list[tuple[VectorUnit, str]]:
     out: list[tuple[VectorUnit, str]] = []
     for ep in episodes:
-        text = ep.text[:EMBED_CHARS]
+        text = embedded_text(ep)
         out.append((VectorUnit(scope, "episode", ep.id, content_hash(text), ep.seq), text))
     for page in pages:
         rev = page.revision

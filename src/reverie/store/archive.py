@@ -208,6 +208,7 @@ class SQLiteArchiveMixin:
         with self._write() as c:
             restored = [e for e, row in zip(episodes, rows, strict=True) if _unstub(c, row)]
             _fts(c, restored, delete=False)
+            _relink_vectors(c, bundle.scope, restored)
             c.execute("DELETE FROM archived_episodes WHERE bundle = ?", (bundle.hash,))
             c.execute(
                 "UPDATE archive_bundles SET restored_at = ? WHERE hash = ?",
@@ -244,6 +245,24 @@ class SQLiteArchiveMixin:
             (cycle_id,),
         )
         return [r[0] for r in rows]
+
+
+def _relink_vectors(c: sqlite3.Connection, scope: Scope, episodes: Sequence[Episode]) -> None:
+    """Give restored episodes back their vector units: their vectors stayed in the embedding
+    cache (keyed by model and content hash), so vector recall finds them again with no model
+    call. Units get new ``n``: an in-memory index picks them up on its next refresh."""
+    from reverie.hashing import content_hash
+    from reverie.store.vectors import embedded_text
+
+    models = [r[0] for r in c.execute(
+        "SELECT DISTINCT model FROM vector_units WHERE scope_key = ?", (scope.key,)
+    )]  # fmt: skip
+    for model in models:
+        c.executemany(
+            "INSERT OR IGNORE INTO vector_units (scope_key, model, kind, ref, seq, hash)"
+            " SELECT ?, model, 'episode', ?, ?, hash FROM embeddings WHERE model = ? AND hash = ?",
+            [(scope.key, e.id, e.seq, model, content_hash(embedded_text(e))) for e in episodes],
+        )
 
 
 def _unstub(c: sqlite3.Connection, row: tuple[Any, ...]) -> bool:

@@ -19,9 +19,24 @@ from typing import Any, Protocol, runtime_checkable
 
 from reverie.models import Episode, Scope
 
-__all__ = ["NearestNeighbours", "SQLiteVectorsMixin", "VectorRow", "VectorStore", "VectorUnit"]
+__all__ = [
+    "EMBED_CHARS",
+    "NearestNeighbours",
+    "SQLiteVectorsMixin",
+    "VectorRow",
+    "VectorStore",
+    "VectorUnit",
+    "embedded_text",
+]
 
 _CHUNK = 500
+EMBED_CHARS = 1000
+"""Only the start of a long episode is embedded (the model reads 128 word pieces anyway)."""
+
+
+def embedded_text(episode: Episode) -> str:
+    """The text of ``episode`` that gets a vector (its content hash keys the cache)."""
+    return episode.text[:EMBED_CHARS]
 
 
 @dataclass(frozen=True)
