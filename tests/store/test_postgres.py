@@ -113,6 +113,8 @@ def test_hnsw_vector_search_is_scoped_and_ranks_by_cosine(pg: PostgresStore) -> 
     best = sorted(mine, key=lambda i: -float(vectors[i] @ query))[:5]
     assert [ref for _k, ref, _c in hits] == [f"ep{i}" for i in best]
     assert hits[0][2] == pytest.approx(1.0, abs=1e-5)
+    through_index = pg.vector_search(SCOPE, "m", query.tobytes(), 5, "episode", exact_below=1)
+    assert [ref for _k, ref, _c in through_index] == [f"ep{i}" for i in best]  # 300 rows: exact
     indexes = pg._read("SELECT indexname FROM pg_indexes WHERE tablename = 'embeddings'")
     assert "embeddings_hnsw_16" in {r[0] for r in indexes}
     rows = pg.vector_rows(SCOPE, "m", 0)
@@ -124,3 +126,29 @@ def test_missing_extra_is_named(tmp_path: Path) -> None:
 
     with pytest.raises(StoreError, match="cannot connect"):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+
+
+def test_vector_search_is_exact_for_small_scopes_and_hnsw_for_large_ones(
+    pg: PostgresStore,
+) -> None:
+    """Both paths rank by cosine within the scope and honour the newest-units window; a small
+    scope among many others still gets its k nearest (it is searched exactly)."""
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(2000, 16)).astype("<f4")
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    scopes = [SCOPE] + [Scope.parse(f"acme/crowd-{i}") for i in range(199)]
+    units = [
+        VectorUnit(scopes[i % 200], "episode", f"ep{i}", f"h{i}", i + 1) for i in range(2000)
+    ]  # SCOPE holds ep0, ep200, ep400, …: 10 of 2000
+    pg.vectors_put("m", {f"h{i}": v.tobytes() for i, v in enumerate(vectors)}, units)
+    mine = list(range(0, 2000, 200))
+    query = rng.normal(size=16).astype("<f4")
+    query /= np.linalg.norm(query)
+    best = sorted(mine, key=lambda i: -float(vectors[i] @ query))
+    exact = pg.vector_search(SCOPE, "m", query.tobytes(), 5, "episode")
+    assert [ref for _k, ref, _c in exact] == [f"ep{i}" for i in best[:5]]
+    hnsw = pg.vector_search(SCOPE, "m", query.tobytes(), 5, "episode", exact_below=1)
+    assert {ref for _k, ref, _c in hnsw} <= {f"ep{i}" for i in mine}  # never another scope's
+    newest = pg.vector_search(SCOPE, "m", query.tobytes(), 10, "episode", newest=3)
+    assert {ref for _k, ref, _c in newest} == {"ep1400", "ep1600", "ep1800"}
+    assert [c for _k, _r, c in exact] == sorted((c for _k, _r, c in exact), reverse=True)

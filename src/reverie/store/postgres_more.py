@@ -80,6 +80,10 @@ def _lease(host: _Host, row: Sequence[Any]) -> Lease:
     return Lease(host._scope(row[0]), row[1], int(row[2]), row[3], row[4])
 
 
+EXACT_BELOW = 5_000
+"""Vector searches over fewer units of a scope than this compute every distance (exact)."""
+
+
 def _key_from_row(r: Sequence[Any]) -> ApiKey:
     from reverie.keys import ApiKey, Rights
 
@@ -281,15 +285,29 @@ class PostgresExtrasMixin:
         *,
         newest: int | None = None,
         ef_search: int = 100,
+        exact_below: int = EXACT_BELOW,
     ) -> list[tuple[str, str, float]]:
         """The ``k`` units of ``kind`` in ``scope`` nearest to the unit vector ``query``:
         ``(kind, ref, cosine)``, best first; with ``newest``, among the scope's last ``newest``
-        units of ``kind`` (by ``n``, as the in-memory index keeps them). The planner picks the
-        HNSW index for large scopes (approximate; ``ef_search`` trades speed for recall, and
-        the iterative scan keeps going while the scope filter drops candidates) and the
-        scope's rows otherwise."""
+        units of ``kind`` (by ``n``, as the in-memory index keeps them).
+
+        A scope with fewer than ``exact_below`` such units is searched exactly (its rows, every
+        distance computed: a few thousand at most); a larger one through the HNSW index
+        (approximate; ``ef_search`` trades speed for recall, and the iterative scan keeps going
+        while the scope filter drops candidates). Left to the planner, a small scope among many
+        could be sent through the global HNSW graph and come back with fewer than ``k`` hits."""
         dim = len(query) // 4
         cast = f"vector({int(dim)})"
+        params = {
+            "q": _vector(query),
+            "model": model,
+            "dim": dim,
+            "scope": scope.key,
+            "kind": kind,
+            "k": k,
+            "newest": newest,
+            "probe": exact_below,
+        }
         window = ""
         if newest is not None:  # the n of the first unit past the window, found on the index
             window = (
@@ -297,25 +315,33 @@ class PostgresExtrasMixin:
                 " %(scope)s AND w.model = %(model)s AND w.kind = %(kind)s"
                 " ORDER BY w.n DESC OFFSET %(newest)s LIMIT 1), 0)"
             )
+        units = (
+            "FROM embeddings e JOIN vector_units u ON u.model = e.model AND u.hash = e.hash"
+            " WHERE e.model = %(model)s AND vector_dims(e.vector) = %(dim)s"
+            f" AND u.scope_key = %(scope)s AND u.kind = %(kind)s{window}"
+        )
+        distance = f"e.vector::{cast} <=> %(q)s::{cast}"
         with self._write() as c:
-            c.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
-            c.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             c.execute(
-                f"SELECT u.kind, u.ref, 1 - (e.vector::{cast} <=> %(q)s::{cast}) AS cosine"
-                " FROM embeddings e JOIN vector_units u ON u.model = e.model AND u.hash = e.hash"
-                " WHERE e.model = %(model)s AND vector_dims(e.vector) = %(dim)s"
-                f" AND u.scope_key = %(scope)s AND u.kind = %(kind)s{window}"
-                f" ORDER BY e.vector::{cast} <=> %(q)s::{cast} LIMIT %(k)s",
-                {
-                    "q": _vector(query),
-                    "model": model,
-                    "dim": dim,
-                    "scope": scope.key,
-                    "kind": kind,
-                    "k": k,
-                    "newest": newest,
-                },
+                "SELECT count(*) FROM (SELECT 1 FROM vector_units WHERE scope_key = %(scope)s"
+                " AND model = %(model)s AND kind = %(kind)s LIMIT %(probe)s) s",
+                params,
             )
+            row = c.fetchone()
+            if row is not None and row[0] < exact_below:  # OFFSET 0: no index order below
+                c.execute(
+                    f"SELECT kind, ref, cosine FROM (SELECT u.kind, u.ref, 1 - ({distance})"
+                    f" AS cosine {units} OFFSET 0) t ORDER BY cosine DESC, ref LIMIT %(k)s",
+                    params,
+                )
+            else:
+                c.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+                c.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                c.execute(
+                    f"SELECT u.kind, u.ref, 1 - ({distance}) AS cosine {units}"
+                    f" ORDER BY {distance} LIMIT %(k)s",
+                    params,
+                )
             hits = [(r[0], r[1], float(r[2])) for r in c.fetchall()]
         return sorted(hits, key=lambda h: -h[2])  # relaxed_order may return them a little out
 
