@@ -229,3 +229,17 @@ def _memory_index(tmp_path: Path) -> VectorIndex:
         index = lite._vectors.index(lite.store, Scope.parse(OPS))  # type: ignore[arg-type]
         assert isinstance(index, VectorIndex)
         return index
+
+
+def test_a_vector_window_of_zero_turns_episode_vectors_off() -> None:
+    from reverie.config import Config, RecallConfig
+
+    config = Config(recall=RecallConfig(vector_window=0))
+    with Reverie.open(":memory:", embedder=HashingEmbedder(), config=config) as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        assert rv._vectors is not None
+        index = rv._vectors.index(rv.store, Scope.parse(OPS))  # type: ignore[arg-type]
+        query = rv._vectors.embed_query("kubectl rollout")
+        assert index.search(query, 10, "episode", newest=0) == []
+        assert rv.recall("kubectl rollout undo", OPS, 400).text  # lexical and claims still work
