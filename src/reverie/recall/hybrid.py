@@ -100,18 +100,15 @@ def fuse(
         return list(lexical)
     query_vector = vectors.embed_query(query)
     floor = cosine_floor(vectors.embedder)
-    by_ref, by_hash = index.cosines(
-        query_vector,
-        [u.id for u in lexical if u.kind == "episode"],
-        [content_hash(u.text) for u in lexical if u.kind != "episode"],
-    )
+    seen = {u.id for u in lexical if u.kind == "episode"}
+    claim_hashes = {u.text: content_hash(u.text) for u in lexical if u.kind != "episode"}
+    by_ref, by_hash = index.cosines(query_vector, list(seen), list(claim_hashes.values()))
     units: dict[_Key, tuple[RecallItem, float]] = {}
     for unit in lexical:
         cos = (
-            by_ref.get(unit.id) if unit.kind == "episode" else by_hash.get(content_hash(unit.text))
+            by_ref.get(unit.id) if unit.kind == "episode" else by_hash.get(claim_hashes[unit.text])
         )
         units[_key(unit)] = (unit, cos or 0.0)
-    seen = {u.id for u in lexical if u.kind == "episode"}
     found = _vector_units(
         store, index, query_vector, config, now, floor, history, wanted, known or {}, seen
     )

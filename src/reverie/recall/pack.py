@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 
 from reverie.models import RecallItem, Scope
-from reverie.recall.render import header_tokens, render, render_line
+from reverie.recall.render import header_tokens, priced, render
 from reverie.recall.tokens import count_tokens
 
 __all__ = ["MIN_UNIT_TOKENS", "density", "pack"]
@@ -63,9 +63,7 @@ def _ranked(candidates: Sequence[RecallItem]) -> list[RecallItem]:
     best: dict[str, tuple[_Key, RecallItem]] = {}
     for item in candidates:
         if math.isfinite(item.score) and item.score > 0:
-            line = render_line(item)
-            tokens = count_tokens(line) + 1  # render.line_tokens, without rendering twice
-            unit = item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
+            line, unit = priced(item)
             key = (-density(unit), -unit.score, unit.id, unit.kind, line)
             held = best.get(line)
             if held is None or _before(key, unit, held):

@@ -26,7 +26,7 @@ __all__ = [
     "header",
     "header_tokens",
     "line_tokens",
-    "measured",
+    "priced",
     "render",
     "render_line",
 ]
@@ -76,13 +76,19 @@ def render_line(item: RecallItem) -> str:
 
 def line_tokens(item: RecallItem) -> int:
     """What ``item`` adds to a section: its line plus the newline that joins it."""
-    return count_tokens(render_line(item)) + 1
+    return _line_price(render_line(item))
 
 
-def measured(item: RecallItem) -> RecallItem:
-    """``item`` with ``tokens`` set to :func:`line_tokens` (recomputed, never trusted)."""
-    tokens = line_tokens(item)
-    return item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
+def priced(item: RecallItem) -> tuple[str, RecallItem]:
+    """``item``'s line, and ``item`` with ``tokens`` set to :func:`line_tokens` (recomputed,
+    never trusted), rendering the line once."""
+    line = render_line(item)
+    tokens = _line_price(line)
+    return line, item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
+
+
+def _line_price(line: str) -> int:
+    return count_tokens(line) + 1
 
 
 def _flat(text: str) -> str:

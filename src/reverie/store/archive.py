@@ -24,7 +24,9 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from reverie.errors import Conflict
+from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
+from reverie.store.vectors import embedded_text
 
 __all__ = ["ArchiveStore", "BundleInfo", "SQLiteArchiveMixin", "is_stub"]
 
@@ -251,9 +253,6 @@ def _relink_vectors(c: sqlite3.Connection, scope: Scope, episodes: Sequence[Epis
     """Give restored episodes back their vector units: their vectors stayed in the embedding
     cache (keyed by model and content hash), so vector recall finds them again with no model
     call. Units get new ``n``: an in-memory index picks them up on its next refresh."""
-    from reverie.hashing import content_hash
-    from reverie.store.vectors import embedded_text
-
     models = [r[0] for r in c.execute(
         "SELECT DISTINCT model FROM vector_units WHERE scope_key = ?", (scope.key,)
     )]  # fmt: skip
