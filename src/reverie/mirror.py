@@ -135,11 +135,11 @@ def _real_folder(directory: Path) -> Path:
     return folder
 
 
-def _remove_stale_temporaries(folders: Sequence[Path], now: float | None = None) -> list[str]:
+def _remove_stale_temporaries(folders: Sequence[Path]) -> list[str]:
     """Delete the temporary files of :func:`atomic_write` that a killed writer left behind
     (named ``.<name>.md.<random>.tmp``, regular files, untouched for an hour: a writer still at
     work is never disturbed). Links and anything else are left alone. Returns what went."""
-    cutoff = (time.time() if now is None else now) - STALE_TEMPORARY_S
+    cutoff = time.time() - STALE_TEMPORARY_S
     removed: list[str] = []
     for folder in folders:
         for path in sorted(folder.iterdir()):
