@@ -15,6 +15,7 @@ content hashes Reverie itself produces (``ep_...``, ``pg_...``, ``sha256:...``).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -74,6 +75,20 @@ def redact(text: str) -> str:
     """``text`` with every credential-looking span replaced by ``[REDACTED]``."""
     if not text:
         return text
+    if len(text) <= _CACHED_UP_TO:  # recall redacts the same excerpts and titles again and again
+        return _redact_cached(text)
+    return _redact(text)
+
+
+_CACHED_UP_TO = 1024
+
+
+@lru_cache(maxsize=4096)
+def _redact_cached(text: str) -> str:
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     text = _TOKENS.sub(MARK, text)
     text = _AUTH.sub(lambda m: f"{m.group(1)} {MARK}", text)
     text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{MARK}{m.group(2)}", text)

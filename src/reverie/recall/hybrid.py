@@ -87,11 +87,12 @@ def fuse(
     wanted: Sequence[str] = (),
     known: Mapping[str, Page] | None = None,
 ) -> list[RecallItem]:
-    """``lexical`` re-scored with cosine similarity, plus the units only vectors found.
+    """``lexical`` re-scored with cosine similarity (in place: they are this recall's own
+    units), plus the units only vectors found.
 
     ``known``: pages the lexical path already read (by id), so resolving a claim hit on one of
     them costs no store read; the other hit pages are read in one batch."""
-    from reverie.recall.search import COVERED_EPISODE, PAGE_PREFERENCE
+    from reverie.recall.search import COVERED_EPISODE, PAGE_PREFERENCE, cited_by_claims
 
     if not isinstance(store, VectorStore):
         return list(lexical)
@@ -114,15 +115,16 @@ def fuse(
     )
     for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
-    cited = {e for u, _ in units.values() if u.kind != "episode" for e in u.citations}
+    episodes = {u.id for u, _ in units.values() if u.kind == "episode"}
+    cited = cited_by_claims((u for u, _ in units.values()), episodes)
     out = []
     for unit, cos in units.values():
         weight = PAGE_PREFERENCE if unit.kind != "episode" else 1.0
         if unit.kind == "episode" and unit.id in cited:
             weight *= COVERED_EPISODE
-        score = unit.score + SEMANTIC_WEIGHT * weight * _semantic(cos, floor)
-        if score > 0:
-            out.append(unit.model_copy(update={"score": score}))
+        unit.score += SEMANTIC_WEIGHT * weight * _semantic(cos, floor)
+        if unit.score > 0:
+            out.append(unit)
     return out
 
 

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 
 from reverie.models import RecallItem, Scope
-from reverie.recall.render import header_tokens, priced, render
+from reverie.recall.render import header_tokens, line_price, render, render_line
 from reverie.recall.tokens import count_tokens
 
 __all__ = ["MIN_UNIT_TOKENS", "density", "pack"]
@@ -33,7 +33,11 @@ on value per token by being short; at or under this length units compete on scor
 
 def density(item: RecallItem) -> float:
     """Value per token: the order in which :func:`pack` considers units."""
-    return item.score / max(item.tokens, MIN_UNIT_TOKENS)
+    return _value_per_token(item.score, item.tokens)
+
+
+def _value_per_token(score: float, tokens: int) -> float:
+    return score / max(tokens, MIN_UNIT_TOKENS)
 
 
 def pack(
@@ -50,28 +54,32 @@ def pack(
     chosen: list[RecallItem] = []
     if room <= 0:
         return chosen
-    for item in _ranked(candidates):
-        if item.tokens <= room:
-            chosen.append(item)
-            room -= item.tokens
+    for item, tokens in _ranked(candidates):
+        if tokens <= room:
+            chosen.append(
+                item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
+            )
+            room -= tokens
     return _within(chosen, budget_tokens, scope)
 
 
-def _ranked(candidates: Sequence[RecallItem]) -> list[RecallItem]:
-    """Worthwhile units, one per rendered line, in packing order. Each line is rendered and
-    priced once; lines are unique here, so sorting never reaches the full-dump tie-break."""
-    best: dict[str, tuple[_Key, RecallItem]] = {}
+def _ranked(candidates: Sequence[RecallItem]) -> list[tuple[RecallItem, int]]:
+    """Worthwhile units with their price, one per rendered line, in packing order. Each line
+    is rendered and priced once, and only the units taken are copied with their price; lines
+    are unique here, so sorting never reaches the full-dump tie-break."""
+    best: dict[str, tuple[_Key, RecallItem, int]] = {}
     for item in candidates:
         if math.isfinite(item.score) and item.score > 0:
-            line, unit = priced(item)
-            key = (-density(unit), -unit.score, unit.id, unit.kind, line)
+            line = render_line(item)
+            tokens = line_price(line)
+            key = (-_value_per_token(item.score, tokens), -item.score, item.id, item.kind, line)
             held = best.get(line)
-            if held is None or _before(key, unit, held):
-                best[line] = (key, unit)
-    return [unit for _, unit in sorted(best.values(), key=lambda pair: pair[0])]
+            if held is None or _before(key, item, held):
+                best[line] = (key, item, tokens)
+    return [(item, tokens) for _, item, tokens in sorted(best.values(), key=lambda t: t[0])]
 
 
-def _before(key: _Key, unit: RecallItem, held: tuple[_Key, RecallItem]) -> bool:
+def _before(key: _Key, unit: RecallItem, held: tuple[_Key, RecallItem, int]) -> bool:
     """Whether ``unit`` beats ``held`` for the same line: densest, then higher score, id, kind,
     and finally every field, so the choice never depends on arrival order."""
     if key != held[0]:

@@ -25,8 +25,8 @@ __all__ = [
     "format_date",
     "header",
     "header_tokens",
+    "line_price",
     "line_tokens",
-    "priced",
     "render",
     "render_line",
 ]
@@ -76,18 +76,11 @@ def render_line(item: RecallItem) -> str:
 
 def line_tokens(item: RecallItem) -> int:
     """What ``item`` adds to a section: its line plus the newline that joins it."""
-    return _line_price(render_line(item))
+    return line_price(render_line(item))
 
 
-def priced(item: RecallItem) -> tuple[str, RecallItem]:
-    """``item``'s line, and ``item`` with ``tokens`` set to :func:`line_tokens` (recomputed,
-    never trusted), rendering the line once."""
-    line = render_line(item)
-    tokens = _line_price(line)
-    return line, item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
-
-
-def _line_price(line: str) -> int:
+def line_price(line: str) -> int:
+    """What a rendered ``line`` adds to a section: its tokens plus the joining newline."""
     return count_tokens(line) + 1
 
 

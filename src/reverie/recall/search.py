@@ -56,6 +56,7 @@ __all__ = [
     "COVERED_EPISODE",
     "PAGE_PREFERENCE",
     "QUESTION_WEIGHT",
+    "cited_by_claims",
     "coverage",
     "excerpt",
     "recall",
@@ -169,9 +170,20 @@ def _units(
 
         units += org_units(store, scope, terms, config, now, statuses)
     if config.include_episodes:
-        cited = {e for u in units for e in u.citations}
+        cited = cited_by_claims(units, {e.id for e, _ in episodes})
         units += _episode_units(episodes, wanted, config.min_term_coverage, cited, weights)
     return units, {page.id: page for page, _ in pages}
+
+
+def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
+    """The episode ids in ``among`` that a page claim in ``units`` cites. A claim can cite
+    thousands of episodes, so each claim's citations are looked up in ``among`` (the
+    candidates, a few dozen) rather than gathered into a set of their own."""
+    cited: set[str] = set()
+    for unit in units:
+        if unit.kind != "episode":
+            cited |= among.intersection(unit.citations)
+    return cited
 
 
 def _pool(
@@ -255,10 +267,12 @@ def _claim_units(
         title = stems(page.title)
         for claim in page.revision.claims:
             own = stems(claim.text)
+            if own.isdisjoint(wanted):
+                continue  # the title alone does not make every claim of a page relevant
             own_cov = _share(wanted, own, weights)
             cov = _share(wanted, title | own, weights)
-            if own_cov == 0 or not _passes(cov, floor):
-                continue  # the title alone does not make every claim of a page relevant
+            if not _passes(cov, floor):
+                continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
             units.append(_claim_item(page, claim, PAGE_PREFERENCE * relevance))
     return units

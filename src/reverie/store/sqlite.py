@@ -44,7 +44,9 @@ from reverie.store.schedule import SQLiteScheduleMixin  # issue 6
 from reverie.store.sqlite_commit import SQLiteCommitMixin
 from reverie.store.sqlite_keys import SQLiteKeysMixin
 from reverie.store.sqlite_rows import (
+    CLAIMS_AT,
     EPISODE_COLUMNS,
+    LEAN_REVISION_COLUMNS,
     REVISION_COLUMNS,
     chunks,
     decode_revision,
@@ -317,14 +319,48 @@ class SQLiteStore(
     )
 
     def _page_from_row(self, r: Sequence[Any]) -> Page:
+        return self._page(r, self._revision_from_row(r[5:]))
+
+    def _page(self, r: Sequence[Any], revision: Revision) -> Page:
         return Page.model_construct(
             id=r[0],
             scope=self._scope(r[1]),
             topic_key=r[2],
             created_at=datetime.fromisoformat(r[3]),
             updated_at=datetime.fromisoformat(r[4]),
-            revision=self._revision_from_row(r[5:]),
+            revision=revision,
         )
+
+    _LEAN_PAGE_SELECT = (
+        "SELECT p.rid, r.rowid, p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
+        + ", ".join("r." + c for c in LEAN_REVISION_COLUMNS)
+        + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
+    )
+
+    def _lean_pages(self, where: str, params: Sequence[Any]) -> dict[int, Page]:
+        """Recall's page read (by ``pages.rid``): every column but the claims first, then the
+        claims of only the revisions not decoded before. Revision rows are never updated (a
+        change is a new row), so the other columns, the hash among them, name the claims; a
+        page's claims cite every episode they stand on and reach tens of kilobytes, which
+        recall would otherwise copy and hash on every query. ``verify`` reads full rows."""
+        rows = self._read(self._LEAN_PAGE_SELECT + where, params)
+        keys = {r[1]: ("lean", *r[7:]) for r in rows}
+        missing = [rowid for rowid, key in keys.items() if key not in self._decoded]
+        claims: dict[int, str] = {}
+        for chunk in chunks(missing):
+            sql = (
+                f"SELECT rowid, claims FROM revisions WHERE rowid IN ({','.join('?' * len(chunk))})"
+            )
+            claims.update(self._read(sql, chunk))
+        pages: dict[int, Page] = {}
+        for r in rows:
+            revision = self._decoded.get(keys[r[1]])
+            if revision is None:
+                lean = r[7:]
+                full = (*lean[:CLAIMS_AT], claims[r[1]], *lean[CLAIMS_AT:])
+                revision = self._remember(keys[r[1]], decode_revision(full))
+            pages[r[0]] = self._page(r[2:], revision)
+        return pages
 
     def _revision_from_row(self, r: Sequence[Any]) -> Revision:
         """Decode a revision row; decoded revisions are cached by the row's full content.
@@ -335,11 +371,13 @@ class SQLiteStore(
         """
         key = tuple(r)
         cached = self._decoded.get(key)
-        if cached is None:
-            if len(self._decoded) >= _DECODED_REVISIONS:
-                self._decoded.clear()
-            cached = self._decoded[key] = decode_revision(r)
-        return cached
+        return self._remember(key, decode_revision(r)) if cached is None else cached
+
+    def _remember(self, key: tuple[Any, ...], revision: Revision) -> Revision:
+        if len(self._decoded) >= _DECODED_REVISIONS:
+            self._decoded.clear()
+        self._decoded[key] = revision
+        return revision
 
     def page(self, page_id: str) -> Page:
         rows = self._read(self._PAGE_SELECT + " WHERE p.id = ?", (page_id,))
@@ -372,13 +410,8 @@ class SQLiteStore(
         """Issue 3: the pages of ``scope`` among ``page_ids``, in one read per 500 ids."""
         found: dict[str, Page] = {}
         for chunk in chunks(list(dict.fromkeys(page_ids))):
-            sql = (
-                self._PAGE_SELECT
-                + f" WHERE p.scope_key = ? AND p.id IN ({','.join('?' * len(chunk))})"
-            )
-            for row in self._read(sql, [scope.key, *chunk]):
-                page = self._page_from_row(row)
-                found[page.id] = page
+            where = f" WHERE p.scope_key = ? AND p.id IN ({','.join('?' * len(chunk))})"
+            found.update((p.id, p) for p in self._lean_pages(where, [scope.key, *chunk]).values())
         return found
 
     def revisions(self, page_id: str) -> list[Revision]:
@@ -433,10 +466,8 @@ class SQLiteStore(
         top = self._eligible_rids(scope, scores, wanted)[:limit]
         if not top:
             return []
-        # Only the pages that make the cut are decoded: a page's claims can be large.
-        sql = self._PAGE_SELECT.replace("SELECT ", "SELECT p.rid, ", 1)
-        page_rows = self._read(sql + f" WHERE p.rid IN ({','.join('?' * len(top))})", top)
-        pages = {r[0]: self._page_from_row(r[1:]) for r in page_rows}
+        # Only the pages that make the cut are read, and their claims only when not decoded yet.
+        pages = self._lean_pages(f" WHERE p.rid IN ({','.join('?' * len(top))})", top)
         return [(pages[rid], scores[rid]) for rid in top]
 
     def _eligible_rids(

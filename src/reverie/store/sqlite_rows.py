@@ -13,7 +13,9 @@ from reverie.models import Claim, Episode, PageKind, PageStatus, Revision
 
 __all__ = [
     "CHUNK",
+    "CLAIMS_AT",
     "EPISODE_COLUMNS",
+    "LEAN_REVISION_COLUMNS",
     "REVISION_COLUMNS",
     "chunks",
     "decode_revision",
@@ -33,6 +35,10 @@ REVISION_COLUMNS = (
     "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
     " superseded_by, cycle_id, author, reason, created_at"
 )
+CLAIMS_AT = 5
+"""Where ``claims`` sits in :data:`REVISION_COLUMNS`."""
+LEAN_REVISION_COLUMNS = [c.strip() for c in REVISION_COLUMNS.split(",") if c.strip() != "claims"]
+"""Every revision column but the (possibly large) claims, in :data:`REVISION_COLUMNS` order."""
 
 
 def scope_token(scope_key: str) -> str:
