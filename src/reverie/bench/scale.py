@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reverie.bench.core import percentile
+from reverie.bench.processes import communicate_all
 from reverie.engine import Reverie
 from reverie.synth import synthetic_episodes, synthetic_queries
 
@@ -111,8 +112,7 @@ def _run_workers(url: str, count: int) -> list[dict[str, Any]]:
         for _ in range(count)
     ]
     events: list[dict[str, Any]] = []
-    for proc in procs:
-        out, err = proc.communicate()
+    for proc, (out, err) in zip(procs, communicate_all(procs), strict=True):
         if proc.returncode != 0:
             raise RuntimeError(f"a bench worker failed ({proc.returncode}): {err[-2000:]}")
         events += [json.loads(line) for line in out.splitlines() if line.startswith("{")]

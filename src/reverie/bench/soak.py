@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reverie.bench.core import percentile
+from reverie.bench.processes import communicate_all
 from reverie.engine import Reverie
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
@@ -99,8 +100,7 @@ def _collect(
 ) -> tuple[set[str], list[float]]:
     acked: set[str] = set()
     latencies: list[float] = []
-    for proc in procs:
-        out, _ = proc.communicate()
+    for out, _ in communicate_all(procs):
         for line in out.splitlines():
             word, _, rest = line.partition(" ")
             if word == "acked":

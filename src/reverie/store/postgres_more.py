@@ -49,6 +49,30 @@ _LEASE_UPSERT = (
 )
 
 
+_DUE_FROM = (
+    " FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
+    " LEFT JOIN leases l ON l.scope_key = s.scope_key"
+    " WHERE (l.scope_key IS NULL OR l.expires_at <= %(now)s)"
+    " AND EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
+    " AND e.seq > coalesce(c.seq, 0) AND e.consolidated_in IS NULL)"
+    " AND NOT EXISTS (SELECT 1 FROM pending_plans p"  # a plan awaiting review blocks the scope
+    " WHERE p.scope_key = s.scope_key AND p.status = 'pending')"
+)
+"""Scopes with episodes past their checkpoint, no live lease and no plan awaiting review."""
+_CANDIDATES = (
+    f"SELECT s.scope_key{_DUE_FROM} AND s.scope_key <> ALL(%(tried)s::text[])"
+    " ORDER BY l.expires_at NULLS FIRST, s.scope_key LIMIT %(limit)s"
+    " FOR NO KEY UPDATE OF s SKIP LOCKED"
+)
+_TAKE = (
+    f"WITH due AS (SELECT s.scope_key{_DUE_FROM} AND s.scope_key = ANY(%(keys)s::text[]))"
+    " INSERT INTO leases AS l SELECT scope_key, %(owner)s, 1, %(now)s, %(now)s, %(expires)s"
+    f" FROM due{_LEASE_UPSERT}"
+)
+_CLAIM_ROUNDS = 4
+"""Rounds of candidates one claim tries before it reports nothing due."""
+
+
 class _Host(Protocol):
     url: str
     lease_owner: str | None
@@ -392,29 +416,31 @@ class PostgresExtrasMixin:
     def claim_due(
         self: _Host, owner: str, ttl: float, now: datetime, limit: int = 1
     ) -> list[Lease]:
+        """Lease up to ``limit`` due scopes to ``owner``, in two statements of one transaction.
+
+        The first picks candidates and locks their ``scopes`` rows (``SKIP LOCKED``: a scope
+        another claim holds is passed over); the second, under a fresh snapshot (READ
+        COMMITTED), takes the lease only if the scope is still due. A single statement would
+        decide "due" on a snapshot taken before it started: a scope another worker leased or
+        dreamed meanwhile then came back as an empty claim (the worker slept a poll interval)
+        or as a second, empty cycle after the first worker released it. Candidates that lost
+        such a race are passed over and the next ones tried, up to :data:`_CLAIM_ROUNDS` times.
+        """
+        values = {"now": now, "owner": owner, "expires": now + timedelta(seconds=ttl)}
+        taken: list[Any] = []
+        tried: list[str] = []
         with self._write() as c:
-            c.execute(
-                "WITH due AS (SELECT s.scope_key FROM scopes s"
-                " LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
-                " LEFT JOIN leases l ON l.scope_key = s.scope_key"
-                " WHERE (l.scope_key IS NULL OR l.expires_at <= %(now)s)"
-                " AND EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
-                " AND e.seq > coalesce(c.seq, 0) AND e.consolidated_in IS NULL)"
-                " AND NOT EXISTS (SELECT 1 FROM pending_plans p"  # awaiting review blocks
-                " WHERE p.scope_key = s.scope_key AND p.status = 'pending')"
-                " ORDER BY l.expires_at NULLS FIRST, s.scope_key LIMIT %(limit)s"
-                " FOR NO KEY UPDATE OF s SKIP LOCKED)"
-                " INSERT INTO leases AS l SELECT scope_key, %(owner)s, 1, %(now)s, %(now)s,"
-                f" %(expires)s FROM due{_LEASE_UPSERT}",
-                {
-                    "now": now,
-                    "owner": owner,
-                    "limit": limit,
-                    "expires": now + timedelta(seconds=ttl),
-                },
-            )
-            rows = c.fetchall()
-        return [_lease(self, r) for r in rows]
+            for _ in range(_CLAIM_ROUNDS):
+                c.execute(_CANDIDATES, {**values, "tried": tried, "limit": limit - len(taken)})
+                keys = [r[0] for r in c.fetchall()]
+                if not keys:
+                    break
+                tried += keys
+                c.execute(_TAKE, {**values, "keys": keys})
+                taken += c.fetchall()
+                if len(taken) >= limit:
+                    break
+        return [_lease(self, r) for r in taken]
 
     def heartbeat_lease(self: _Host, lease: Lease, ttl: float, now: datetime) -> Lease:
         with self._write() as c:
