@@ -115,7 +115,11 @@ class Reverie:
         # issue 3: a name ("auto", "minilm", "hashing", "openai:MODEL") or an Embedder; None
         # keeps recall lexical. Vectors are computed after cycles, never at ingest.
         self.embedder = resolve_embedder(embedder)
-        self._vectors = VectorSearch(self.embedder) if self.embedder is not None else None
+        self._vectors = (
+            VectorSearch(self.embedder, window=self.config.recall.vector_window)
+            if self.embedder is not None
+            else None
+        )
         self.distiller = distiller or ExtractiveDistiller(self.config.dream)
         self._on_phase = on_phase
 

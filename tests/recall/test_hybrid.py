@@ -243,3 +243,34 @@ def test_a_vector_window_of_zero_turns_episode_vectors_off() -> None:
         query = rv._vectors.embed_query("kubectl rollout")
         assert index.search(query, 10, "episode", newest=0) == []
         assert rv.recall("kubectl rollout undo", OPS, 400).text  # lexical and claims still work
+
+
+def test_an_index_loads_the_newest_window_and_reads_older_episodes_on_demand() -> None:
+    from reverie.config import Config, RecallConfig
+
+    config = Config(recall=RecallConfig(vector_window=2))
+    with Reverie.open(":memory:", embedder=HashingEmbedder(), config=config) as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        assert rv._vectors is not None
+        scope = Scope.parse(OPS)
+        index = rv._vectors.index(rv.store, scope)  # type: ignore[arg-type]
+        assert isinstance(index, VectorIndex)
+        newest = [f"ep-acme.ops-{i}" for i in (4, 5)]
+        assert index.refs["episode"] == newest  # only the window is in memory
+        assert len(index.refs["claim"]) == _claim_units(rv)  # every claim is
+        query = rv._vectors.embed_query("kubectl rollout restart")
+        older = "ep-acme.ops-0"
+        by_ref, _ = index.cosines(query, [older, *newest, "ep-missing"], [])
+        assert set(by_ref) == {older, *newest}  # the older one read from the store
+        stored = rv.store.unit_vectors(scope, index.model, "episode", [older])  # type: ignore[attr-defined]
+        expected = float(np.frombuffer(stored[older], dtype=np.float32) @ query)
+        assert by_ref[older] == pytest.approx(expected)
+        assert by_ref[older] > 0.3  # the same words: not a zero stand-in
+        _fill(rv, scope=OPS + "-later")  # another scope: this index does not grow
+        assert index.refs["episode"] == newest
+
+
+def _claim_units(rv: Reverie) -> int:
+    rows = rv.store._read("SELECT count(*) FROM vector_units WHERE kind = 'claim'")  # type: ignore[attr-defined]
+    return int(rows[0][0])

@@ -8,7 +8,8 @@ new revision keeps, or two episodes with the same text, are embedded once. Episo
 since the last cycle are not yet embedded; recall still finds them by full-text search.
 
 **Search.** :class:`VectorIndex` keeps one float32 matrix per scope and model in memory, loaded
-on the first query and then extended with the rows stored since (``vector_units.n`` ascending).
+on the first query (every claim, the newest ``vector_window`` episodes) and then extended with
+the rows stored since (``vector_units.n`` ascending).
 A query is one matrix–vector product over the scope's claims and one over its newest
 ``RecallConfig.vector_window`` episodes (brute force, exact; 100,000 × 384 would cost ~13 ms on
 two cores, the default window of 20,000 a fifth of that). Rows of page claims from superseded
@@ -32,6 +33,7 @@ from reverie.models import Episode, Page, Scope
 from reverie.store.vectors import (
     EMBED_CHARS,
     NearestNeighbours,
+    VectorRow,
     VectorStore,
     VectorUnit,
     embedded_text,
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EMBED_BATCH",
     "EMBED_CHARS",
+    "OLDER_KEPT",
     "QUERY_CACHE",
     "Neighbours",
     "StoreNeighbours",
@@ -62,6 +65,8 @@ EMBED_BATCH = 256
 """Texts per embedder call when indexing."""
 QUERY_CACHE = 256
 """Query vectors kept per engine (:class:`VectorSearch`)."""
+OLDER_KEPT = 4096
+"""Vectors of episodes older than an index's window kept per index once read."""
 
 
 def claim_ref(page_id: str, revision: int, index: int) -> str:
@@ -173,34 +178,53 @@ class VectorIndex:
     """One scope's vectors for one model, in memory (see the module doc): one float32 matrix
     per kind, so a claim search never scans the (much larger) episode rows."""
 
-    def __init__(self, scope: Scope, model: str, dim: int) -> None:
+    def __init__(
+        self, scope: Scope, model: str, dim: int, *, episode_window: int | None = None
+    ) -> None:
         self.scope, self.model, self.dim = scope, model, dim
+        self.episode_window = episode_window
         self.matrices: dict[str, NDArray[np.float32]] = {}
         self.refs: dict[str, list[str]] = {}
         self.rows: dict[str, tuple[str, int]] = {}
         self.hashes: dict[str, tuple[str, int]] = {}
         self.last_n = 0
+        self.store: VectorStore | None = None
+        self._older: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
+        self._unembedded: set[str] = set()
 
     def __len__(self) -> int:
         return sum(len(r) for r in self.refs.values())
 
     def refresh(self, store: VectorStore) -> None:
-        """Load the rows stored since the last refresh."""
-        import numpy as np
-
-        rows = store.vector_rows(self.scope, self.model, self.last_n)
+        """Load the rows stored since the last refresh. The first load takes every claim but
+        only the newest ``episode_window`` episodes, the only ones :meth:`search` compares
+        (at 100,000 episodes a fifth of the time and memory); older episodes' vectors are read
+        from the store when :meth:`cosines` asks for them."""
+        self.store = store
+        if self.last_n == 0 and self.episode_window is not None:
+            rows = store.vector_rows(self.scope, self.model, 0, kind="claim")
+            rows += store.vector_rows(
+                self.scope, self.model, 0, kind="episode", newest=self.episode_window
+            )
+            rows.sort(key=lambda r: r.n)
+        else:
+            rows = store.vector_rows(self.scope, self.model, self.last_n)
         for kind in sorted({r.kind for r in rows}):
-            mine = [r for r in rows if r.kind == kind]
-            block = np.frombuffer(b"".join(r.vector for r in mine), dtype=np.float32)
-            block = block.reshape(len(mine), self.dim)
-            refs = self.refs.setdefault(kind, [])
-            old = self.matrices.get(kind)
-            self.matrices[kind] = block.copy() if old is None else np.concatenate([old, block])
-            for r in mine:
-                self.rows[r.ref] = self.hashes[r.hash] = (kind, len(refs))
-                refs.append(r.ref)
+            self._extend(kind, [r for r in rows if r.kind == kind])
         if rows:
             self.last_n = rows[-1].n
+
+    def _extend(self, kind: str, rows: Sequence[VectorRow]) -> None:
+        import numpy as np
+
+        block = np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32)
+        block = block.reshape(len(rows), self.dim)  # read-only, over the joined bytes: no copy
+        refs = self.refs.setdefault(kind, [])
+        old = self.matrices.get(kind)
+        self.matrices[kind] = block if old is None else np.concatenate([old, block])
+        for r in rows:
+            self.rows[r.ref] = self.hashes[r.hash] = (kind, len(refs))
+            refs.append(r.ref)
 
     def search(
         self, query: NDArray[np.float32], k: int, kind: str, *, newest: int | None = None
@@ -234,7 +258,30 @@ class VectorIndex:
         content hash is in ``hashes`` (by hash); those not indexed are left out."""
         by_ref = {r: c for r in refs if (c := self.cosine(query, r)) is not None}
         by_hash = {h: c for h in hashes if (c := self.cosine_of_hash(query, h)) is not None}
+        older = [r for r in refs if r not in by_ref]  # episodes older than the loaded window
+        for ref, vector in self._older_vectors(older).items():
+            by_ref[ref] = float(vector @ query)
         return by_ref, by_hash
+
+    def _older_vectors(self, refs: Sequence[str]) -> dict[str, NDArray[np.float32]]:
+        """Vectors of episodes outside the loaded window, read from the store once and kept
+        (at most :data:`OLDER_KEPT`, least recently used dropped first)."""
+        import numpy as np
+
+        found = {r: self._older[r] for r in refs if r in self._older}
+        for ref in found:
+            self._older.move_to_end(ref)
+        missing = [r for r in refs if r not in found and r not in self._unembedded]
+        if missing and self.store is not None:
+            read = self.store.unit_vectors(self.scope, self.model, "episode", missing)
+            for ref, blob in read.items():
+                found[ref] = self._older[ref] = np.frombuffer(blob, dtype=np.float32)
+            if len(self._unembedded) > OLDER_KEPT:
+                self._unembedded.clear()
+            self._unembedded.update(r for r in missing if r not in read)  # not asked again
+            while len(self._older) > OLDER_KEPT:
+                self._older.popitem(last=False)
+        return found
 
     def cosine(self, query: NDArray[np.float32], ref: str) -> float | None:
         """Cosine of ``query`` with the unit ``ref`` (None when it is not indexed)."""
@@ -291,8 +338,9 @@ class VectorSearch:
     nothing.
     """
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, *, window: int | None = None) -> None:
         self.embedder = embedder
+        self.window = window  # episodes an index loads at first: RecallConfig.vector_window
         self._indexes: dict[str, VectorIndex] = {}
         self._lock = threading.Lock()
         self._queries: OrderedDict[str, Future[Vector]] = OrderedDict()
@@ -306,7 +354,9 @@ class VectorSearch:
         with self._lock:
             index = self._indexes.get(scope.key)
             if index is None:
-                index = VectorIndex(scope, self.embedder.model_id, self.embedder.dim)
+                index = VectorIndex(
+                    scope, self.embedder.model_id, self.embedder.dim, episode_window=self.window
+                )
                 self._indexes[scope.key] = index
             index.refresh(store)
             return index

@@ -272,14 +272,42 @@ class PostgresExtrasMixin:
             f" WHERE vector_dims(vector) = {int(dim)}"
         )
 
-    def vector_rows(self: _Host, scope: Scope, model: str, after: int) -> list[VectorRow]:
-        rows = self._read(
+    def vector_rows(
+        self: _Host,
+        scope: Scope,
+        model: str,
+        after: int,
+        *,
+        kind: str | None = None,
+        newest: int | None = None,
+    ) -> list[VectorRow]:
+        sql = (
             "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
             " ON e.model = u.model AND e.hash = u.hash"
-            " WHERE u.scope_key = %s AND u.model = %s AND u.n > %s ORDER BY u.n",
-            (scope.key, model, after),
+            " WHERE u.scope_key = %s AND u.model = %s AND u.n > %s"
         )
+        params: list[Any] = [scope.key, model, after]
+        if kind is not None:
+            sql += " AND u.kind = %s"
+            params.append(kind)
+        if newest is None:
+            rows = self._read(sql + " ORDER BY u.n", params)
+        else:
+            rows = self._read(sql + " ORDER BY u.n DESC LIMIT %s", [*params, newest])[::-1]
         return [VectorRow(n=r[0], kind=r[1], ref=r[2], hash=r[3], vector=_blob(r[4])) for r in rows]
+
+    def unit_vectors(
+        self: _Host, scope: Scope, model: str, kind: str, refs: Sequence[str]
+    ) -> dict[str, bytes]:
+        if not refs:
+            return {}
+        rows = self._read(
+            "SELECT u.ref, e.vector FROM vector_units u JOIN embeddings e"
+            " ON e.model = u.model AND e.hash = u.hash WHERE u.model = %s AND u.kind = %s"
+            " AND u.ref = ANY(%s) AND u.scope_key = %s",
+            (model, kind, list(refs), scope.key),
+        )
+        return {r[0]: _blob(r[1]) for r in rows}
 
     def unembedded_episodes(self: _Host, scope: Scope, model: str, limit: int) -> list[Episode]:
         from reverie.store.postgres import EPISODE_COLUMNS

@@ -74,8 +74,23 @@ class VectorStore(Protocol):
         """Cache ``vectors`` (hash → blob) and record ``units``: idempotent, one transaction."""
         ...
 
-    def vector_rows(self, scope: Scope, model: str, after: int) -> list[VectorRow]:
-        """Units of ``scope`` for ``model`` with ``n > after``, with vectors, ``n`` ascending."""
+    def vector_rows(
+        self,
+        scope: Scope,
+        model: str,
+        after: int,
+        *,
+        kind: str | None = None,
+        newest: int | None = None,
+    ) -> list[VectorRow]:
+        """Units of ``scope`` for ``model`` with ``n > after``, with vectors, ``n`` ascending;
+        only those of ``kind`` when given, only the last ``newest`` of them when given."""
+        ...
+
+    def unit_vectors(
+        self, scope: Scope, model: str, kind: str, refs: Sequence[str]
+    ) -> dict[str, bytes]:
+        """The vectors of those units of ``kind`` among ``refs`` that are embedded (by ref)."""
         ...
 
     def unembedded_episodes(self, scope: Scope, model: str, limit: int) -> list[Episode]:
@@ -155,14 +170,43 @@ class SQLiteVectorsMixin:
                 [(u.scope.key, model, u.kind, u.ref, u.seq, u.hash) for u in units],
             )
 
-    def vector_rows(self: _Host, scope: Scope, model: str, after: int) -> list[VectorRow]:
-        rows = self._read(
+    def vector_rows(
+        self: _Host,
+        scope: Scope,
+        model: str,
+        after: int,
+        *,
+        kind: str | None = None,
+        newest: int | None = None,
+    ) -> list[VectorRow]:
+        sql = (
             "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
             " ON e.model = u.model AND e.hash = u.hash"
-            " WHERE u.scope_key = ? AND u.model = ? AND u.n > ? ORDER BY u.n",
-            (scope.key, model, after),
+            " WHERE u.scope_key = ? AND u.model = ? AND u.n > ?"
         )
-        return [VectorRow(*r) for r in rows]
+        params: list[Any] = [scope.key, model, after]
+        if kind is not None:
+            sql += " AND u.kind = ?"
+            params.append(kind)
+        if newest is None:
+            return [VectorRow(*r) for r in self._read(sql + " ORDER BY u.n", params)]
+        rows = self._read(sql + " ORDER BY u.n DESC LIMIT ?", [*params, newest])
+        return [VectorRow(*r) for r in reversed(rows)]
+
+    def unit_vectors(
+        self: _Host, scope: Scope, model: str, kind: str, refs: Sequence[str]
+    ) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        for start in range(0, len(refs), 500):
+            chunk = list(refs[start : start + 500])
+            rows = self._read(
+                "SELECT u.ref, e.vector FROM vector_units u JOIN embeddings e"
+                " ON e.model = u.model AND e.hash = u.hash WHERE u.model = ? AND u.kind = ?"
+                f" AND u.ref IN ({','.join('?' * len(chunk))}) AND u.scope_key = ?",
+                [model, kind, *chunk, scope.key],
+            )
+            found.update((r[0], r[1]) for r in rows)
+        return found
 
     def unembedded_episodes(self: _Host, scope: Scope, model: str, limit: int) -> list[Episode]:
         from reverie.store.sqlite_rows import EPISODE_COLUMNS
