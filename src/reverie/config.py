@@ -79,6 +79,9 @@ class RecallConfig:
     """With an embedder, raw episodes are compared with the query among the newest this-many
     embedded (None: all). Like ``episode_window`` it bounds recall's cost as a brain grows:
     older evidence reaches recall through the pages it was distilled into."""
+    vector_indexes: int = 16
+    """Scopes whose vectors an engine keeps in memory (SQLite; PostgreSQL searches in the
+    database): the least recently recalled is dropped, and loaded again when asked."""
     min_term_coverage: float = 0.1
     """Floor on the idf-weighted share of the query's terms a unit holds (reverie.recall.search)."""
     include_episodes: bool = True

@@ -116,7 +116,11 @@ class Reverie:
         # keeps recall lexical. Vectors are computed after cycles, never at ingest.
         self.embedder = resolve_embedder(embedder)
         self._vectors = (
-            VectorSearch(self.embedder, window=self.config.recall.vector_window)
+            VectorSearch(
+                self.embedder,
+                window=self.config.recall.vector_window,
+                kept=self.config.recall.vector_indexes,
+            )
             if self.embedder is not None
             else None
         )

@@ -274,3 +274,21 @@ def test_an_index_loads_the_newest_window_and_reads_older_episodes_on_demand() -
 def _claim_units(rv: Reverie) -> int:
     rows = rv.store._read("SELECT count(*) FROM vector_units WHERE kind = 'claim'")  # type: ignore[attr-defined]
     return int(rows[0][0])
+
+
+def test_an_engine_keeps_the_indexes_of_its_most_recently_recalled_scopes() -> None:
+    from reverie.config import Config, RecallConfig
+
+    config = Config(recall=RecallConfig(vector_indexes=2))
+    with Reverie.open(":memory:", embedder=HashingEmbedder(), config=config) as rv:
+        scopes = [OPS, "acme/two", "acme/three"]
+        for scope in scopes:
+            _fill(rv, scope=scope)
+            rv.dream(scope, now=T0 + timedelta(days=1))
+        first = rv.recall("kubectl rollout undo", OPS, 400).text
+        for scope in scopes[1:]:
+            assert rv.recall("kubectl rollout undo", scope, 400).text
+        assert rv._vectors is not None
+        assert list(rv._vectors._indexes) == ["acme/two", "acme/three"]  # OPS dropped
+        assert rv.recall("kubectl rollout undo", OPS, 400).text == first  # loaded again
+        assert list(rv._vectors._indexes) == ["acme/three", OPS]

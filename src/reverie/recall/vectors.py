@@ -338,10 +338,11 @@ class VectorSearch:
     nothing.
     """
 
-    def __init__(self, embedder: Embedder, *, window: int | None = None) -> None:
+    def __init__(self, embedder: Embedder, *, window: int | None = None, kept: int = 16) -> None:
         self.embedder = embedder
         self.window = window  # episodes an index loads at first: RecallConfig.vector_window
-        self._indexes: dict[str, VectorIndex] = {}
+        self.kept = max(kept, 1)  # indexes kept in memory: RecallConfig.vector_indexes
+        self._indexes: OrderedDict[str, VectorIndex] = OrderedDict()
         self._lock = threading.Lock()
         self._queries: OrderedDict[str, Future[Vector]] = OrderedDict()
         self._pool: ThreadPoolExecutor | None = None
@@ -358,6 +359,9 @@ class VectorSearch:
                     scope, self.embedder.model_id, self.embedder.dim, episode_window=self.window
                 )
                 self._indexes[scope.key] = index
+                while len(self._indexes) > self.kept:  # a service recalling in many scopes
+                    self._indexes.popitem(last=False)
+            self._indexes.move_to_end(scope.key)
             index.refresh(store)
             return index
 
