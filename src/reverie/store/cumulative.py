@@ -13,7 +13,8 @@ page writes a changeset may make outside its scope, and only into that scope's o
 stray cross-scope write rolls back whole (DESIGN invariant 7).
 
 One implementation serves both backends: SQLite's write handle is a connection, PostgreSQL's a
-cursor, and both ``execute``; only the placeholder and the time type differ.
+cursor, and both ``execute``; only the placeholder and the time type differ
+(:mod:`reverie.store.dialect`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from reverie.store.base import (
     Promotion,
     PromotionRecord,
 )
+from reverie.store.dialect import PostgresDialect, SQLiteDialect
 
 __all__ = ["PostgresCumulativeMixin", "SQLiteCumulativeMixin"]
 
@@ -112,8 +114,6 @@ def _check_promotion(changes: Changeset, p: Promotion) -> None:
 
 
 class _CumulativeMixin:
-    _P: ClassVar[str] = "?"
-
     def _insert_tally(self: _Host, c: Any, tally: CycleTally) -> None:
         marks = ", ".join([self._P] * 12)
         c.execute(
@@ -194,29 +194,9 @@ class _CumulativeMixin:
         ]
 
 
-class SQLiteCumulativeMixin(_CumulativeMixin):
-    """Times are ISO-8601 UTC text, as everywhere in the SQLite store."""
-
-    _P: ClassVar[str] = "?"
-
-    @staticmethod
-    def _ts(value: datetime | None) -> Any:
-        return value.isoformat() if value is not None else None
-
-    @staticmethod
-    def _when(value: Any) -> datetime | None:
-        return datetime.fromisoformat(value) if value else None
+class SQLiteCumulativeMixin(SQLiteDialect, _CumulativeMixin):
+    """:class:`reverie.store.sqlite.SQLiteStore`'s stats and promotions."""
 
 
-class PostgresCumulativeMixin(_CumulativeMixin):
-    """Times are ``TIMESTAMPTZ``; psycopg converts both ways."""
-
-    _P: ClassVar[str] = "%s"
-
-    @staticmethod
-    def _ts(value: datetime | None) -> Any:
-        return value
-
-    @staticmethod
-    def _when(value: Any) -> datetime | None:
-        return value if isinstance(value, datetime) else None
+class PostgresCumulativeMixin(PostgresDialect, _CumulativeMixin):
+    """:class:`reverie.store.postgres.PostgresStore`'s stats and promotions."""

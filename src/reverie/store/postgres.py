@@ -48,6 +48,7 @@ from reverie.models import (
 )
 from reverie.store.base import Changeset, PageWrite, StepHook, StoreStats
 from reverie.store.cumulative import PostgresCumulativeMixin  # issue 5/6: stats, org
+from reverie.store.keys_cache import PostgresKeysCacheMixin  # model response cache, API keys
 from reverie.store.migrations import load_migrations
 from reverie.store.plans import PostgresPlansMixin  # issue 4 (8): review mode
 from reverie.store.postgres_more import PostgresExtrasMixin
@@ -120,7 +121,12 @@ def _tsquery(count: int) -> str:
     return "(" + " || ".join(["plainto_tsquery('english', %s)"] * count) + ")"
 
 
-class PostgresStore(PostgresExtrasMixin, PostgresPlansMixin, PostgresCumulativeMixin):
+class PostgresStore(
+    PostgresExtrasMixin,
+    PostgresKeysCacheMixin,  # model response cache, API keys
+    PostgresPlansMixin,
+    PostgresCumulativeMixin,
+):
     """A :class:`reverie.store.base.Store` on a PostgreSQL database with pgvector.
 
     ``lease_owner`` names the worker this store commits for: a commit to a scope whose live

@@ -1,5 +1,6 @@
 """The parts of :class:`reverie.store.postgres.PostgresStore` beyond episodes, pages and cycles:
-the model response cache, memory over time, API keys, vectors (pgvector, HNSW) and leases.
+memory over time, vectors (pgvector, HNSW) and leases. The model response cache and API keys are
+shared with SQLite: :mod:`reverie.store.keys_cache`.
 
 Vectors are stored as pgvector values and handed out as the same packed little-endian float32
 blobs as SQLite's, so :mod:`reverie.recall.vectors` works unchanged. :meth:`vector_search` adds
@@ -14,13 +15,12 @@ the ``ON CONFLICT … WHERE`` of the upsert is the compare-and-set that decides.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-from reverie.errors import Conflict, LeaseLost, NotFound
+from reverie.errors import Conflict, LeaseLost
 from reverie.models import Episode, Scope, now_utc
 from reverie.store.base import Changeset, JournalEntry, Lease, Strength
 from reverie.store.leases import RELEASED
@@ -31,11 +31,8 @@ if TYPE_CHECKING:
     import psycopg
     from numpy.typing import NDArray
 
-    from reverie.keys import ApiKey
-
 __all__ = ["PostgresExtrasMixin"]
 
-_KEY_COLUMNS = "id, name, tenant, agent, rights, salt, secret_hash, created_at, revoked_at"
 _LEASE_COLUMNS = "scope_key, owner, token, acquired_at, expires_at"
 _LEASE_UPSERT = (
     " ON CONFLICT (scope_key) DO UPDATE SET owner = excluded.owner,"
@@ -108,59 +105,7 @@ EXACT_BELOW = 5_000
 """Vector searches over fewer units of a scope than this compute every distance (exact)."""
 
 
-def _key_from_row(r: Sequence[Any]) -> ApiKey:
-    from reverie.keys import ApiKey, Rights
-
-    return ApiKey(
-        id=r[0],
-        name=r[1],
-        tenant=r[2],
-        agent=r[3],
-        rights=Rights(r[4]),
-        salt=r[5],
-        secret_hash=r[6],
-        created_at=r[7],
-        revoked_at=r[8],
-    )
-
-
 class PostgresExtrasMixin:
-    # -- model response cache ---------------------------------------------------------------
-
-    def cache_get(self: _Host, key: str) -> dict[str, Any] | None:
-        rows = self._read(
-            "SELECT model, response, input_tokens, output_tokens, created_at FROM model_cache"
-            " WHERE key = %s",
-            (key,),
-        )
-        if not rows:
-            return None
-        model, response, tokens_in, tokens_out, created_at = rows[0]
-        return {
-            "model": model,
-            "response": response,
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "created_at": created_at.isoformat(),
-        }
-
-    def cache_put(self: _Host, key: str, value: dict[str, Any]) -> None:
-        with self._write() as c:
-            c.execute(
-                "INSERT INTO model_cache VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO"
-                " UPDATE SET model = excluded.model, response = excluded.response,"
-                " input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,"
-                " created_at = excluded.created_at",
-                (
-                    key,
-                    str(value.get("model", "")),
-                    json.dumps(value["response"], sort_keys=True, ensure_ascii=False),
-                    int(value.get("input_tokens", 0)),
-                    int(value.get("output_tokens", 0)),
-                    now_utc(),
-                ),
-            )
-
     # -- memory over time (issue 5) ------------------------------------------------------------
 
     @staticmethod
@@ -195,47 +140,6 @@ class PostgresExtrasMixin:
             (scope.key, limit),
         )
         return [JournalEntry(scope, r[0], r[1], r[2]) for r in reversed(rows)]
-
-    # -- API keys (issue 7) ----------------------------------------------------------------------
-
-    def api_key(self: _Host, key_id: str) -> ApiKey:
-        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,))
-        if not rows:
-            raise NotFound(f"no API key {key_id}")
-        return _key_from_row(rows[0])
-
-    def api_keys(self: _Host) -> list[ApiKey]:
-        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id")
-        return [_key_from_row(r) for r in rows]
-
-    def revoke_api_key(self: _Host, key_id: str, at: datetime) -> ApiKey:
-        with self._write() as c:
-            c.execute(
-                "UPDATE api_keys SET revoked_at = coalesce(revoked_at, %s) WHERE id = %s",
-                (at, key_id),
-            )
-        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", (key_id,))
-        if not rows:
-            raise NotFound(f"no API key {key_id}")
-        return _key_from_row(rows[0])
-
-    def put_api_key(self: _Host, key: ApiKey) -> None:
-        with self._write() as c:
-            c.execute(
-                f"INSERT INTO api_keys ({_KEY_COLUMNS})"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    key.id,
-                    key.name,
-                    key.tenant,
-                    key.agent,
-                    str(key.rights),
-                    key.salt,
-                    key.secret_hash,
-                    key.created_at,
-                    key.revoked_at,
-                ),
-            )
 
     # -- vectors (issue 3's VectorStore, plus HNSW search) ----------------------------------------
 

@@ -37,12 +37,12 @@ from reverie.store.base import (
     Strength,
 )
 from reverie.store.cumulative import SQLiteCumulativeMixin  # issue 5/6: stats, org
+from reverie.store.keys_cache import SQLiteKeysCacheMixin
 from reverie.store.leases import SQLiteLeasesMixin
 from reverie.store.migrations import load_migrations, split_statements
 from reverie.store.plans import SQLitePlansMixin  # issue 4 (8): review mode
 from reverie.store.schedule import SQLiteScheduleMixin  # issue 6
 from reverie.store.sqlite_commit import SQLiteCommitMixin
-from reverie.store.sqlite_keys import SQLiteKeysMixin
 from reverie.store.sqlite_rows import (
     CLAIMS_AT,
     EPISODE_COLUMNS,
@@ -65,7 +65,7 @@ _DECODED_REVISIONS = 1024
 
 class SQLiteStore(
     SQLiteCommitMixin,  # the one transaction of a cycle
-    SQLiteKeysMixin,  # model response cache, API keys
+    SQLiteKeysCacheMixin,  # model response cache, API keys
     SQLiteVectorsMixin,
     SQLiteLeasesMixin,
     SQLiteScheduleMixin,
