@@ -119,6 +119,11 @@ def test_hnsw_vector_search_is_scoped_and_ranks_by_cosine(pg: PostgresStore) -> 
     assert "embeddings_hnsw_16" in {r[0] for r in indexes}
     rows = pg.vector_rows(SCOPE, "m", 0)
     assert len(rows) == 150 and rows[0].vector == vectors[0].tobytes()
+    newest = pg.vector_rows(SCOPE, "m", 0, kind="episode", newest=3)
+    assert [r.ref for r in newest] == ["ep294", "ep296", "ep298"]  # the last three, oldest first
+    assert pg.vector_rows(SCOPE, "m", 0, kind="claim") == []
+    found = pg.unit_vectors(SCOPE, "m", "episode", ["ep0", "ep1", "ep-none"])
+    assert found == {"ep0": vectors[0].tobytes()}  # ep1 is another scope's
 
 
 def test_missing_extra_is_named(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from reverie.errors import Conflict, LeaseLost
 from reverie.models import Episode, Scope, now_utc
 from reverie.store.base import Changeset, JournalEntry, Lease, Strength
 from reverie.store.leases import RELEASED
-from reverie.store.vectors import VectorRow, VectorUnit
+from reverie.store.vectors import VectorRow, VectorUnit, vector_rows_query
 
 if TYPE_CHECKING:
     import numpy as np
@@ -185,20 +185,12 @@ class PostgresExtrasMixin:
         kind: str | None = None,
         newest: int | None = None,
     ) -> list[VectorRow]:
-        sql = (
-            "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
-            " ON e.model = u.model AND e.hash = u.hash"
-            " WHERE u.scope_key = %s AND u.model = %s AND u.n > %s"
-        )
-        params: list[Any] = [scope.key, model, after]
-        if kind is not None:
-            sql += " AND u.kind = %s"
-            params.append(kind)
-        if newest is None:
-            rows = self._read(sql + " ORDER BY u.n", params)
-        else:
-            rows = self._read(sql + " ORDER BY u.n DESC LIMIT %s", [*params, newest])[::-1]
-        return [VectorRow(n=r[0], kind=r[1], ref=r[2], hash=r[3], vector=_blob(r[4])) for r in rows]
+        sql, params = vector_rows_query("%s", scope, model, after, kind=kind, newest=newest)
+        rows = self._read(sql, params)
+        return [
+            VectorRow(n=r[0], kind=r[1], ref=r[2], hash=r[3], vector=_blob(r[4]))
+            for r in (rows if newest is None else reversed(rows))
+        ]
 
     def unit_vectors(
         self: _Host, scope: Scope, model: str, kind: str, refs: Sequence[str]

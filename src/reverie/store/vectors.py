@@ -27,6 +27,7 @@ __all__ = [
     "VectorStore",
     "VectorUnit",
     "embedded_text",
+    "vector_rows_query",
 ]
 
 _CHUNK = 500
@@ -60,6 +61,32 @@ class VectorRow:
     ref: str
     hash: str
     vector: bytes
+
+
+def vector_rows_query(
+    placeholder: str,
+    scope: Scope,
+    model: str,
+    after: int,
+    *,
+    kind: str | None = None,
+    newest: int | None = None,
+) -> tuple[str, list[Any]]:
+    """The SQL and parameters of :meth:`VectorStore.vector_rows` for a backend whose placeholder
+    is ``placeholder``; with ``newest`` the rows come newest first (the caller reverses them)."""
+    p = placeholder
+    sql = (
+        "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
+        " ON e.model = u.model AND e.hash = u.hash"
+        f" WHERE u.scope_key = {p} AND u.model = {p} AND u.n > {p}"
+    )
+    params: list[Any] = [scope.key, model, after]
+    if kind is not None:
+        sql += f" AND u.kind = {p}"
+        params.append(kind)
+    if newest is None:
+        return sql + " ORDER BY u.n", params
+    return sql + f" ORDER BY u.n DESC LIMIT {p}", [*params, newest]
 
 
 @runtime_checkable
@@ -179,19 +206,9 @@ class SQLiteVectorsMixin:
         kind: str | None = None,
         newest: int | None = None,
     ) -> list[VectorRow]:
-        sql = (
-            "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
-            " ON e.model = u.model AND e.hash = u.hash"
-            " WHERE u.scope_key = ? AND u.model = ? AND u.n > ?"
-        )
-        params: list[Any] = [scope.key, model, after]
-        if kind is not None:
-            sql += " AND u.kind = ?"
-            params.append(kind)
-        if newest is None:
-            return [VectorRow(*r) for r in self._read(sql + " ORDER BY u.n", params)]
-        rows = self._read(sql + " ORDER BY u.n DESC LIMIT ?", [*params, newest])
-        return [VectorRow(*r) for r in reversed(rows)]
+        sql, params = vector_rows_query("?", scope, model, after, kind=kind, newest=newest)
+        rows = self._read(sql, params)
+        return [VectorRow(*r) for r in (rows if newest is None else reversed(rows))]
 
     def unit_vectors(
         self: _Host, scope: Scope, model: str, kind: str, refs: Sequence[str]
