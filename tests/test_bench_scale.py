@@ -16,4 +16,5 @@ def test_scale_bench_runs_every_part_and_times_recall() -> None:
     assert all(p.scopes == 13 and p.episodes == 13 * 20 for p in result.phases)
     assert result.phases[0].ratio == 1.0
     assert result.recall_episodes == 40 * 20 and result.recall_queries == 20
-    assert "vs 1 worker" in render_scale(result)
+    assert all(p.cpu_busy is None or 0.0 <= p.cpu_busy <= 1.0 for p in result.phases)
+    assert "vs 1 worker" in render_scale(result) and "CPU busy" in render_scale(result)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -50,6 +51,9 @@ class PhaseFigure:
     seconds: float
     scopes_per_s: float
     ratio: float
+    cpu_busy: float | None = None
+    """Share of the machine's CPU time busy (workers and server together) while the part ran;
+    None where ``/proc/stat`` cannot be read (not Linux)."""
 
 
 @dataclass
@@ -128,6 +132,23 @@ def _throughput(events: Sequence[dict[str, Any]]) -> tuple[int, float]:
     return len(dreamed), (last - min(claims)).total_seconds()
 
 
+def _cpu_times() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs since boot, from ``/proc/stat``; None off Linux."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except (OSError, IndexError):
+        return None
+    ticks = [int(f) for f in fields]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+    return sum(ticks) - idle, sum(ticks)
+
+
+def _busy(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round((after[0] - before[0]) / (after[1] - before[1]), 2)
+
+
 def _recall_ms(rv: Reverie, scopes: int, queries: int) -> list[float]:
     rng = random.Random(7)
     times: list[float] = []
@@ -160,7 +181,9 @@ def run_scale(
             say(f"ingesting {part * per_scope} episodes for the {count}-worker part")
             stored, rate = _ingest(rv, _rows(k * part, part, per_scope, seed=k))
             say(f"dreaming {part} scopes with {count} worker process(es)")
+            before = _cpu_times()
             dreamed, seconds = _throughput(_run_workers(bench_url, count))
+            busy = _busy(before, _cpu_times())
             per_s = dreamed / max(seconds, 1e-9)
             baseline = baseline or per_s
             figure = PhaseFigure(
@@ -171,6 +194,7 @@ def run_scale(
                 round(seconds, 2),
                 round(per_s, 2),
                 round(per_s / baseline, 2),
+                busy,
             )
             result.phases.append(figure)
         rest = scopes - part * len(workers)
@@ -190,12 +214,13 @@ def render_scale(result: ScaleResult) -> str:
     lines = [
         f"{result.scopes} scopes × {result.per_scope} episodes, {result.cpus} CPUs"
         " (workers and PostgreSQL share them)",
-        "workers  scopes  episodes  ingest/s  seconds  scopes/s  vs 1 worker",
+        "workers  scopes  episodes  ingest/s  seconds  scopes/s  vs 1 worker  CPU busy",
     ]
     for p in result.phases:
+        busy = f"{p.cpu_busy:>8.0%}" if p.cpu_busy is not None else f"{'n/a':>8}"
         lines.append(
             f"{p.workers:>7}  {p.scopes:>6}  {p.episodes:>8}  {p.ingest_per_s:>8.0f}"
-            f"  {p.seconds:>7.2f}  {p.scopes_per_s:>8.2f}  {p.ratio:>10.2f}×"
+            f"  {p.seconds:>7.2f}  {p.scopes_per_s:>8.2f}  {p.ratio:>10.2f}×  {busy}"
         )
     lines.append(
         f"recall over {result.recall_episodes} episodes, {result.recall_queries} queries:"
