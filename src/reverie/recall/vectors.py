@@ -191,6 +191,7 @@ class VectorIndex:
         self.store: VectorStore | None = None
         self._older: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._unembedded: set[str] = set()
+        self._older_lock = threading.Lock()
 
     def __len__(self) -> int:
         return sum(len(r) for r in self.refs.values())
@@ -220,11 +221,15 @@ class VectorIndex:
         block = np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32)
         block = block.reshape(len(rows), self.dim)  # read-only, over the joined bytes: no copy
         refs = self.refs.setdefault(kind, [])
+        start = len(refs)
+        # Other threads search while this runs (outside VectorSearch's lock), so each step keeps
+        # what they read consistent: refs grow before the matrix does (a row always has its
+        # ref), positions are published after it (a position always has its row).
+        refs.extend(r.ref for r in rows)
         old = self.matrices.get(kind)
         self.matrices[kind] = block if old is None else np.concatenate([old, block])
-        for r in rows:
-            self.rows[r.ref] = self.hashes[r.hash] = (kind, len(refs))
-            refs.append(r.ref)
+        for i, r in enumerate(rows, start):
+            self.rows[r.ref] = self.hashes[r.hash] = (kind, i)
 
     def search(
         self, query: NDArray[np.float32], k: int, kind: str, *, newest: int | None = None
@@ -268,12 +273,15 @@ class VectorIndex:
         (at most :data:`OLDER_KEPT`, least recently used dropped first)."""
         import numpy as np
 
-        found = {r: self._older[r] for r in refs if r in self._older}
-        for ref in found:
-            self._older.move_to_end(ref)
-        missing = [r for r in refs if r not in found and r not in self._unembedded]
-        if missing and self.store is not None:
-            read = self.store.unit_vectors(self.scope, self.model, "episode", missing)
+        with self._older_lock:  # recalls in one scope may run on several threads
+            found = {r: self._older[r] for r in refs if r in self._older}
+            for ref in found:
+                self._older.move_to_end(ref)
+            missing = [r for r in refs if r not in found and r not in self._unembedded]
+        if not missing or self.store is None:
+            return found
+        read = self.store.unit_vectors(self.scope, self.model, "episode", missing)
+        with self._older_lock:
             for ref, blob in read.items():
                 found[ref] = self._older[ref] = np.frombuffer(blob, dtype=np.float32)
             if len(self._unembedded) > OLDER_KEPT:
