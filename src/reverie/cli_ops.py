@@ -116,6 +116,7 @@ def _summary(r: CycleReport) -> Table:
         ("message", r.message),
     ]
     rows += [("rejected", x) for x in r.rejected]
+    rows += [("fallback", x) for x in r.fallbacks]
     for key, value in rows:
         table.add_row(key, Text(value))
     return table

@@ -78,6 +78,7 @@ def report_table(report: CycleReport) -> Table:
         (f"{c.action}", f"{c.title} ({c.page_id}, rev {c.revision_after})") for c in report.changes
     ]
     rows += [("rejected", r) for r in report.rejected]
+    rows += [("fallback", r) for r in report.fallbacks]
     rows += [("deferred group", r) for r in report.deferred_groups]
     if report.model_calls or report.cache_hits:  # issue 4: model cost
         rows.append(

@@ -64,6 +64,10 @@ class DreamConfig:
     """With an embedder: lessons at least this similar are one, whatever their words."""
     # issue 6: a page reinforced in this many distinct cycles is copied to the org brain (0: off)
     promote_after_cycles: int = 3
+    fallback_after_days: float | None = 7.0
+    """With a model distiller: a group whose plan is rejected, and whose first episode was stored
+    at least this long ago, is distilled extractively instead (reverie.dream.fallback; None:
+    never)."""
 
 
 @dataclass(frozen=True)

@@ -540,6 +540,8 @@ class CycleReport(BaseModel):
     unchanged: int = 0
     episodes_marked: int = 0
     rejected: list[str] = Field(default_factory=list)
+    fallbacks: list[str] = Field(default_factory=list)
+    """Groups whose model plan was replaced by the extractive one (reverie.dream.fallback)."""
     changes: list[PageChange] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     message: str = ""

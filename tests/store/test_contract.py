@@ -17,6 +17,7 @@ from reverie.models import (
     PageStatus,
     Revision,
     Scope,
+    now_utc,
     revision_hash,
 )
 from reverie.store.base import Changeset, PageWrite
@@ -253,3 +254,15 @@ def test_sqlite_file_settings(tmp_path: Path) -> None:
     tables = {r[0] for r in pragma("SELECT name FROM sqlite_master")}
     assert {"episodes_fts", "pages_fts", "_migrations"} <= tables
     store.close()
+
+
+def test_first_stored_is_the_store_clock_not_the_episode_time(
+    store: SQLiteStore, make_episode: EpisodeFactory
+) -> None:
+    old = make_episode(created_at=datetime(2020, 1, 1, tzinfo=UTC))
+    before = now_utc()
+    store.append([old, make_episode()])
+    after = now_utc()
+    first = store.first_stored([old.id, "ep-none"])
+    assert first is not None and before <= first.astimezone(UTC) <= after  # not 2020
+    assert store.first_stored(["ep-none"]) is None and store.first_stored([]) is None

@@ -25,8 +25,10 @@ from reverie.dream.cluster import Group, cluster, pattern_key
 from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.decay import merge_observations, observed
 from reverie.dream.dedupe import route as route_duplicates  # issue 5: one lesson, one page
+from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
+from reverie.dream.fallback import fallback_due
 from reverie.dream.plan import Distiller, Evidence, Plan, validate_plan
 from reverie.dream.promote import journal_lines  # issue 6
 from reverie.dream.promote import promotions as org_promotions
@@ -60,6 +62,12 @@ _ACTION_FIELDS = {
 }
 
 
+def _fell_back(ev: Evidence, reasons: Sequence[str]) -> str:
+    return f"group {ev.topic_key!r}: distilled extractively; the model's plan: " + "; ".join(
+        reasons
+    )
+
+
 def new_cycle_id(now: datetime) -> str:
     return f"cy_{now.strftime('%Y%m%dT%H%M%S')}_{uuid.uuid4().hex[:8]}"
 
@@ -70,6 +78,7 @@ class _Outcome:
     marks: list[str] = field(default_factory=list)
     leftover: list[Episode] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    fallbacks: list[str] = field(default_factory=list)
     unchanged: int = 0
     deferred_groups: list[str] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)  # issue 5: reinforcement
@@ -83,6 +92,7 @@ class _Distilled:
     pairs: list[tuple[Evidence, Plan]] = field(default_factory=list)
     leftover: list[Episode] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    fallbacks: list[str] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)
     stopped: bool = False
 
@@ -270,6 +280,10 @@ class DreamCycle:
         try:
             out.pairs.append((ev, self.distiller.distill(ev)))
         except PlanRejected as exc:
+            if self._fallback_due(ev):
+                out.fallbacks.append(_fell_back(ev, exc.reasons))
+                out.pairs.append((ev, ExtractiveDistiller(self.config).distill(ev)))
+                return
             out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(exc.reasons))
             out.leftover += ev.episodes
         except GroupDeferred as exc:
@@ -311,15 +325,22 @@ class DreamCycle:
     def _shown(evidence: Sequence[Evidence]) -> dict[str, Page]:
         return {p.id: p for ev in evidence for p in ev.pages}
 
-    @staticmethod
-    def _validate(distilled: _Distilled, ctx: WriteContext) -> _Outcome:
+    def _fallback_due(self, ev: Evidence) -> bool:
+        return fallback_due(self.store, ev, self.distiller, self.config)
+
+    def _validate(self, distilled: _Distilled, ctx: WriteContext) -> _Outcome:
         out = _Outcome(
             leftover=list(distilled.leftover),
             rejected=list(distilled.rejected),
+            fallbacks=list(distilled.fallbacks),
             deferred_groups=list(distilled.deferred),
         )
-        for ev, plan in distilled.pairs:
-            problems = validate_plan(plan, ev)
+        for ev, proposed in distilled.pairs:
+            plan, problems = proposed, validate_plan(proposed, ev)
+            if problems and self._fallback_due(ev):  # reverie.dream.fallback
+                plan = ExtractiveDistiller(self.config).distill(ev)
+                out.fallbacks.append(_fell_back(ev, problems))
+                problems = validate_plan(plan, ev)
             if problems:
                 out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(problems))
                 out.leftover += ev.episodes
@@ -345,6 +366,7 @@ class DreamCycle:
         report.deferred = len(result.leftover)
         report.groups = len(groups)
         report.rejected = result.rejected
+        report.fallbacks = result.fallbacks
         report.deferred_groups = result.deferred_groups
         report.unchanged = result.unchanged
         report.episodes_marked = len(result.marks)

@@ -233,6 +233,11 @@ class Store(Protocol):
         """The episodes with these ids that exist, in ``seq`` order."""
         ...
 
+    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
+        """When the earliest stored of these episodes was appended (the store's clock, not the
+        episode's ``created_at``); None when none of them exists."""
+        ...
+
     def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
         """Unconsolidated episodes of ``scope`` past ``after_seq``, by seq, at most ``limit``."""
         ...

@@ -327,6 +327,15 @@ class PostgresStore(
         ids = list(dict.fromkeys(episode_ids))
         return self._episodes_where("id = ANY(%s) ORDER BY seq", (ids,)) if ids else []
 
+    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
+        ids = list(dict.fromkeys(episode_ids))
+        if not ids:
+            return None
+        first: datetime | None = self._read(
+            "SELECT min(inserted_at) FROM episodes WHERE id = ANY(%s)", (ids,)
+        )[0][0]
+        return first
+
     def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
         return self._episodes_where(
             "scope_key = %s AND seq > %s AND consolidated_in IS NULL ORDER BY seq LIMIT %s",

@@ -289,6 +289,19 @@ class SQLiteStore(
             found += [self._episode_from_row(r) for r in rows]
         return sorted(found, key=lambda e: e.seq or 0)
 
+    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
+        ids = list(dict.fromkeys(episode_ids))
+        firsts = [
+            row[0]
+            for chunk in chunks(ids)
+            for row in self._read(
+                f"SELECT min(inserted_at) FROM episodes WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            if row[0] is not None
+        ]
+        return min(map(datetime.fromisoformat, firsts)) if firsts else None
+
     def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
         rows = self._read(
             f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? AND seq > ?"
