@@ -149,3 +149,13 @@ def test_extractive_pages_are_redacted_by_the_cycle(
     assert key not in page.to_markdown() and MARK in page.to_markdown()
     again = rv.dream("acme/coder", now=datetime(2026, 11, 11, tzinfo=UTC))
     assert again.revised == 0
+
+
+def test_only_texts_with_nothing_to_redact_are_remembered() -> None:
+    from reverie import redact as module
+
+    secret = "export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz123456"
+    clean = "kubectl rollout status deployment/api --timeout=10m"
+    assert module.redact(secret) != secret and module.redact(clean) == clean
+    assert secret not in module._CLEAN and clean in module._CLEAN
+    assert module.redact(secret) != secret  # asked again: still redacted

@@ -15,7 +15,6 @@ content hashes Reverie itself produces (``ep_...``, ``pg_...``, ``sha256:...``).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -75,17 +74,20 @@ def redact(text: str) -> str:
     """``text`` with every credential-looking span replaced by ``[REDACTED]``."""
     if not text:
         return text
-    if len(text) <= _CACHED_UP_TO:  # recall redacts the same excerpts and titles again and again
-        return _redact_cached(text)
-    return _redact(text)
+    if text in _CLEAN:  # recall redacts the same excerpts and titles again and again
+        return text
+    redacted = _redact(text)
+    if redacted == text and len(text) <= _CLEAN_UP_TO:  # never keeps a text holding a secret
+        if len(_CLEAN) >= _CLEAN_KEPT:
+            _CLEAN.clear()
+        _CLEAN.add(text)
+    return redacted
 
 
-_CACHED_UP_TO = 1024
-
-
-@lru_cache(maxsize=4096)
-def _redact_cached(text: str) -> str:
-    return _redact(text)
+_CLEAN: set[str] = set()
+"""Short texts already found to hold nothing to redact."""
+_CLEAN_UP_TO = 1024
+_CLEAN_KEPT = 4096
 
 
 def _redact(text: str) -> str:

@@ -18,6 +18,7 @@ from reverie.models import Page, Scope
 from reverie.recall.hybrid import _current_pages, cosine_floor
 from reverie.recall.vectors import StoreNeighbours, VectorIndex
 from reverie.store.sqlite import SQLiteStore
+from reverie.store.vectors import VectorRow
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 OPS = "acme/ops"
@@ -292,3 +293,33 @@ def test_an_engine_keeps_the_indexes_of_its_most_recently_recalled_scopes() -> N
         assert list(rv._vectors._indexes) == ["acme/two", "acme/three"]  # OPS dropped
         assert rv.recall("kubectl rollout undo", OPS, 400).text == first  # loaded again
         assert list(rv._vectors._indexes) == ["acme/three", OPS]
+
+
+def test_units_stored_while_an_index_first_loads_are_not_lost(tmp_path: Path) -> None:
+    """Another process embeds new claims and episodes between the reads of a first load."""
+    from reverie.store.vectors import VectorUnit
+
+    class EmbedsMeanwhile(SQLiteStore):
+        reads = 0
+
+        def vector_rows(self, *args: object, **kwargs: object) -> list[VectorRow]:  # type: ignore[override]
+            self.reads += 1
+            if self.reads == 2:  # between the first load's reads: a cycle's index_scope lands
+                vec = np.full(8, 8**-0.5, dtype=np.float32)
+                units = [VectorUnit(SCOPE, "claim", "pg_new#1#0", "hc"),
+                         VectorUnit(SCOPE, "episode", "ep-new", "he", 99)]  # fmt: skip
+                self.vectors_put("m", {"hc": vec.tobytes(), "he": vec.tobytes()}, units)
+            return super().vector_rows(*args, **kwargs)  # type: ignore[arg-type]
+
+    SCOPE = Scope.parse(OPS)
+    store = EmbedsMeanwhile(tmp_path / "race.db")
+    store.migrate()
+    vec = np.full(8, 8**-0.5, dtype=np.float32)
+    store.vectors_put("m", {"h0": vec.tobytes(), "h1": vec.tobytes()},
+                      [VectorUnit(SCOPE, "claim", "pg_old#1#0", "h0"),
+                       VectorUnit(SCOPE, "episode", "ep-old", "h1", 1)])  # fmt: skip
+    index = VectorIndex(SCOPE, "m", 8, episode_window=10)
+    index.refresh(store)
+    index.refresh(store)
+    assert sorted(index.refs["claim"]) == ["pg_new#1#0", "pg_old#1#0"]
+    assert sorted(index.refs["episode"]) == ["ep-new", "ep-old"]  # each once, none lost

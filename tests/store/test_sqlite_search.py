@@ -63,3 +63,22 @@ def test_a_second_scope_turns_the_fast_path_off(
     assert all(e.scope == MINE for e, _ in found)
     ranked = store._ranked_scoped(MINE, ["deploy", "vault"], 10, window=40)
     assert [e.seq for e, _ in found] == [seq for seq, _ in ranked]
+
+
+def test_recall_reads_pages_whatever_the_revision_cache_drops_meanwhile(
+    tmp_path: Path, make_episode: EpisodeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reverie.store.sqlite as sqlite_module
+    from reverie import Reverie
+
+    monkeypatch.setattr(sqlite_module, "_DECODED_REVISIONS", 1)  # every decode clears the cache
+    with Reverie.open(tmp_path / "r.db") as rv:
+        rv.ingest([make_episode(importance=9) for _ in range(3)])
+        rv.ingest(
+            [make_episode(category="build", tools=["docker"], importance=9) for _ in range(3)]
+        )
+        rv.dream(MINE, now=make_episode().created_at)
+        assert len(rv.pages(MINE)) == 2
+        for _ in range(3):  # one page cached, the other decoded (clearing the cache) and back
+            found = rv.recall("kubectl docker failure deploy build", MINE, 400)
+            assert found.warning is None and {i.id for i in found.items if i.kind == "page"}

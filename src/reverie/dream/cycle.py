@@ -93,6 +93,7 @@ class _Distilled:
     leftover: list[Episode] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     fallbacks: list[str] = field(default_factory=list)
+    extractive: set[int] = field(default_factory=set)  # id() of evidence already fallen back
     deferred: list[str] = field(default_factory=list)
     stopped: bool = False
 
@@ -283,6 +284,7 @@ class DreamCycle:
             if self._fallback_due(ev):
                 out.fallbacks.append(_fell_back(ev, exc.reasons))
                 out.pairs.append((ev, ExtractiveDistiller(self.config).distill(ev)))
+                out.extractive.add(id(ev))
                 return
             out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(exc.reasons))
             out.leftover += ev.episodes
@@ -337,7 +339,7 @@ class DreamCycle:
         )
         for ev, proposed in distilled.pairs:
             plan, problems = proposed, validate_plan(proposed, ev)
-            if problems and self._fallback_due(ev):  # reverie.dream.fallback
+            if problems and id(ev) not in distilled.extractive and self._fallback_due(ev):
                 plan = ExtractiveDistiller(self.config).distill(ev)
                 out.fallbacks.append(_fell_back(ev, problems))
                 problems = validate_plan(plan, ev)

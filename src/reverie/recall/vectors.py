@@ -192,6 +192,7 @@ class VectorIndex:
         self._older: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._unembedded: set[str] = set()
         self._older_lock = threading.Lock()
+        self.loading = threading.Lock()  # one refresh at a time (VectorSearch.index)
 
     def __len__(self) -> int:
         return sum(len(r) for r in self.refs.values())
@@ -203,17 +204,26 @@ class VectorIndex:
         from the store when :meth:`cosines` asks for them."""
         self.store = store
         if self.last_n == 0 and self.episode_window is not None:
-            rows = store.vector_rows(self.scope, self.model, 0, kind="claim")
-            rows += store.vector_rows(
-                self.scope, self.model, 0, kind="episode", newest=self.episode_window
-            )
-            rows.sort(key=lambda r: r.n)
+            rows = self._first_load(store, self.episode_window)
         else:
             rows = store.vector_rows(self.scope, self.model, self.last_n)
         for kind in sorted({r.kind for r in rows}):
             self._extend(kind, [r for r in rows if r.kind == kind])
         if rows:
             self.last_n = rows[-1].n
+
+    def _first_load(self, store: VectorStore, window: int) -> list[VectorRow]:
+        """Every claim and the newest ``window`` episodes as of one moment: the newest unit's
+        ``n`` is read first and whatever the two reads find past it (stored meanwhile) is left
+        to the next refresh. Units are numbered in commit order (SQLite has one writer), so a
+        unit the reads do not keep is always past ``last_n``: none is skipped for good."""
+        newest = store.vector_rows(self.scope, self.model, 0, newest=1)
+        if not newest:
+            return []
+        high = newest[-1].n
+        rows = store.vector_rows(self.scope, self.model, 0, kind="episode", newest=window)
+        rows += store.vector_rows(self.scope, self.model, 0, kind="claim")
+        return sorted((r for r in rows if r.n <= high), key=lambda r: r.n)
 
     def _extend(self, kind: str, rows: Sequence[VectorRow]) -> None:
         import numpy as np
@@ -370,8 +380,9 @@ class VectorSearch:
                 while len(self._indexes) > self.kept:  # a service recalling in many scopes
                     self._indexes.popitem(last=False)
             self._indexes.move_to_end(scope.key)
+        with index.loading:  # not under self._lock: loading one scope stalls no other
             index.refresh(store)
-            return index
+        return index
 
     def prefetch(self, query: str) -> None:
         """Start embedding ``query`` in the background (a no-op when it is cached or running)."""

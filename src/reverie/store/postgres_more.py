@@ -354,6 +354,7 @@ class PostgresExtrasMixin:
         taken: list[Any] = []
         tried: list[str] = []
         with self._write() as c:
+            c.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")  # what the rounds rely on
             for _ in range(_CLAIM_ROUNDS):
                 c.execute(_CANDIDATES, {**values, "tried": tried, "limit": limit - len(taken)})
                 keys = [r[0] for r in c.fetchall()]

@@ -358,16 +358,18 @@ class SQLiteStore(
         recall would otherwise copy and hash on every query. ``verify`` reads full rows."""
         rows = self._read(self._LEAN_PAGE_SELECT + where, params)
         keys = {r[1]: ("lean", *r[7:]) for r in rows}
-        missing = [rowid for rowid, key in keys.items() if key not in self._decoded]
+        # Taken from the cache once, up front: decoding a missing one may clear the cache
+        # (it is bounded), and another thread may clear it too, mid-read.
+        known = {rowid: self._decoded.get(key) for rowid, key in keys.items()}
         claims: dict[int, str] = {}
-        for chunk in chunks(missing):
+        for chunk in chunks([rowid for rowid, rev in known.items() if rev is None]):
             sql = (
                 f"SELECT rowid, claims FROM revisions WHERE rowid IN ({','.join('?' * len(chunk))})"
             )
             claims.update(self._read(sql, chunk))
         pages: dict[int, Page] = {}
         for r in rows:
-            revision = self._decoded.get(keys[r[1]])
+            revision = known[r[1]]
             if revision is None:
                 lean = r[7:]
                 full = (*lean[:CLAIMS_AT], claims[r[1]], *lean[CLAIMS_AT:])
