@@ -12,7 +12,8 @@ process. numpy is imported inside functions so that importing :mod:`reverie` sta
 :func:`resolve_embedder` turns a name into an embedder: ``"auto"`` is the offline MiniLM model
 (:mod:`reverie.embed_onnx`) when the ``embed`` extra is installed and the hashing embedder when
 it is not; ``"minilm"`` insists on the model; ``"hashing"``; ``"openai:<model>"`` an
-OpenAI-compatible endpoint (:mod:`reverie.embed_openai`). ``None`` means no embedder: recall
+OpenAI-compatible endpoint (:mod:`reverie.embed_openai`); ``"st:<model>"`` a sentence-transformers
+model (:mod:`reverie.embed_st`). ``None`` means no embedder: recall
 then runs its lexical path alone (DESIGN invariant 8).
 """
 
@@ -48,11 +49,14 @@ class Embedder(Protocol):
     """Texts in, unit vectors out.
 
     ``model_id`` names the model and its settings (a vector is only comparable with vectors of the
-    same ``model_id``); ``dim`` is the width of every row ``embed`` returns.
+    same ``model_id``); ``dim`` is the width of every row ``embed`` returns (0 until known, for an
+    endpoint that reports it with its first answer).
     """
 
     model_id: str
-    dim: int
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Return a float32 ``(len(texts), dim)`` array of L2-normalised rows (zero for no text)."""
@@ -157,6 +161,11 @@ def resolve_embedder(spec: EmbedderLike) -> Embedder | None:
         from reverie.embed_openai import OpenAIEmbedder
 
         return OpenAIEmbedder(model=name.removeprefix("openai:") or None)
+    if name.startswith("st:") and name.removeprefix("st:"):
+        from reverie.embed_st import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(name.removeprefix("st:"))
     raise InvalidInput(
-        "embedder", f"unknown embedder {spec!r}: use auto, minilm, hashing or openai:MODEL"
+        "embedder",
+        f"unknown embedder {spec!r}: use auto, minilm, hashing, openai:MODEL or st:MODEL",
     )

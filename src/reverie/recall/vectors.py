@@ -141,7 +141,12 @@ class CachedEmbedder:
 
     def __init__(self, store: VectorStore, embedder: Embedder) -> None:
         self.store, self.inner = store, embedder
-        self.model_id, self.dim = embedder.model_id, embedder.dim
+        self.model_id = embedder.model_id
+
+    @property
+    def dim(self) -> int:
+        """The inner embedder's, read each time: an endpoint's is learnt from its first answer."""
+        return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         import numpy as np
@@ -154,7 +159,8 @@ class CachedEmbedder:
             new = {h: row.tobytes() for (h, _i), row in zip(missing, fresh, strict=True)}
             self.store.vectors_put(self.model_id, new, ())
             found.update(new)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        dim = self.dim or (len(next(iter(found.values()))) // 4 if found else 0)
+        out = np.zeros((len(texts), dim), dtype=np.float32)
         for i, h in enumerate(hashes):
             out[i] = np.frombuffer(found[h], dtype=np.float32)
         return out
@@ -229,7 +235,9 @@ class VectorIndex:
         import numpy as np
 
         block = np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32)
-        block = block.reshape(len(rows), self.dim)  # read-only, over the joined bytes: no copy
+        # read-only, over the joined bytes: no copy; as wide as the stored vectors (an endpoint's
+        # embedder learns its dim from its first answer, which may come after this load)
+        block = block.reshape(len(rows), -1)
         refs = self.refs.setdefault(kind, [])
         start = len(refs)
         # Other threads search while this runs (outside VectorSearch's lock), so each step keeps
