@@ -68,3 +68,19 @@ def make_episode() -> EpisodeFactory:
         return Episode.parse(data)
 
     return make
+
+
+def dream_deploys(rv: Reverie, scope: str = "acme/ops") -> None:
+    """Four failed kubectl deploys stored in ``scope`` and dreamed a day later: a brain an
+    embedder under test has to index and recall through."""
+    t0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+    rv.ingest(
+        [
+            {"scope": scope, "situation": "Deploying the api with kubectl rollout",
+             "action": "kubectl rollout restart", "error": "ImagePullBackOff",
+             "outcome": "failure", "category": "deploy", "tools": ["kubectl"],
+             "created_at": t0 + timedelta(hours=i)}
+            for i in range(4)
+        ]
+    )  # fmt: skip
+    rv.dream(scope, now=t0 + timedelta(days=1))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from reverie import Reverie
 from reverie.embed import HashingEmbedder, resolve_embedder
 from reverie.errors import LLMBadOutput
 from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply
+from tests.conftest import dream_deploys
 
 pytest.importorskip("httpx")
 
@@ -70,18 +70,8 @@ def test_by_name_from_the_environment_recall_finds_by_meaning(
     monkeypatch.setenv("REVERIE_EMBED_BASE_URL", server.openai_base_url)
     embedder = resolve_embedder("openai:emb-2")
     assert embedder is not None and embedder.model_id == "openai:emb-2"
-    t0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
     with Reverie.open(":memory:", embedder=embedder) as rv:
-        rv.ingest(
-            [
-                {"scope": "acme/ops", "situation": "Deploying the api with kubectl rollout",
-                 "action": "kubectl rollout restart", "error": "ImagePullBackOff",
-                 "outcome": "failure", "category": "deploy", "tools": ["kubectl"],
-                 "created_at": t0 + timedelta(hours=i)}
-                for i in range(4)
-            ]
-        )  # fmt: skip
-        rv.dream("acme/ops", now=t0 + timedelta(days=1))
+        dream_deploys(rv)
         paths = {r.path for r in server.requests}
         assert paths == {"/v1/embeddings"}  # the cycle embedded through the endpoint
         found = rv.recall("kubectl rollout ImagePullBackOff", "acme/ops", 300)

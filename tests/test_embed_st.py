@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,7 @@ from reverie import Reverie
 from reverie.embed import HashingEmbedder, resolve_embedder
 from reverie.embed_st import SentenceTransformerEmbedder
 from reverie.errors import InvalidInput, MissingExtra
+from tests.conftest import dream_deploys
 
 
 class StandIn:
@@ -49,18 +49,8 @@ def test_rows_are_unit_length_empty_texts_zero_and_options_passed() -> None:
 
 
 def test_a_brain_dreams_and_recalls_with_it() -> None:
-    t0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
     with Reverie.open(":memory:", embedder=SentenceTransformerEmbedder(StandIn())) as rv:
-        rv.ingest(
-            [
-                {"scope": "acme/ops", "situation": "Deploying the api with kubectl rollout",
-                 "action": "kubectl rollout restart", "error": "ImagePullBackOff",
-                 "outcome": "failure", "category": "deploy", "tools": ["kubectl"],
-                 "created_at": t0 + timedelta(hours=i)}
-                for i in range(4)
-            ]
-        )  # fmt: skip
-        rv.dream("acme/ops", now=t0 + timedelta(days=1))
+        dream_deploys(rv)
         found = rv.recall("kubectl rollout ImagePullBackOff", "acme/ops", 300)
         assert found.warning is None and found.items
 

@@ -4,6 +4,7 @@ scope, and the relevance floor still returns nothing for a question about nothin
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -232,13 +233,20 @@ def _memory_index(tmp_path: Path) -> VectorIndex:
         return index
 
 
-def test_a_vector_window_of_zero_turns_episode_vectors_off() -> None:
+@contextmanager
+def _windowed(window: int) -> Iterator[Reverie]:
+    """A dreamed brain whose recall compares the newest ``window`` episode vectors."""
     from reverie.config import Config, RecallConfig
 
-    config = Config(recall=RecallConfig(vector_window=0))
+    config = Config(recall=RecallConfig(vector_window=window))
     with Reverie.open(":memory:", embedder=HashingEmbedder(), config=config) as rv:
         _fill(rv)
         rv.dream(OPS, now=T0 + timedelta(days=1))
+        yield rv
+
+
+def test_a_vector_window_of_zero_turns_episode_vectors_off() -> None:
+    with _windowed(0) as rv:
         assert rv._vectors is not None
         index = rv._vectors.index(rv.store, Scope.parse(OPS))  # type: ignore[arg-type]
         query = rv._vectors.embed_query("kubectl rollout")
@@ -247,12 +255,7 @@ def test_a_vector_window_of_zero_turns_episode_vectors_off() -> None:
 
 
 def test_an_index_loads_the_newest_window_and_reads_older_episodes_on_demand() -> None:
-    from reverie.config import Config, RecallConfig
-
-    config = Config(recall=RecallConfig(vector_window=2))
-    with Reverie.open(":memory:", embedder=HashingEmbedder(), config=config) as rv:
-        _fill(rv)
-        rv.dream(OPS, now=T0 + timedelta(days=1))
+    with _windowed(2) as rv:
         assert rv._vectors is not None
         scope = Scope.parse(OPS)
         index = rv._vectors.index(rv.store, scope)  # type: ignore[arg-type]
@@ -318,7 +321,7 @@ def test_units_stored_while_an_index_first_loads_are_not_lost(tmp_path: Path) ->
     store.vectors_put("m", {"h0": vec.tobytes(), "h1": vec.tobytes()},
                       [VectorUnit(SCOPE, "claim", "pg_old#1#0", "h0"),
                        VectorUnit(SCOPE, "episode", "ep-old", "h1", 1)])  # fmt: skip
-    index = VectorIndex(SCOPE, "m", 8, episode_window=10)
+    index = VectorIndex(SCOPE, "m", episode_window=10)
     index.refresh(store)
     index.refresh(store)
     assert sorted(index.refs["claim"]) == ["pg_new#1#0", "pg_old#1#0"]

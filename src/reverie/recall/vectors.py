@@ -184,10 +184,8 @@ class VectorIndex:
     """One scope's vectors for one model, in memory (see the module doc): one float32 matrix
     per kind, so a claim search never scans the (much larger) episode rows."""
 
-    def __init__(
-        self, scope: Scope, model: str, dim: int, *, episode_window: int | None = None
-    ) -> None:
-        self.scope, self.model, self.dim = scope, model, dim
+    def __init__(self, scope: Scope, model: str, *, episode_window: int | None = None) -> None:
+        self.scope, self.model = scope, model
         self.episode_window = episode_window
         self.matrices: dict[str, NDArray[np.float32]] = {}
         self.refs: dict[str, list[str]] = {}
@@ -381,9 +379,7 @@ class VectorSearch:
         with self._lock:
             index = self._indexes.get(scope.key)
             if index is None:
-                index = VectorIndex(
-                    scope, self.embedder.model_id, self.embedder.dim, episode_window=self.window
-                )
+                index = VectorIndex(scope, self.embedder.model_id, episode_window=self.window)
                 self._indexes[scope.key] = index
                 while len(self._indexes) > self.kept:  # a service recalling in many scopes
                     self._indexes.popitem(last=False)

@@ -462,8 +462,12 @@ class SQLiteStore(
 
     @staticmethod
     def _match(scope: Scope, column: str, terms: Sequence[str]) -> str:
-        body = " OR ".join(fts_phrase(t) for t in terms)
-        return f"scope : {scope_token(scope.key)} AND {column} : ({body})"
+        return f"scope : {scope_token(scope.key)} AND {SQLiteStore._any_of(column, terms)}"
+
+    @staticmethod
+    def _any_of(column: str, terms: Sequence[str]) -> str:
+        """An FTS5 expression: any of ``terms`` in ``column``."""
+        return f"{column} : ({' OR '.join(fts_phrase(t) for t in terms)})"
 
     def search_pages(
         self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)
@@ -564,12 +568,11 @@ class SQLiteStore(
         )
         if others[0][0]:
             return None
-        body = " OR ".join(fts_phrase(t) for t in terms)
         return self._read(
             "SELECT rowid, bm25(episodes_fts, 0, 1.0) AS rank FROM episodes_fts"
             " WHERE episodes_fts MATCH ? AND rowid BETWEEN ? AND ?"
             " ORDER BY rank, rowid DESC LIMIT ?",
-            (f"body : ({body})", low, high, limit),
+            (self._any_of("body", terms), low, high, limit),
         )
 
     # -- cycles -----------------------------------------------------------------------------

@@ -214,8 +214,8 @@ class SQLiteVectorsMixin:
         self: _Host, scope: Scope, model: str, kind: str, refs: Sequence[str]
     ) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
-        for start in range(0, len(refs), 500):
-            chunk = list(refs[start : start + 500])
+        for start in range(0, len(refs), _CHUNK):
+            chunk = list(refs[start : start + _CHUNK])
             rows = self._read(
                 "SELECT u.ref, e.vector FROM vector_units u JOIN embeddings e"
                 " ON e.model = u.model AND e.hash = u.hash WHERE u.model = ? AND u.kind = ?"
