@@ -40,7 +40,10 @@ def core(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
     embedder: Annotated[
-        str, typer.Option(help="Recall with vectors: none, auto, minilm, hashing (issue 3).")
+        str,
+        typer.Option(
+            help="Recall with vectors: none, auto, minilm, hashing, openai:MODEL or st:MODEL."
+        ),
     ] = "none",
 ) -> None:
     """Ingest episodes/s, cycle seconds and recall p50/p99 on the model-free SQLite path."""
@@ -69,7 +72,10 @@ def recall_bench(
     queries: Annotated[int, typer.Option(min=1, help="Synthetic recall queries.")] = 300,
     budget: Annotated[int, typer.Option(min=1, help="Recall budget in tokens.")] = 400,
     embedder: Annotated[
-        str, typer.Option(help="Recall with vectors: none, auto, minilm, hashing (issue 3).")
+        str,
+        typer.Option(
+            help="Recall with vectors: none, auto, minilm, hashing, openai:MODEL or st:MODEL."
+        ),
     ] = "none",
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
@@ -193,7 +199,7 @@ def locomo(
         Path | None, typer.Option(help="Write one JSON line per question and system here.")
     ] = None,
     embedder: Annotated[
-        str, typer.Option(help="auto, minilm, hashing, none or openai:MODEL.")
+        str, typer.Option(help="auto, minilm, hashing, none, openai:MODEL or st:MODEL.")
     ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
