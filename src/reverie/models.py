@@ -30,8 +30,10 @@ from reverie.hashing import canonical_json, content_hash
 
 __all__ = [
     "ORG_AGENT",
+    "PINNABLE",
     "Citation",
     "Claim",
+    "ClaimRole",
     "Cycle",
     "CycleReport",
     "CycleStatus",
@@ -43,13 +45,18 @@ __all__ = [
     "PageChange",
     "PageKind",
     "PageStatus",
+    "PageSupport",
     "Recall",
     "RecallItem",
     "Recommendation",
     "Revision",
     "Scope",
     "ScopeLike",
+    "meta_fields",
     "parse_model",
+    "revision_content",
+    "revision_hash",
+    "revision_meta",
     "utc",
 ]
 
@@ -333,14 +340,133 @@ class PageStatus(StrEnum):
     RETIRED = "retired"
 
 
+class ClaimRole(StrEnum):
+    """What a claim is to its page; recall ranks the actionable roles first."""
+
+    LESSON = "lesson"  # a stated lesson, synthesised across its paraphrases
+    FIX = "fix"  # drawn from failure then fix: what worked when the problem struck
+    WARNING = "warning"  # a "don't": what failed and must not be repeated
+    FACT = "fact"  # a value
+    ANECDOTE = "anecdote"  # one failure or example, as it happened
+    ALSO = "also"  # the weakest lessons folded into one cited line
+
+
 class Claim(BaseModel):
-    """One line of knowledge and the evidence it came from."""
+    """One line of knowledge and the evidence it came from.
+
+    ``support`` is how many episodes back it and ``first_seen``/``last_seen`` their span;
+    ``pinned`` marks a claim a person wrote, which no cycle drops, rewrites or counts as an
+    outcome. The optional fields are left out of the stored and hashed form while unset, so a
+    revision written before they existed keeps its bytes.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     text: str = Field(min_length=1, max_length=4000)
     episode_ids: tuple[str, ...] = Field(min_length=1)
     page_ids: tuple[str, ...] = ()
+    role: ClaimRole | None = None
+    support: int | None = Field(default=None, ge=0)
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    pinned: bool = False
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON form kept in the store and hashed: optional fields only when set."""
+        out: dict[str, Any] = {
+            "text": self.text,
+            "episode_ids": list(self.episode_ids),
+            "page_ids": list(self.page_ids),
+        }
+        if self.role is not None:
+            out["role"] = str(self.role)
+        if self.support is not None:
+            out["support"] = self.support
+        if self.first_seen is not None:
+            out["first_seen"] = self.first_seen.isoformat()
+        if self.last_seen is not None:
+            out["last_seen"] = self.last_seen.isoformat()
+        if self.pinned:
+            out["pinned"] = True
+        return out
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> Claim:
+        """The inverse of :meth:`stored`, without validation (rows the store wrote)."""
+        role, first, last = data.get("role"), data.get("first_seen"), data.get("last_seen")
+        return cls.model_construct(
+            text=data["text"],
+            episode_ids=tuple(data["episode_ids"]),
+            page_ids=tuple(data.get("page_ids", ())),
+            role=ClaimRole(role) if role else None,
+            support=data.get("support"),
+            first_seen=_parse_time(first),
+            last_seen=_parse_time(last),
+            pinned=bool(data.get("pinned", False)),
+        )
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
+class PageSupport(BaseModel):
+    """A page's tallies: page metadata shown in its header, never claims in the recall budget.
+
+    ``error_classes`` counts the short error classes seen (``"HTTP 429"``, ``"TimeoutError"``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    episodes: int = Field(ge=0)
+    successes: int = Field(default=0, ge=0)
+    failures: int = Field(default=0, ge=0)
+    error_classes: dict[str, int] = Field(default_factory=dict)
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+
+    @property
+    def success_rate(self) -> float | None:
+        decided = self.successes + self.failures
+        return round(self.successes / decided, 3) if decided else None
+
+    def stored(self) -> dict[str, Any]:
+        return {
+            "episodes": self.episodes,
+            "successes": self.successes,
+            "failures": self.failures,
+            "success_rate": self.success_rate,
+            "error_classes": dict(sorted(self.error_classes.items())),
+            "first_seen": self.first_seen.isoformat() if self.first_seen else None,
+            "last_seen": self.last_seen.isoformat() if self.last_seen else None,
+        }
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any] | None) -> PageSupport | None:
+        if not data:
+            return None
+        return cls(
+            episodes=data["episodes"],
+            successes=data.get("successes", 0),
+            failures=data.get("failures", 0),
+            error_classes=data.get("error_classes") or {},
+            first_seen=_parse_time(data.get("first_seen")),
+            last_seen=_parse_time(data.get("last_seen")),
+        )
+
+    def header(self) -> str:
+        """One line for a page's header: ``12 episodes · 75% success · HTTP 429 ×3``."""
+        parts = [f"{self.episodes} episode{'s' if self.episodes != 1 else ''}"]
+        if (rate := self.success_rate) is not None:
+            parts.append(f"{round(rate * 100)}% success")
+        top = sorted(self.error_classes.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        parts += [f"{name} ×{n}" for name, n in top]
+        if self.first_seen and self.last_seen:
+            first, last = self.first_seen.date(), self.last_seen.date()
+            parts.append(str(first) if first == last else f"{first} to {last}")
+        return " · ".join(parts)
 
 
 class Citation(BaseModel):
@@ -374,6 +500,8 @@ class Revision(BaseModel):
     author: str = "cycle"
     reason: str | None = None
     created_at: datetime
+    support: PageSupport | None = None
+    pins: tuple[str, ...] = ()
 
     @property
     def body(self) -> str:
@@ -409,20 +537,81 @@ def revision_hash(
     valid_from: datetime | None,
     valid_until: datetime | None,
     superseded_by: str | None,
+    support: PageSupport | None = None,
+    pins: tuple[str, ...] = (),
 ) -> str:
     """Content hash of what a reader sees of a revision (not who wrote it, nor when)."""
     return content_hash(
-        {
-            "title": title,
-            "kind": str(kind),
-            "claims": [c.model_dump(mode="json") for c in claims],
-            "confidence": round(confidence, 4),
-            "status": str(status),
-            "valid_from": valid_from.isoformat() if valid_from else None,
-            "valid_until": valid_until.isoformat() if valid_until else None,
-            "superseded_by": superseded_by,
-        }
+        revision_content(
+            title=title,
+            kind=kind,
+            claims=claims,
+            confidence=confidence,
+            status=status,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            superseded_by=superseded_by,
+            support=support,
+            pins=pins,
+        )
     )
+
+
+def revision_content(
+    *,
+    title: str,
+    kind: PageKind,
+    claims: tuple[Claim, ...] | list[Claim],
+    confidence: float,
+    status: PageStatus,
+    valid_from: datetime | None,
+    valid_until: datetime | None,
+    superseded_by: str | None,
+    support: PageSupport | None = None,
+    pins: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """What a revision's hash covers. ``support`` and ``pins`` are present only when set, so a
+    revision without them hashes as it always did."""
+    content: dict[str, Any] = {
+        "title": title,
+        "kind": str(kind),
+        "claims": [c.stored() for c in claims],
+        "confidence": round(confidence, 4),
+        "status": str(status),
+        "valid_from": valid_from.isoformat() if valid_from else None,
+        "valid_until": valid_until.isoformat() if valid_until else None,
+        "superseded_by": superseded_by,
+    }
+    if support is not None:
+        content["support"] = support.stored()
+    if pins:
+        content["pins"] = sorted(pins)
+    return content
+
+
+PINNABLE = ("title", "kind")
+"""Page fields a person can pin; a pinned field is kept by every later cycle."""
+
+
+def revision_meta(rev: Revision) -> str | None:
+    """The JSON kept in a revision row's ``meta`` column: tallies and pins, or NULL."""
+    meta: dict[str, Any] = {}
+    if rev.support is not None:
+        meta["support"] = rev.support.stored()
+    if rev.pins:
+        meta["pins"] = sorted(rev.pins)
+    return json.dumps(meta, sort_keys=True) if meta else None
+
+
+def meta_fields(meta: str | dict[str, Any] | None) -> dict[str, Any]:
+    """``support`` and ``pins`` for :class:`Revision` from a ``meta`` column value."""
+    if not meta:
+        return {"support": None, "pins": ()}
+    data = json.loads(meta) if isinstance(meta, str) else meta
+    return {
+        "support": PageSupport.from_stored(data.get("support")),
+        "pins": tuple(data.get("pins", ())),
+    }
 
 
 class Page(BaseModel):
@@ -464,6 +653,8 @@ class Page(BaseModel):
     def to_markdown(self) -> str:
         r = self.revision
         meta = f"{r.kind} · {r.status} · confidence {r.confidence:.2f} · rev {r.number}"
+        if r.support is not None:
+            meta += f" · {r.support.header()}"
         head = f"# {r.title}\n\n*{meta}*"
         return f"{head}\n\n{r.body}\n"
 

@@ -21,7 +21,14 @@ from reverie.dream.cycle import new_cycle_id
 from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import canonical_json, content_hash
 from reverie.journal import entry
-from reverie.models import Cycle, CycleReport, CycleStatus, Revision, Scope
+from reverie.models import (
+    Cycle,
+    CycleReport,
+    CycleStatus,
+    Revision,
+    Scope,
+    revision_content,
+)
 from reverie.store.base import Changeset, PageWrite, Store
 
 __all__ = [
@@ -36,16 +43,18 @@ __all__ = [
 
 def revision_bytes(rev: Revision) -> bytes:
     """The exact bytes ``rev.hash`` is the sha256 of."""
-    content = {
-        "title": rev.title,
-        "kind": str(rev.kind),
-        "claims": [c.model_dump(mode="json") for c in rev.claims],
-        "confidence": round(rev.confidence, 4),
-        "status": str(rev.status),
-        "valid_from": rev.valid_from.isoformat() if rev.valid_from else None,
-        "valid_until": rev.valid_until.isoformat() if rev.valid_until else None,
-        "superseded_by": rev.superseded_by,
-    }
+    content = revision_content(
+        title=rev.title,
+        kind=rev.kind,
+        claims=rev.claims,
+        confidence=rev.confidence,
+        status=rev.status,
+        valid_from=rev.valid_from,
+        valid_until=rev.valid_until,
+        superseded_by=rev.superseded_by,
+        support=rev.support,
+        pins=rev.pins,
+    )
     return canonical_json(content).encode("utf-8")
 
 

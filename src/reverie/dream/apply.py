@@ -25,6 +25,7 @@ from reverie.models import (
     PageChange,
     PageKind,
     PageStatus,
+    PageSupport,
     Revision,
     Scope,
     revision_hash,
@@ -57,6 +58,8 @@ def revision_from(
     valid_until: datetime | None = None,
     superseded_by: str | None = None,
     reason: str | None = None,
+    support: PageSupport | None = None,
+    pins: tuple[str, ...] = (),
 ) -> Revision:
     """Build a revision and its content hash."""
     content = {
@@ -68,6 +71,8 @@ def revision_from(
         "valid_from": valid_from,
         "valid_until": valid_until,
         "superseded_by": superseded_by,
+        "support": support,
+        "pins": pins,
     }
     return Revision(
         page_id=page_id,
@@ -93,6 +98,8 @@ def _next(ctx: WriteContext, page: Page, **changes: object) -> Revision:
         "valid_from": cur.valid_from,
         "valid_until": cur.valid_until,
         "superseded_by": cur.superseded_by,
+        "support": cur.support,
+        "pins": cur.pins,
     }
     fields.update(changes)
     return revision_from(page.id, cur.number + 1, ctx, **fields)  # type: ignore[arg-type]
@@ -118,6 +125,8 @@ def _content(op: CreatePage | RevisePage | MergePages) -> dict[str, object]:
         "valid_until": None,
         "superseded_by": None,
         "reason": None,
+        "support": op.support,
+        "pins": op.pins,
     }
 
 

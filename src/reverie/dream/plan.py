@@ -15,7 +15,7 @@ from typing import Annotated, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from reverie.hashing import content_hash, short_id
-from reverie.models import Claim, Episode, Page, PageKind, Scope
+from reverie.models import Claim, Episode, Page, PageKind, PageSupport, Scope
 
 __all__ = [
     "CreatePage",
@@ -76,6 +76,8 @@ class _Content(_Op):
     confidence: float = Field(ge=0.0, le=1.0)
     claims: tuple[Claim, ...] = Field(min_length=1, max_length=200)
     valid_from: datetime | None = None
+    support: PageSupport | None = None
+    pins: tuple[Literal["title", "kind"], ...] = ()
 
 
 class CreatePage(_Content):

@@ -112,7 +112,7 @@ def _page_line(page: Page) -> dict[str, Any]:
         "status": str(rev.status),
         "confidence": rev.confidence,
         "valid_from": rev.valid_from.isoformat() if rev.valid_from else None,
-        "claims": [c.model_dump(mode="json") for c in rev.claims],
+        "claims": [c.stored() for c in rev.claims],
     }
 
 

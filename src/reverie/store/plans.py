@@ -169,6 +169,8 @@ def _check_hash(rev: Revision) -> None:
         valid_from=rev.valid_from,
         valid_until=rev.valid_until,
         superseded_by=rev.superseded_by,
+        support=rev.support,
+        pins=rev.pins,
     )
     if derived != rev.hash:
         raise StoreError(

@@ -44,7 +44,9 @@ from reverie.models import (
     PageStatus,
     Revision,
     Scope,
+    meta_fields,
     now_utc,
+    revision_meta,
 )
 from reverie.store.base import Changeset, PageWrite, StepHook, StoreStats
 from reverie.store.cumulative import PostgresCumulativeMixin  # issue 5/6: stats, org
@@ -72,7 +74,7 @@ _E_COLUMNS = ", ".join("e." + c.strip() for c in EPISODE_COLUMNS.split(","))
 _INSERT_COLUMNS = EPISODE_COLUMNS + ", fingerprint, inserted_at"
 _REVISION_COLUMNS = (
     "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
-    " superseded_by, cycle_id, author, reason, created_at"
+    " superseded_by, cycle_id, author, reason, created_at, meta"
 )
 _PAGE_SELECT = (
     "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
@@ -365,14 +367,7 @@ class PostgresStore(
 
     @staticmethod
     def _revision_from_row(r: Sequence[Any]) -> Revision:
-        claims = tuple(
-            Claim.model_construct(
-                text=c["text"],
-                episode_ids=tuple(c["episode_ids"]),
-                page_ids=tuple(c.get("page_ids", ())),
-            )
-            for c in r[5]
-        )
+        claims = tuple(Claim.from_stored(c) for c in r[5])
         return Revision.model_construct(
             page_id=r[0],
             number=r[1],
@@ -389,6 +384,7 @@ class PostgresStore(
             author=r[12],
             reason=r[13],
             created_at=r[14],
+            **meta_fields(r[15]),
         )
 
     def page(self, page_id: str) -> Page:
@@ -538,10 +534,10 @@ class PostgresStore(
 
     @staticmethod
     def _insert_revision(c: psycopg.Cursor[Any], rev: Revision) -> None:
-        claims = json.dumps([cl.model_dump(mode="json") for cl in rev.claims], ensure_ascii=False)
+        claims = json.dumps([cl.stored() for cl in rev.claims], ensure_ascii=False)
         c.execute(
             f"INSERT INTO revisions ({_REVISION_COLUMNS})"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 rev.page_id,
                 rev.number,
@@ -558,6 +554,7 @@ class PostgresStore(
                 rev.author,
                 rev.reason,
                 rev.created_at,
+                revision_meta(rev),
             ),
         )
         c.executemany(

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from reverie.errors import Conflict
-from reverie.models import Episode, Revision, Scope, now_utc
+from reverie.models import Episode, Revision, Scope, now_utc, revision_meta
 from reverie.store.base import Changeset, PageWrite, StepHook
 from reverie.store.sqlite_rows import REVISION_COLUMNS, iso, scope_token
 
@@ -128,9 +128,9 @@ class SQLiteCommitMixin:
 
     @staticmethod
     def _insert_revision(c: sqlite3.Connection, rev: Revision) -> None:
-        claims = json.dumps([cl.model_dump(mode="json") for cl in rev.claims], ensure_ascii=False)
+        claims = json.dumps([cl.stored() for cl in rev.claims], ensure_ascii=False)
         c.execute(
-            f"INSERT INTO revisions ({REVISION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO revisions ({REVISION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 rev.page_id,
                 rev.number,
@@ -147,6 +147,7 @@ class SQLiteCommitMixin:
                 rev.author,
                 rev.reason,
                 iso(rev.created_at),
+                revision_meta(rev),
             ),
         )
         c.executemany(

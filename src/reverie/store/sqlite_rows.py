@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from reverie.models import Claim, Episode, PageKind, PageStatus, Revision
+from reverie.models import Claim, Episode, PageKind, PageStatus, Revision, meta_fields
 
 __all__ = [
     "CHUNK",
@@ -33,7 +33,7 @@ EPISODE_COLUMNS = (
 )
 REVISION_COLUMNS = (
     "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
-    " superseded_by, cycle_id, author, reason, created_at"
+    " superseded_by, cycle_id, author, reason, created_at, meta"
 )
 CLAIMS_AT = 5
 """Where ``claims`` sits in :data:`REVISION_COLUMNS`."""
@@ -65,14 +65,7 @@ def fts_phrase(term: str) -> str:
 
 
 def decode_revision(r: Sequence[Any]) -> Revision:
-    claims = tuple(
-        Claim.model_construct(
-            text=c["text"],
-            episode_ids=tuple(c["episode_ids"]),
-            page_ids=tuple(c.get("page_ids", ())),
-        )
-        for c in json.loads(r[5])
-    )
+    claims = tuple(Claim.from_stored(c) for c in json.loads(r[5]))
     return Revision.model_construct(
         page_id=r[0],
         number=r[1],
@@ -89,6 +82,7 @@ def decode_revision(r: Sequence[Any]) -> Revision:
         author=r[12],
         reason=r[13],
         created_at=datetime.fromisoformat(r[14]),
+        **meta_fields(r[15]),
     )
 
 
