@@ -64,6 +64,14 @@ class DreamConfig:
     """With an embedder: lessons at least this similar are one, whatever their words."""
     # issue 6: a page reinforced in this many distinct cycles is copied to the org brain (0: off)
     promote_after_cycles: int = 3
+    # a page is one problem (reverie.dream.problems, reverie.dream.lessons)
+    problem_similarity: float = 0.6
+    """With an embedder: an episode joins the nearest problem (page or new group) at least this
+    similar by cosine, else it starts a new one."""
+    problem_similarity_lexical: float = 0.3
+    """Without one: the same, by cosine of the field-weighted tf-idf vectors."""
+    lesson_cosine: float = 0.75
+    """With an embedder: two stated lessons of one problem at least this similar are one claim."""
     fallback_after_days: float | None = 7.0
     """With a model distiller: a group whose plan is rejected, and whose first episode was stored
     at least this long ago, is distilled extractively instead (reverie.dream.fallback; None:

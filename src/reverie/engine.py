@@ -124,7 +124,9 @@ class Reverie:
             if self.embedder is not None
             else None
         )
-        self.distiller = distiller or ExtractiveDistiller(self.config.dream)
+        self.distiller = distiller or ExtractiveDistiller(
+            self.config.dream, cached(self.store, self.embedder)
+        )
         self._on_phase = on_phase
 
     @classmethod

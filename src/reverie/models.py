@@ -349,6 +349,18 @@ class ClaimRole(StrEnum):
     FACT = "fact"  # a value
     ANECDOTE = "anecdote"  # one failure or example, as it happened
     ALSO = "also"  # the weakest lessons folded into one cited line
+    EVIDENCE = (
+        "evidence"  # the rest of the page's evidence, cited so nothing is lost; never recalled
+    )
+
+    @property
+    def recall_weight(self) -> float:
+        """How much a claim of this role is worth to recall: the actionable ones in full, an
+        anecdote or an "also seen" line less, the evidence line nothing."""
+        return _ROLE_WEIGHTS.get(self, 1.0)
+
+
+_ROLE_WEIGHTS = {ClaimRole.ANECDOTE: 0.6, ClaimRole.ALSO: 0.6, ClaimRole.EVIDENCE: 0.0}
 
 
 class Claim(BaseModel):
@@ -787,6 +799,8 @@ class RecallItem(BaseModel):
     created_at: datetime | None = None
     status: str | None = None
     page_kind: str | None = None
+    role: str | None = None
+    """A page claim's role (lesson, fix, anecdote, ...), when it has one."""
 
 
 class Recall(BaseModel):

@@ -62,7 +62,7 @@ def test_prompt_fences_whole_episodes_and_pages_as_data(
     shown = next(i for i in items if i["section"] == "page")
     first_revision = rv.revisions(page.id)[0]
     assert shown["hash"] == first_revision.hash
-    assert shown["claims"] == [c.model_dump(mode="json") for c in first_revision.claims]  # whole
+    assert shown["claims"] == [c.stored() for c in first_revision.claims]  # whole
     history = [i for i in items if i["section"] == "history"]
     assert len(history) == 3 and all(i["action"] == long_action for i in history)  # never cut
     rv.close()

@@ -21,7 +21,7 @@ from datetime import datetime
 from reverie.archive import resolve as resolve_archived  # issue 6: cold-tier history
 from reverie.config import DreamConfig
 from reverie.dream.apply import WriteContext, change_of, operation_writes
-from reverie.dream.cluster import Group, cluster, pattern_key
+from reverie.dream.cluster import Group
 from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.decay import merge_observations, observed
 from reverie.dream.dedupe import route as route_duplicates  # issue 5: one lesson, one page
@@ -30,6 +30,7 @@ from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
 from reverie.dream.fallback import fallback_due
 from reverie.dream.plan import Distiller, Evidence, Plan, validate_plan
+from reverie.dream.problems import problem_groups
 from reverie.dream.promote import journal_lines  # issue 6
 from reverie.dream.promote import promotions as org_promotions
 from reverie.dream.remember import decay_due, memory_step
@@ -39,7 +40,7 @@ from reverie.embed import Embedder
 from reverie.errors import GroupDeferred, PlanRejected
 from reverie.journal import cycle_entry
 from reverie.llm.base import MeteredDistiller
-from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, Scope
+from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, PageStatus, Scope
 from reverie.redact import redact_plan
 from reverie.store.base import (
     Changeset,
@@ -173,11 +174,12 @@ class DreamCycle:
             report.timings = timer.done()
             report.message = "nothing new since the last cycle"
             return report
-        known = self.store.pages_by_topic(scope, {pattern_key(e) for e in scanned})
-        collection = collect(scanned, self.config, known_topics=known)
-        fact_slots, others = split_facts(collection.taken)  # issue 5: facts skip clustering
+        collection = collect(scanned, self.config)
+        fact_slots, others = split_facts(collection.taken)  # facts skip clustering
         timer.phase("cluster")
-        groups = cluster(others, self.embedder, self.config.similarity_threshold)
+        active = self.store.pages(scope, [str(PageStatus.ACTIVE)])
+        grouping = problem_groups(others, active, embedder=self.embedder, config=self.config)
+        groups = grouping.groups
         routing = route_duplicates(self.store, scope, groups, self.config, self.embedder)
         groups = routing.groups  # issue 5: a lesson the brain holds goes to its page
         timer.phase("score")  # issue 6: insight scores order the group cap
@@ -194,6 +196,7 @@ class DreamCycle:
         result.leftover += collection.deferred + [e for g in overflow for e in g.episodes]
         new_checkpoint = next_checkpoint(collection.last_scanned_seq or checkpoint, result.leftover)
         self._fill(report, collection, groups, result, new_checkpoint)
+        report.collected -= len(grouping.passed)
         fill_extras(  # issue 6: volumes, insights, recommendations
             report,
             self.store,
@@ -283,7 +286,7 @@ class DreamCycle:
         except PlanRejected as exc:
             if self._fallback_due(ev):
                 out.fallbacks.append(_fell_back(ev, exc.reasons))
-                out.pairs.append((ev, ExtractiveDistiller(self.config).distill(ev)))
+                out.pairs.append((ev, ExtractiveDistiller(self.config, self.embedder).distill(ev)))
                 out.extractive.add(id(ev))
                 return
             out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(exc.reasons))
@@ -340,7 +343,7 @@ class DreamCycle:
         for ev, proposed in distilled.pairs:
             plan, problems = proposed, validate_plan(proposed, ev)
             if problems and id(ev) not in distilled.extractive and self._fallback_due(ev):
-                plan = ExtractiveDistiller(self.config).distill(ev)
+                plan = ExtractiveDistiller(self.config, self.embedder).distill(ev)
                 out.fallbacks.append(_fell_back(ev, problems))
                 problems = validate_plan(plan, ev)
             if problems:

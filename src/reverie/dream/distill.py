@@ -1,106 +1,77 @@
-"""The extractive distiller: a page from a group of episodes without any model.
+"""The extractive distiller: a page from one problem's episodes without any model.
 
 It runs when no LLM is configured, and its output is the baseline every other distiller must beat.
-It only restates what the episodes say — outcome tallies, lessons, recurring errors, one typical
-episode, what last worked — and every claim cites exactly the episodes it was taken from, so the
-plan always passes :func:`reverie.dream.plan.validate_plan`.
+It only restates what the episodes say, and every claim cites exactly the episodes it was taken
+from, so the plan always passes :func:`reverie.dream.plan.validate_plan`. A page holds, in this
+order (:mod:`reverie.dream.lessons`):
+
+* the problem's **lessons**, each synthesised across its paraphrases and worded by its most
+  central variant, and the **fix** its history shows (failure, then a different action that
+  worked) — the actionable claims, most supported first;
+* one **anecdote**: the failure as it happened, its error line verbatim (numbers that matter,
+  such as status codes, ports and versions, are kept);
+* an **also seen** line folding the weakest lessons beyond :data:`MAX_CLAIMS`.
+
+Tallies (episodes, successes, failures, error classes, first and last seen) are page metadata
+(:class:`~reverie.models.PageSupport`), never claims: they do not spend the recall budget. They
+accumulate: a revision adds the new episodes to the support of the page as it stands.
 
 Invariants:
 
 * Deterministic: the same evidence gives the same plan, in any process. The work set is the new
-  episodes plus the history of the page for the topic, unique by id, ordered by
-  ``(created_at, seq or 0, id)``.
-* Template lessons ("approach worked", "n/a", ...) carry no information and never become claims.
-* Relative dates are anchored to each episode's own ``created_at`` (:mod:`reverie.dream.dates`).
+  episodes plus the history of the page, unique by id, ordered by ``(created_at, seq or 0, id)``;
+  a person's edits (:func:`reverie.dream.problems.is_human_edit`) are not outcomes and are left
+  out of it.
+* Template lessons ("approach worked", "n/a", ...) never become claims.
+* The title is the canonical lesson or problem, as a person would write it, never a topic key.
 * Confidence grows with the number of distinct episodes and the consistency of their outcomes;
   below ``DreamConfig.lesson_min_confidence`` a page is always a ``note``.
 * A revision identical to the page as it stands is not proposed: the plan is empty.
-* Linear cost in the number of episodes (centrality uses token document frequencies, lesson
-  de-duplication uses prefix-filtered Jaccard), so large groups stay cheap.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
-from reverie.dream.cluster import content_words, error_class, salient_terms
+from reverie.dream.cluster import content_words, error_class
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dialogue import conversation_plan, is_conversation
+from reverie.dream.lessons import (
+    FAILING,
+    current_fix,
+    is_template_lesson,
+    synthesize_lessons,
+)
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
-from reverie.models import Claim, Episode, Outcome, Page, PageKind, PageStatus
+from reverie.dream.problems import is_human_edit
+from reverie.models import (
+    Claim,
+    ClaimRole,
+    Episode,
+    Outcome,
+    Page,
+    PageKind,
+    PageStatus,
+    PageSupport,
+)
+
+if TYPE_CHECKING:
+    from reverie.embed import Embedder
 
 __all__ = ["ExtractiveDistiller", "is_template_lesson"]
 
 CLAIM_LIMIT = 400
-TITLE_LIMIT = 200
-MAX_LESSONS = 8
-MAX_ERRORS = 3
-
-_WORDS = re.compile(r"[^\W_]+")
-_TEMPLATE_TEXTS = (
-    "approach worked",
-    "it worked",
-    "worked",
-    "success",
-    "succeeded",
-    "failed",
-    "n/a",
-    "na",
-    "none",
-    "null",
-    "nothing",
-    "ok",
-    "done",
-    "task completed",
-    "no lesson",
-    "no lessons",
-)
-_FAILING = frozenset({Outcome.FAILURE, Outcome.TIMEOUT, Outcome.PARTIAL})
-_TALLY = (
-    (Outcome.FAILURE, "Failed"),
-    (Outcome.TIMEOUT, "Timed out"),
-    (Outcome.PARTIAL, "Partially succeeded"),
-    (Outcome.SUCCESS, "Succeeded"),
-    (Outcome.UNKNOWN, "Ended with an unknown outcome"),
-)
-_RESULT = {
-    Outcome.SUCCESS: "succeeded",
-    Outcome.FAILURE: "failed",
-    Outcome.TIMEOUT: "timed out",
-    Outcome.PARTIAL: "partially succeeded",
-    Outcome.UNKNOWN: "outcome unknown",
-}
-_ERROR_MASKS = (
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I), "<url>"),
-    (re.compile(r"(?:\b[A-Za-z]:|~)?(?:[\\/][\w.@-]+){2,}[\\/]?"), "<path>"),
-    (re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b", re.I), "<id>"),
-    (
-        re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", re.I),
-        "<hex>",
-    ),
-    (re.compile(r"\d+(?:\.\d+)*"), "N"),
-)
-
-
-def _normal_words(text: str) -> str:
-    """Lowercased words only: case, punctuation and spacing do not matter."""
-    return " ".join(_WORDS.findall(text.lower()))
-
-
-_TEMPLATES = frozenset(_normal_words(t) for t in _TEMPLATE_TEXTS)
-
-
-def is_template_lesson(text: str | None) -> bool:
-    """True for a lesson that says nothing ("approach worked", "N/A.", "", ...)."""
-    normal = _normal_words(text or "")
-    return not normal or normal in _TEMPLATES
+TITLE_LIMIT = 120
+MAX_CLAIMS = 12
+"""A page's claims at most; lessons beyond it are folded into one "also seen" line."""
+ALSO_SEEN = 4
+"""Lessons folded into the "also seen" line at most (the rest stay cited by it)."""
 
 
 @dataclass(frozen=True)
@@ -110,50 +81,60 @@ class _Draft:
     confidence: float
     claims: tuple[Claim, ...]
     valid_from: datetime
+    support: PageSupport
 
 
 class ExtractiveDistiller:
-    """Distils a group by extraction and counting; needs no model. See the module docstring."""
+    """Distils a group by extraction and counting; needs no model. See the module docstring.
+
+    With an ``embedder``, lesson paraphrases are also recognised by meaning.
+    """
 
     name = "extractive"
 
-    def __init__(self, config: DreamConfig | None = None) -> None:
+    def __init__(self, config: DreamConfig | None = None, embedder: Embedder | None = None) -> None:
         self.config = config or DreamConfig()
+        self.embedder = embedder
 
     def distill(self, evidence: Evidence) -> Plan:
         """A create (new topic) or revise (known topic) plan; empty when nothing would change."""
         if is_conversation(evidence.episodes):  # dialogue turns: dated statements per person
             return conversation_plan(evidence, self.name)
         page = _matching_page(evidence)
-        sources = _duplicates(evidence, page)  # issue 5: pages holding the same lesson
+        sources = _duplicates(evidence, page)  # pages holding the same lesson
         work = _work_set(evidence, page, sources)
         if not work:
             return Plan(distiller=self.name)
-        draft = _draft(evidence.topic_key, work, self.config)
+        support = _support(evidence, page, sources, work)
+        earlier = [e for p in (page, *sources) if p is not None for e in p.citations]
+        draft = _draft(work, support, self.config, self.embedder, earlier)
         if page is not None and sources:
             return Plan(operations=(_merge(page, sources, draft),), distiller=self.name)
         if page is None:
-            create = CreatePage(
-                topic_key=evidence.topic_key,
-                title=draft.title,
-                kind=draft.kind,
-                confidence=draft.confidence,
-                claims=draft.claims,
-                valid_from=draft.valid_from,
-            )
-            return Plan(operations=(create,), distiller=self.name)
+            return Plan(operations=(_create(evidence.topic_key, draft),), distiller=self.name)
         if _unchanged(page, draft):
             return Plan(distiller=self.name)
         revise = RevisePage(
             page_id=page.id,
             expected_hash=page.revision.hash,
-            title=draft.title,
-            kind=draft.kind,
-            confidence=draft.confidence,
-            claims=draft.claims,
-            valid_from=draft.valid_from,
+            **_fields(draft),
         )
         return Plan(operations=(revise,), distiller=self.name)
+
+
+def _fields(draft: _Draft) -> dict[str, object]:
+    return {
+        "title": draft.title,
+        "kind": draft.kind,
+        "confidence": draft.confidence,
+        "claims": draft.claims,
+        "valid_from": draft.valid_from,
+        "support": draft.support,
+    }
+
+
+def _create(topic_key: str, draft: _Draft) -> CreatePage:
+    return CreatePage(topic_key=topic_key, **_fields(draft))
 
 
 def _matching_page(evidence: Evidence) -> Page | None:
@@ -161,8 +142,8 @@ def _matching_page(evidence: Evidence) -> Page | None:
 
 
 def _duplicates(evidence: Evidence, page: Page | None) -> list[Page]:
-    """Issue 5: other active pages shown with the topic's page hold the same lesson (the cycle
-    shows them only then, :mod:`reverie.dream.dedupe`): they are merged into it."""
+    """Other active pages shown with the topic's page hold the same lesson (the cycle shows
+    them only then, :mod:`reverie.dream.dedupe`): they are merged into it."""
     if page is None or page.status is not PageStatus.ACTIVE:
         return []
     return [p for p in evidence.pages if p.id != page.id and p.status is PageStatus.ACTIVE]
@@ -173,11 +154,7 @@ def _merge(page: Page, sources: Sequence[Page], draft: _Draft) -> MergePages:
         page_id=page.id,
         expected_hash=page.revision.hash,
         sources={p.id: p.revision.hash for p in sources},
-        title=draft.title,
-        kind=draft.kind,
-        confidence=draft.confidence,
-        claims=draft.claims,
-        valid_from=draft.valid_from,
+        **_fields(draft),
     )
 
 
@@ -187,7 +164,8 @@ def _work_set(evidence: Evidence, page: Page | None, sources: Sequence[Page] = (
         history = (*history, *evidence.history.get(source.id, ()))
     unique: dict[str, Episode] = {}
     for ep in (*history, *evidence.episodes):
-        unique.setdefault(ep.id, ep)
+        if not is_human_edit(ep):
+            unique.setdefault(ep.id, ep)
     return sorted(unique.values(), key=lambda e: (e.created_at, e.seq or 0, e.id))
 
 
@@ -199,29 +177,127 @@ def _unchanged(page: Page, draft: _Draft) -> bool:
         and current.kind == draft.kind
         and round(current.confidence, 3) == draft.confidence
         and current.claims == draft.claims
+        and current.support == draft.support
     )
 
 
-def _draft(topic_key: str, work: Sequence[Episode], config: DreamConfig) -> _Draft:
-    lessons = _lesson_claims(work)
-    claims = [
-        *_tally_claims(work),
-        *lessons,
-        *_error_claims(work),
-        _representative_claim(work),
-        *_worked_claim(work),
-    ]
+# --- tallies -----------------------------------------------------------------------------------
+
+
+def tally(episodes: Iterable[Episode]) -> PageSupport:
+    """The support of ``episodes`` alone."""
+    eps = [ep for ep in episodes if not is_human_edit(ep)]
+    classes = Counter(c for ep in eps if ep.outcome in FAILING and (c := error_class(ep.error)))
+    classes.pop("error", None)
+    return PageSupport(
+        episodes=len(eps),
+        successes=sum(ep.outcome is Outcome.SUCCESS for ep in eps),
+        failures=sum(ep.outcome in FAILING for ep in eps),
+        error_classes=dict(classes),
+        first_seen=min((ep.created_at for ep in eps), default=None),
+        last_seen=max((ep.created_at for ep in eps), default=None),
+    )
+
+
+def _add(a: PageSupport, b: PageSupport) -> PageSupport:
+    classes = Counter(a.error_classes)
+    classes.update(b.error_classes)
+    firsts = [t for t in (a.first_seen, b.first_seen) if t is not None]
+    lasts = [t for t in (a.last_seen, b.last_seen) if t is not None]
+    return PageSupport(
+        episodes=a.episodes + b.episodes,
+        successes=a.successes + b.successes,
+        failures=a.failures + b.failures,
+        error_classes=dict(classes),
+        first_seen=min(firsts, default=None),
+        last_seen=max(lasts, default=None),
+    )
+
+
+def _support(
+    evidence: Evidence, page: Page | None, sources: Sequence[Page], work: Sequence[Episode]
+) -> PageSupport:
+    """Tallies accumulate: the support of the page(s) as they stand plus the new episodes. A
+    page written before tallies existed is tallied from its work set."""
+    shown = [p for p in (page, *sources) if p is not None]
+    if not shown or any(p.revision.support is None for p in shown):
+        return tally(work)
+    total = tally(())
+    for p in shown:
+        assert p.revision.support is not None
+        total = _add(total, p.revision.support)
+    cited = {e for p in shown for e in p.citations}
+    return _add(total, tally(ep for ep in evidence.episodes if ep.id not in cited))
+
+
+# --- the draft ---------------------------------------------------------------------------------
+
+
+def _draft(
+    work: Sequence[Episode],
+    support: PageSupport,
+    config: DreamConfig,
+    embedder: Embedder | None,
+    earlier: Sequence[str] = (),
+) -> _Draft:
+    lessons = synthesize_lessons(work, embedder=embedder, cosine=config.lesson_cosine)
+    fix = current_fix(work, lambda ep: error_class(ep.error))
+    actionable = [g.claim(CLAIM_LIMIT) for g in lessons]
+    if fix is not None:
+        actionable.append(fix.claim(CLAIM_LIMIT))
+    actionable.sort(key=lambda c: (-(c.support or 0), c.first_seen or work[0].created_at, c.text))
+    anecdote = _anecdote(work)
+    room = MAX_CLAIMS - (1 if anecdote else 0)
+    claims = _fold(actionable, room)
+    if anecdote is not None:
+        claims.append(anecdote)
+    if not claims:
+        claims = [_example(work)]
+    if rest := _evidence_claim(claims, work, earlier):
+        claims.append(rest)
     confidence = _confidence(work)
     return _Draft(
-        title=_title(topic_key, work),
-        kind=_kind(confidence, bool(lessons), work, config),
+        title=_title(claims, work),
+        kind=_kind(confidence, claims, work, config),
         confidence=confidence,
         claims=tuple(claims),
         valid_from=work[0].created_at,
+        support=support,
     )
 
 
-# --- confidence, kind, title -------------------------------------------------------------------
+def _evidence_claim(
+    claims: Sequence[Claim], work: Sequence[Episode], earlier: Sequence[str]
+) -> Claim | None:
+    """Every episode of the page that no other claim cites — routine runs of the problem, older
+    evidence beyond the history shown — cited by one line recall never packs, so a page never
+    loses a citation and every consolidated episode stays reachable from ``why``."""
+    cited = {e for c in claims for e in c.episode_ids}
+    ids = [e for e in dict.fromkeys([*earlier, *(ep.id for ep in work)]) if e not in cited]
+    if not ids:
+        return None
+    known = [ep for ep in work if ep.id in set(ids)]
+    ok = sum(ep.outcome is Outcome.SUCCESS for ep in known)
+    text = f"Also observed in {len(ids)} other episode{'s' if len(ids) != 1 else ''}"
+    text += f" ({ok} succeeded)." if known else "."
+    return Claim(text=text, episode_ids=tuple(ids), role=ClaimRole.EVIDENCE, support=len(ids))
+
+
+def _fold(actionable: Sequence[Claim], room: int) -> list[Claim]:
+    """The first ``room`` claims; when more, the last slot is one cited "also seen" line."""
+    if len(actionable) <= room:
+        return list(actionable)
+    kept, rest = list(actionable[: room - 1]), actionable[room - 1 :]
+    shown = "; ".join(c.text.rstrip(" .") for c in rest[:ALSO_SEEN])
+    more = f" (+{len(rest) - ALSO_SEEN} more)" if len(rest) > ALSO_SEEN else ""
+    ids = tuple(dict.fromkeys(e for c in rest for e in c.episode_ids))
+    also = Claim(
+        text=_fit(f"Also seen: {shown}{more}."),
+        episode_ids=ids,
+        role=ClaimRole.ALSO,
+        support=sum(c.support or 0 for c in rest),
+    )
+    return [*kept, also]
 
 
 def _confidence(work: Sequence[Episode]) -> float:
@@ -235,46 +311,59 @@ def _confidence(work: Sequence[Episode]) -> float:
     return round(0.95 * (1 - 0.6**support) * (0.5 + 0.5 * consistency), 3)
 
 
+_KIND_OF_ROLE = {
+    ClaimRole.LESSON: PageKind.LESSON,
+    ClaimRole.WARNING: PageKind.WARNING,
+    ClaimRole.FIX: PageKind.PROCEDURE,
+    ClaimRole.FACT: PageKind.FACT,
+}
+
+
 def _kind(
-    confidence: float, has_lessons: bool, work: Sequence[Episode], config: DreamConfig
+    confidence: float, claims: Sequence[Claim], work: Sequence[Episode], config: DreamConfig
 ) -> PageKind:
+    """The kind follows the content: the lead claim's role, a preference when it says so."""
     if confidence < config.lesson_min_confidence:
         return PageKind.NOTE
     if any("prefer" in (ep.category or "").lower() for ep in work):
         return PageKind.PREFERENCE
-    if has_lessons:
-        return PageKind.LESSON
-    if sum(ep.outcome in _FAILING for ep in work) / len(work) >= 0.5:
+    lead = claims[0]
+    if lead.role is ClaimRole.LESSON and "prefer" in lead.text.lower():
+        return PageKind.PREFERENCE
+    if lead.role in _KIND_OF_ROLE:
+        return _KIND_OF_ROLE[lead.role]
+    if sum(ep.outcome in FAILING for ep in work) * 2 >= len(work):
         return PageKind.WARNING
-    if any(ep.outcome is Outcome.SUCCESS for ep in work):
-        return PageKind.PROCEDURE
-    return PageKind.FACT
+    return PageKind.NOTE
 
 
-def _title(topic_key: str, work: Sequence[Episode]) -> str:
-    """``category · tools[ · terms]`` from a pattern key, plus the dominant error when failing."""
-    parts = topic_key.split("|")
-    if len(parts) < 2:
-        return _fit(topic_key, TITLE_LIMIT) or "untitled"
-    category, tools = parts[:2]
-    terms = parts[2] if len(parts) > 2 else ""
-    if category == "general" and tools == "-" and not terms:
-        terms = "+".join(sorted(salient_terms(" ".join(ep.situation for ep in work[:200]), 2)))
-    head = [category] + [p.replace("+", ", ") for p in (tools, terms) if p and p != "-"]
-    failing = [ep for ep in work if ep.outcome in _FAILING]
-    classes = Counter(c for ep in failing if (c := error_class(ep.error)))
-    classes.pop("error", None)  # "fails with error" says nothing
-    label = ""
-    if any("prefer" in (ep.category or "").lower() for ep in work):
-        label = ""
-    elif classes and len(failing) * 2 >= len(work):
-        label = f": fails with {min(classes, key=lambda c: (-classes[c], c))}"
-    elif failing and len(failing) * 2 >= len(work):
-        label = ": often fails"
-    return _fit(" · ".join(head) + label, TITLE_LIMIT)
+def _title(claims: Sequence[Claim], work: Sequence[Episode]) -> str:
+    """The canonical lesson or problem, as a person would write it: the lead claim's first
+    sentence (a fix reads "<situation>: <action>")."""
+    lead = claims[0]
+    if lead.role is ClaimRole.FIX:
+        head, _, rest = lead.text.removeprefix("When ").partition(": ")
+        action = rest.rsplit(" worked (", 1)[0]
+        return _fit(f"{head}: {action}", TITLE_LIMIT) or "untitled"
+    if lead.role in (ClaimRole.LESSON, ClaimRole.WARNING):
+        return _fit(_first_sentence(lead.text), TITLE_LIMIT)
+    situation = _fit(_central(work).situation, TITLE_LIMIT - 30).rstrip(" .:;")
+    classes = tally(work).error_classes
+    if classes and situation:
+        top = min(classes, key=lambda c: (-classes[c], c))
+        return _fit(f"{situation}: fails with {top}", TITLE_LIMIT)
+    return situation or _fit(lead.text, TITLE_LIMIT)
 
 
-# --- claims ------------------------------------------------------------------------------------
+def _first_sentence(text: str) -> str:
+    for end in (". ", "; ", "! ", "? "):
+        head, sep, _ = text.partition(end)
+        if sep and len(head) >= 20:
+            return head.rstrip(" .")
+    return text.rstrip(" .")
+
+
+# --- anecdote and example ----------------------------------------------------------------------
 
 
 def _fit(text: str, limit: int = CLAIM_LIMIT) -> str:
@@ -287,126 +376,35 @@ def _day(ep: Episode) -> str:
     return ep.created_at.date().isoformat()
 
 
-def _ids(eps: Iterable[Episode]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(ep.id for ep in eps))
-
-
-def _times(count: int, total: int) -> str:
-    return f"{count} of {total} {'time' if total == 1 else 'times'}"
-
-
-def _span(eps: Sequence[Episode]) -> str:
-    first, last = _day(eps[0]), _day(eps[-1])
-    return f"({first})" if first == last else f"({first} to {last})"
-
-
-def _tally_claims(work: Sequence[Episode]) -> list[Claim]:
-    """ "Failed 4 of 6 times with TimeoutError (2026-11-02 to 2026-11-05)." and the like."""
-    claims = []
-    for outcome, verb in _TALLY:
-        eps = [ep for ep in work if ep.outcome is outcome]
-        if not eps:
-            continue
-        text = f"{verb} {_times(len(eps), len(work))}"
-        classes = Counter(c for ep in eps if (c := error_class(ep.error)))
-        if outcome is Outcome.FAILURE and classes:
-            top = sorted(classes, key=lambda c: (-classes[c], c))[:2]
-            text += f" with {' or '.join(top)}"
-        if outcome is not Outcome.SUCCESS:
-            text += f" {_span(eps)}"
-        claims.append(Claim(text=_fit(text + "."), episode_ids=_ids(eps)))
-    return claims
-
-
-@dataclass
-class _Lesson:
-    text: str
-    tokens: frozenset[str]
-    first: int
-    ids: list[str] = field(default_factory=list)
-
-
-def _lesson_claims(work: Sequence[Episode]) -> list[Claim]:
-    """Distinct lessons, most supported first (ties: earliest), each citing all who taught it."""
-    taught = [
-        (ep.id, resolve_relative_dates(ep.lesson.strip(), ep.created_at))
-        for ep in work
-        if ep.lesson and not is_template_lesson(ep.lesson)
-    ]
-    lessons = _merge_lessons(taught)
-    ranked = sorted(lessons, key=lambda lesson: (-len(lesson.ids), lesson.first))
-    return [Claim(text=_fit(ls.text), episode_ids=tuple(ls.ids)) for ls in ranked[:MAX_LESSONS]]
-
-
-def _prefix(tokens: frozenset[str], df: Counter[str]) -> list[str]:
-    """The rarest tokens any set with Jaccard ≥ 0.8 to ``tokens`` must share one of."""
-    need = len(tokens) - (4 * len(tokens) + 4) // 5 + 1  # |A| - ceil(0.8 |A|) + 1
-    return sorted(tokens, key=lambda t: (df[t], t))[:need]
-
-
-def _merge_lessons(taught: Sequence[tuple[str, str]]) -> list[_Lesson]:
-    """Merge equal (normalised) and near-equal (Jaccard ≥ 0.8) lessons, keeping the first wording.
-
-    Candidates come from a prefix filter over tokens ordered rarest first, which is exact for a
-    Jaccard threshold and keeps the work near linear.
-    """
-    token_sets = [frozenset(_normal_words(text).split()) for _, text in taught]
-    df = Counter(t for tokens in token_sets for t in tokens)
-    lessons: list[_Lesson] = []
-    exact: dict[frozenset[str], int] = {}
-    index: dict[str, list[int]] = defaultdict(list)
-    for position, ((ep_id, text), tokens) in enumerate(zip(taught, token_sets, strict=True)):
-        target = exact.get(tokens)
-        if target is None:
-            target = _similar(tokens, lessons, index, df)
-        if target is None:
-            target = len(lessons)
-            lessons.append(_Lesson(text=text, tokens=tokens, first=position))
-            for token in _prefix(tokens, df):
-                index[token].append(target)
-        exact[tokens] = target
-        lessons[target].ids.append(ep_id)
-    return lessons
-
-
-def _similar(
-    tokens: frozenset[str], lessons: list[_Lesson], index: dict[str, list[int]], df: Counter[str]
-) -> int | None:
-    candidates = sorted({i for t in _prefix(tokens, df) for i in index.get(t, ())})
-    for i in candidates:
-        other = lessons[i].tokens
-        if 5 * len(tokens & other) >= 4 * len(tokens | other):  # Jaccard ≥ 0.8, exactly
-            return i
-    return None
-
-
-@lru_cache(maxsize=4096)
-def _normal_error(error: str) -> str:
-    """The telling line of an error with numbers, hex, ids, paths and URLs collapsed."""
+def _error_line(error: str) -> str:
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
     if not lines:
         return ""
-    line = lines[-1] if lines[0].startswith("Traceback") else lines[0]
-    for pattern, mask in _ERROR_MASKS:
-        line = pattern.sub(mask, line)
-    return _fit(line, 200)
+    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
 
 
-def _error_claims(work: Sequence[Episode]) -> list[Claim]:
-    """The most common normalised error messages, with counts (ties: first seen)."""
-    seen: dict[str, list[Episode]] = {}
-    for ep in work:
-        if ep.error and (message := _normal_error(ep.error)):
-            seen.setdefault(message, []).append(ep)
-    top = sorted(seen.items(), key=lambda item: -len(item[1]))[:MAX_ERRORS]
-    return [
-        Claim(text=_fit(f'Error seen {_count(len(eps))}: "{message}".'), episode_ids=_ids(eps))
-        for message, eps in top
-    ]
-
-
-def _count(n: int) -> str:
-    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+def _anecdote(work: Sequence[Episode]) -> Claim | None:
+    """The newest failure of the most common error class, as it happened (error verbatim)."""
+    failing = [ep for ep in work if ep.outcome in FAILING and ep.error and _error_line(ep.error)]
+    if not failing:
+        return None
+    classes = Counter(error_class(ep.error) for ep in failing)
+    top = min(classes, key=lambda c: (-classes[c], c or ""))
+    same = [ep for ep in failing if error_class(ep.error) == top]
+    ep = same[-1]
+    situation = _clause(ep.situation, ep, 150)
+    action = _clause(ep.action, ep, 120)
+    head = f"{situation}: {action}" if situation and action else situation or action
+    times = f"{len(same)} times, last {_day(ep)}" if len(same) > 1 else _day(ep)
+    text = f'{head} -> failed with "{_fit(_error_line(ep.error or ""), 160)}" ({times}).'
+    return Claim(
+        text=_fit(text),
+        episode_ids=tuple(dict.fromkeys(e.id for e in same)),
+        role=ClaimRole.ANECDOTE,
+        support=len(same),
+        first_seen=same[0].created_at,
+        last_seen=ep.created_at,
+    )
 
 
 def _central(work: Sequence[Episode]) -> Episode:
@@ -433,27 +431,29 @@ def _clause(text: str | None, ep: Episode, limit: int) -> str:
     return _fit(resolved, limit).rstrip(" .:;")
 
 
-def _representative_claim(work: Sequence[Episode]) -> Claim:
-    """ "When <situation>: <action> -> <outcome> (<date>)." for the most central episode."""
+_RESULT = {
+    Outcome.SUCCESS: "succeeded",
+    Outcome.FAILURE: "failed",
+    Outcome.TIMEOUT: "timed out",
+    Outcome.PARTIAL: "partially succeeded",
+    Outcome.UNKNOWN: "outcome unknown",
+}
+
+
+def _example(work: Sequence[Episode]) -> Claim:
+    """ "<situation>: <action> -> <outcome> (<date>)." for the most central episode: a page
+    with no lesson, fix or failure (important or recurring work) says what was done."""
     ep = _central(work)
     situation, action = _clause(ep.situation, ep, 150), _clause(ep.action, ep, 150)
     result = _RESULT[ep.outcome]
-    if details := _clause(ep.outcome_details, ep, 90):
+    if details := _clause(ep.outcome_details, ep, 120):
         result += f": {details}"
-    elif klass := error_class(ep.error):
-        result += f" with {klass}"
-    if situation:
-        head = f"When {situation}: {action}" if action else f"When {situation}"
-    else:
-        head = action
-    return Claim(text=_fit(f"{head} -> {result} ({_day(ep)})."), episode_ids=(ep.id,))
-
-
-def _worked_claim(work: Sequence[Episode]) -> list[Claim]:
-    """ "Worked: <action of the latest success> (<date>)." when anything succeeded."""
-    successes = [ep for ep in work if ep.outcome is Outcome.SUCCESS]
-    if not successes:
-        return []
-    ep = successes[-1]
-    what = _clause(ep.action, ep, 300) or _clause(ep.situation, ep, 300)
-    return [Claim(text=_fit(f"Worked: {what} ({_day(ep)})."), episode_ids=(ep.id,))]
+    head = f"{situation}: {action}" if situation and action else situation or action
+    return Claim(
+        text=_fit(f"{head} -> {result} ({_day(ep)})."),
+        episode_ids=(ep.id,),
+        role=ClaimRole.ANECDOTE,
+        support=1,
+        first_seen=ep.created_at,
+        last_seen=ep.created_at,
+    )

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from reverie.config import RecallConfig
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
-from reverie.models import Page, PageStatus, RecallItem, Scope
+from reverie.models import ClaimRole, Page, PageStatus, RecallItem, Scope
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
 from reverie.store.base import Store
 from reverie.store.vectors import VectorStore
@@ -119,13 +119,17 @@ def fuse(
     cited = cited_by_claims((u for u, _ in units.values()), episodes)
     out = []
     for unit, cos in units.values():
-        weight = PAGE_PREFERENCE if unit.kind != "episode" else 1.0
+        weight = PAGE_PREFERENCE * _role_weight(unit) if unit.kind != "episode" else 1.0
         if unit.kind == "episode" and unit.id in cited:
             weight *= COVERED_EPISODE
         unit.score += SEMANTIC_WEIGHT * weight * _semantic(cos, floor)
         if unit.score > 0:
             out.append(unit)
     return out
+
+
+def _role_weight(unit: RecallItem) -> float:
+    return ClaimRole(unit.role).recall_weight if unit.role else 1.0
 
 
 def _vector_units(

@@ -193,7 +193,7 @@ def _pool(
     for page, _ in pages:
         if _current(page, now):
             title = stems(page.title)
-            yield from (title | stems(c.text) for c in page.revision.claims)
+            yield from (title | stems(c.text) for c in page.revision.claims if _recallable(c))
     yield from (stems(e.text) for e, _ in episodes)
 
 
@@ -252,6 +252,10 @@ def _current(page: Page, now: datetime) -> bool:
     return started and (r.valid_until is None or utc(r.valid_until) > now)
 
 
+def _recallable(claim: Claim) -> bool:
+    return claim.role is None or claim.role.recall_weight > 0
+
+
 def _claim_units(
     hits: Sequence[tuple[Page, float]],
     wanted: list[str],
@@ -266,6 +270,9 @@ def _claim_units(
             continue
         title = stems(page.title)
         for claim in page.revision.claims:
+            weight = claim.role.recall_weight if claim.role is not None else 1.0
+            if weight <= 0:
+                continue  # an evidence line: cited for lineage, never recalled
             own = stems(claim.text)
             if own.isdisjoint(wanted):
                 continue  # the title alone does not make every claim of a page relevant
@@ -274,7 +281,7 @@ def _claim_units(
             if not _passes(cov, floor):
                 continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
-            units.append(_claim_item(page, claim, PAGE_PREFERENCE * relevance))
+            units.append(_claim_item(page, claim, PAGE_PREFERENCE * weight * relevance))
     return units
 
 
@@ -291,6 +298,7 @@ def _claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
         created_at=page.updated_at,
         status=str(page.status),
         page_kind=str(page.kind),
+        role=str(claim.role) if claim.role is not None else None,
     )
 
 

@@ -88,6 +88,8 @@ def _units(
     for page in pages:
         rev = page.revision
         for i, claim in enumerate(rev.claims):
+            if claim.role is not None and claim.role.recall_weight <= 0:
+                continue  # an evidence line is never recalled, so never embedded
             ref = claim_ref(page.id, rev.number, i)
             out.append((VectorUnit(scope, "claim", ref, content_hash(claim.text)), claim.text))
     return out

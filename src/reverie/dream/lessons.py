@@ -1,0 +1,317 @@
+"""What one problem's episodes teach: lessons synthesised across paraphrases, and fixes drawn
+from failure then success.
+
+Pure and deterministic; the input is one problem's work set in time order.
+
+**Stated lessons.** Lessons that say the same thing become one claim. Two variants are one when
+their normalised words (stop words out, stemmed) overlap enough
+(:func:`reverie.dream.dedupe.same_lesson`, as for learnt-in-the-same-context lessons), or, with
+an embedder, when their cosine reaches ``DreamConfig.lesson_cosine``. Each claim is worded by its
+most central variant — the one most like the others, weighted by how many episodes taught each —
+and carries its support (episodes, first and last seen) and every teaching episode's id. A
+template ("approach worked", "N/A") is never a lesson.
+
+**Unstated lessons.** A problem that failed and then succeeded with a *different* action teaches
+that action: "When <situation> fails with <error>: <action> worked (k of n times since <date>)".
+An action is the set of its words and flags; two actions are the same when their sets overlap
+by :data:`SAME_ACTION` (Jaccard). Among candidate fixes the one whose latest attempt succeeded
+most recently wins; a fix whose latest attempt failed has stopped working and is superseded, not
+kept beside the newer one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from reverie.dream.dates import resolve_relative_dates
+from reverie.models import Claim, ClaimRole, Episode, Outcome
+
+if TYPE_CHECKING:
+    from reverie.embed import Embedder
+
+__all__ = [
+    "FAILING",
+    "SAME_ACTION",
+    "Fix",
+    "LessonGroup",
+    "current_fix",
+    "is_template_lesson",
+    "synthesize_lessons",
+]
+
+SAME_ACTION = 0.6
+FAILING = frozenset({Outcome.FAILURE, Outcome.TIMEOUT, Outcome.PARTIAL})
+MAX_VARIANTS = 400
+"""Distinct lesson wordings compared pairwise within one problem; more are matched exactly."""
+
+_WORDS = re.compile(r"[^\W_]+")
+_ACTION_TOKEN = re.compile(r"--?[\w][\w.=:/-]*|[\w][\w.:/=-]*")
+_TEMPLATE_TEXTS = (
+    "approach worked",
+    "approach worked remember this pattern",
+    "remember this pattern",
+    "this worked",
+    "it worked",
+    "worked",
+    "worked fine",
+    "worked as expected",
+    "success",
+    "successful",
+    "succeeded",
+    "failed",
+    "it failed",
+    "n a",
+    "na",
+    "none",
+    "null",
+    "nothing",
+    "nothing to learn",
+    "nothing new",
+    "ok",
+    "okay",
+    "done",
+    "all good",
+    "task completed",
+    "task done",
+    "completed",
+    "no lesson",
+    "no lessons",
+    "no issues",
+    "as expected",
+)
+_WARNING = re.compile(r"^\s*(?:don'?t|do not|never|avoid|stop|beware|careful|must not)\b", re.I)
+
+
+def _normal_words(text: str) -> str:
+    return " ".join(_WORDS.findall(text.lower()))
+
+
+_TEMPLATES = frozenset(_normal_words(t) for t in _TEMPLATE_TEXTS)
+
+
+def is_template_lesson(text: str | None) -> bool:
+    """True for a lesson that says nothing ("approach worked", "N/A.", "", ...)."""
+    normal = _normal_words(text or "")
+    return not normal or normal in _TEMPLATES
+
+
+# --- stated lessons ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Variant:
+    text: str
+    words: frozenset[str]
+    episodes: list[Episode] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LessonGroup:
+    """One lesson and every episode that taught it, worded by its most central variant."""
+
+    text: str
+    episodes: tuple[Episode, ...]
+
+    @property
+    def support(self) -> int:
+        return len(self.episodes)
+
+    def claim(self, limit: int) -> Claim:
+        eps = self.episodes
+        role = ClaimRole.WARNING if _WARNING.match(self.text) else ClaimRole.LESSON
+        return Claim(
+            text=_fit(self.text, limit),
+            episode_ids=tuple(dict.fromkeys(e.id for e in eps)),
+            role=role,
+            support=len(eps),
+            first_seen=min(e.created_at for e in eps),
+            last_seen=max(e.created_at for e in eps),
+        )
+
+
+def _fit(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def synthesize_lessons(
+    work: Sequence[Episode], *, embedder: Embedder | None = None, cosine: float = 0.75
+) -> list[LessonGroup]:
+    """The distinct lessons of ``work``, most supported first (ties: first taught)."""
+    from reverie.dream.dedupe import lesson_words
+
+    variants: dict[str, _Variant] = {}
+    for ep in work:
+        if not ep.lesson or is_template_lesson(ep.lesson):
+            continue
+        text = resolve_relative_dates(ep.lesson.strip(), ep.created_at)
+        key = _normal_words(text)
+        variant = variants.setdefault(key, _Variant(text=text, words=lesson_words(text)))
+        variant.episodes.append(ep)
+    ordered = list(variants.values())
+    similar = _similarity(ordered, embedder, cosine)
+    groups = _components(ordered, similar)
+    out = [_central_group(members, similar, ordered) for members in groups]
+    return sorted(out, key=lambda g: (-g.support, min(e.created_at for e in g.episodes), g.text))
+
+
+def _similarity(
+    variants: Sequence[_Variant], embedder: Embedder | None, cosine: float
+) -> Callable[[int, int], float]:
+    """A pairwise similarity in [0, 1] and, through it, the "same lesson" test (≥ 0.5)."""
+    from reverie.config import DreamConfig
+    from reverie.dream.dedupe import same_lesson
+
+    config = DreamConfig()
+    vectors = None
+    if embedder is not None and 1 < len(variants) <= MAX_VARIANTS:
+        import numpy as np
+
+        vectors = np.asarray(embedder.embed([v.text for v in variants]), dtype=np.float32)
+
+    def score(i: int, j: int) -> float:
+        a, b = variants[i].words, variants[j].words
+        jaccard = len(a & b) / len(a | b) if a | b else 0.0
+        if same_lesson(a, b, True, config):
+            return max(0.5, jaccard)
+        if vectors is not None and float(vectors[i] @ vectors[j]) >= cosine:
+            return max(0.5, float(vectors[i] @ vectors[j]))
+        return min(jaccard, 0.49)
+
+    return score
+
+
+def _components(
+    variants: Sequence[_Variant], similar: Callable[[int, int], float]
+) -> list[list[int]]:
+    parent = list(range(len(variants)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    limit = min(len(variants), MAX_VARIANTS)
+    for i in range(limit):
+        for j in range(i + 1, limit):
+            if root(i) != root(j) and similar(i, j) >= 0.5:
+                parent[max(root(i), root(j))] = min(root(i), root(j))
+    groups: dict[int, list[int]] = {}
+    for i in range(len(variants)):
+        groups.setdefault(root(i), []).append(i)
+    return [groups[r] for r in sorted(groups)]
+
+
+def _central_group(
+    members: Sequence[int], similar: Callable[[int, int], float], variants: Sequence[_Variant]
+) -> LessonGroup:
+    def centrality(i: int) -> tuple[float, int, str]:
+        weight = sum(similar(i, j) * len(variants[j].episodes) for j in members if j != i)
+        return (weight + len(variants[i].episodes), len(variants[i].episodes), variants[i].text)
+
+    best = max(members, key=lambda i: (centrality(i)[0], centrality(i)[1], -i))
+    eps = sorted((e for i in members for e in variants[i].episodes), key=_time_order)
+    return LessonGroup(text=variants[best].text, episodes=tuple(eps))
+
+
+def _time_order(ep: Episode) -> tuple[datetime, int, str]:
+    return (ep.created_at, ep.seq or 0, ep.id)
+
+
+# --- failure then fix --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What worked after a problem failed: the action, its successes and attempts since."""
+
+    action: str
+    error: str | None
+    situation: str
+    successes: tuple[Episode, ...]
+    attempts: int
+    since: datetime
+
+    def claim(self, limit: int) -> Claim:
+        when = f"When {self.situation}" if self.situation else "When this"
+        fails = f" fails with {self.error}" if self.error else " fails"
+        tally = f"{len(self.successes)} of {self.attempts} times since {self.since.date()}"
+        text = f"{when}{fails}: {self.action} worked ({tally})."
+        return Claim(
+            text=_fit(text, limit),
+            episode_ids=tuple(dict.fromkeys(e.id for e in self.successes)),
+            role=ClaimRole.FIX,
+            support=len(self.successes),
+            first_seen=self.successes[0].created_at,
+            last_seen=self.successes[-1].created_at,
+        )
+
+
+def action_words(action: str) -> frozenset[str]:
+    return frozenset(t.lower().strip(".,;:") for t in _ACTION_TOKEN.findall(action) if len(t) > 1)
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+@dataclass
+class _Candidate:
+    words: frozenset[str]
+    action: str
+    successes: list[Episode] = field(default_factory=list)
+    attempts: list[Episode] = field(default_factory=list)
+
+
+def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | None]) -> Fix | None:
+    """The fix this problem's history supports now, or ``None`` (module docstring)."""
+    ordered = sorted(work, key=_time_order)
+    first_failure = next((i for i, e in enumerate(ordered) if e.outcome in FAILING), None)
+    if first_failure is None:
+        return None
+    failed = [action_words(e.action) for e in ordered if e.outcome in FAILING and e.action]
+    candidates: list[_Candidate] = []
+    for ep in ordered[first_failure + 1 :]:
+        words = action_words(ep.action)
+        if not words:
+            continue
+        cand = next((c for c in candidates if _jaccard(c.words, words) >= SAME_ACTION), None)
+        if ep.outcome is Outcome.SUCCESS and cand is None:
+            if any(_jaccard(words, f) >= SAME_ACTION for f in failed):
+                continue  # the same action that failed before: a retry, not a fix
+            cand = _Candidate(words=words, action=ep.action.strip())
+            candidates.append(cand)
+        if cand is not None:
+            cand.attempts.append(ep)
+            if ep.outcome is Outcome.SUCCESS:
+                cand.successes.append(ep)
+    working = [c for c in candidates if c.attempts[-1].outcome is Outcome.SUCCESS]
+    if not working:
+        return None
+    best = max(working, key=lambda c: (c.successes[-1].created_at, len(c.successes), c.action))
+    return _fix_of(best, ordered, error_of)
+
+
+def _fix_of(
+    cand: _Candidate, ordered: Sequence[Episode], error_of: Callable[[Episode], str | None]
+) -> Fix:
+    start = cand.successes[0].created_at
+    before = [e for e in ordered if e.outcome in FAILING and e.created_at <= start]
+    classes = Counter(c for e in before if (c := error_of(e)) and c != "error")
+    error = min(classes, key=lambda c: (-classes[c], c)) if classes else None
+    situations = Counter(" ".join(e.situation.split()) for e in before if e.situation.strip())
+    situation = min(situations, key=lambda s: (-situations[s], s)) if situations else ""
+    return Fix(
+        action=_fit(cand.action, 200).rstrip(" ."),
+        error=error,
+        situation=_fit(situation, 120).rstrip(" .:;"),
+        successes=tuple(cand.successes),
+        attempts=len(cand.attempts),
+        since=start,
+    )

@@ -1,0 +1,406 @@
+"""Group episodes by the problem they are about, and send each to that problem's page.
+
+A page is one recurring problem or piece of knowledge, never "everything about a tool". So an
+episode is represented by what it is *about*: its situation, its error (the telling line and
+its short class, :func:`~reverie.dream.cluster.error_class`), its lesson, and, weighted less,
+its action, tools and category. Two paths share one algorithm:
+
+* **Lexical** (no embedder): a tf-idf vector of stemmed content words per field, weighted by
+  field (:data:`FIELD_WEIGHTS`), cosine similarity.
+* **Meaning** (an embedder): the embedding of :func:`problem_text`, cosine similarity.
+
+The algorithm is *nearest leader*: the scope's active pages come first, each a leader whose
+vector is its own text (title and claims); then the distinct problem signatures of the episodes,
+most frequent first (ties: the signature text). Each joins the most similar leader at or above
+the threshold (``DreamConfig.problem_similarity`` or ``problem_similarity_lexical``), or else
+becomes a leader itself. A leader's vector is the running sum of its members, so a problem's
+centre moves with its evidence. Episodes that join a page's leader form that page's group (its
+``topic_key``); every other leader is a new problem, whose topic key is
+``category|tools|terms~hash``: the category and tools of its founding signature, its three
+strongest terms, and a hash of that signature.
+
+Invariants:
+
+* **Order-independent.** Input is reduced to distinct signatures and processed in a canonical
+  order, pages in id order: the same episodes and pages give the same groups, whatever order
+  they come in.
+* **Stable ids.** A page's topic key (so its id) never changes; a new problem's key depends only
+  on its founding signature.
+* **Bounded cost.** Lexical candidates come from an inverted index over each leader's strongest
+  terms, so the work grows with episodes × candidates, not episodes × leaders. Identical
+  signatures are grouped before anything is compared.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from reverie.config import DreamConfig
+from reverie.dream.cluster import STOP_WORDS, Group, cluster, error_class, order_key
+from reverie.dream.dialogue import CONVERSATION
+from reverie.dream.facts import PREFIX as FACT_PREFIX
+from reverie.dream.lessons import FAILING as _FAILING
+from reverie.dream.lessons import is_template_lesson
+from reverie.hashing import content_hash
+from reverie.models import Episode, Outcome, Page, PageStatus
+from reverie.recall.query import stem
+
+if TYPE_CHECKING:
+    from reverie.embed import Embedder
+
+__all__ = [
+    "FIELD_WEIGHTS",
+    "Grouping",
+    "group_by_problem",
+    "is_human_edit",
+    "is_knowledge",
+    "page_text",
+    "problem_features",
+    "problem_groups",
+    "problem_text",
+]
+
+FIELD_WEIGHTS = {"situation": 1.0, "error": 1.0, "lesson": 1.0, "action": 0.5, "context": 0.4}
+"""How much each part of an episode says about its problem (lexical path)."""
+INDEX_TERMS = 8
+"""A leader is found through this many of its strongest terms, a signature through as many."""
+EMBED_TEXT = 600
+_WORD = re.compile(r"[^\W_]+")
+_MASKS = (
+    re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b", re.I),
+    re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{10,}\b", re.I),
+)
+
+Features = dict[str, float]
+
+
+def is_human_edit(ep: Episode) -> bool:
+    """An episode that records a person's edit of a page: evidence of the edit, not of work."""
+    return ep.metadata.get("reverie") == "human-edit"
+
+
+def _error_line(error: str | None) -> str:
+    """The telling line of an error: the last of a traceback, else the first."""
+    lines = [line.strip() for line in (error or "").strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = lines[-1] if lines[0].startswith("Traceback") else lines[0]
+    for mask in _MASKS:
+        line = mask.sub(" ", line)
+    return line[:300]
+
+
+def problem_text(ep: Episode) -> str:
+    """What an episode is about, as one text (the embedding path embeds this)."""
+    parts = [ep.situation.strip()]
+    if ep.error:
+        parts.append(f"Error: {_error_line(ep.error)}")
+    if ep.lesson and not is_template_lesson(ep.lesson):
+        parts.append(f"Lesson: {ep.lesson.strip()}")
+    if ep.action.strip():
+        parts.append(f"Action: {ep.action.strip()}")
+    return "\n".join(p for p in parts if p)[:EMBED_TEXT]
+
+
+@lru_cache(maxsize=1 << 15)
+def _stems(text: str) -> tuple[str, ...]:
+    words = _WORD.findall(text.lower())
+    return tuple(stem(w) for w in words if w not in STOP_WORDS and len(w) > 1 and not w.isdigit())
+
+
+def _context_terms(ep: Episode) -> list[str]:
+    terms = [f"tool:{t.strip().lower()}" for t in ep.tools if t.strip()]
+    if ep.category and ep.category.strip():
+        terms.append(f"cat:{ep.category.strip().lower()}")
+    return terms
+
+
+def problem_features(ep: Episode) -> Features:
+    """Term weights of an episode's problem (before idf): field weight × occurrences."""
+    out: defaultdict[str, float] = defaultdict(float)
+    fields = (
+        ("situation", ep.situation),
+        ("error", _error_line(ep.error)),
+        ("lesson", ep.lesson if ep.lesson and not is_template_lesson(ep.lesson) else ""),
+        ("action", ep.action),
+    )
+    for name, text in fields:
+        for term in _stems(text or ""):
+            out[term] += FIELD_WEIGHTS[name]
+    if klass := error_class(ep.error):
+        out[f"err:{klass.lower()}"] += FIELD_WEIGHTS["error"] * 2
+    for term in _context_terms(ep):
+        out[term] += FIELD_WEIGHTS["context"]
+    return dict(out)
+
+
+def page_text(page: Page) -> str:
+    """What a page is about: its title and claim texts (the leader of its problem)."""
+    return "\n".join([page.title, *(c.text for c in page.revision.claims)])[: EMBED_TEXT * 4]
+
+
+def _page_features(page: Page) -> Features:
+    out: defaultdict[str, float] = defaultdict(float)
+    for term in _stems(page_text(page)):
+        out[term] += 1.0
+    for claim in page.revision.claims:
+        for klass in re.findall(r"fails with ([^:(]+?)[:(]", claim.text):
+            out[f"err:{klass.strip().lower()}"] += 1.0
+    parts = page.topic_key.split("|")
+    if len(parts) >= 2:
+        for tool in parts[1].split("+"):
+            if tool != "-":
+                out[f"tool:{tool}"] += FIELD_WEIGHTS["context"]
+        if parts[0] != "general":
+            out[f"cat:{parts[0]}"] += FIELD_WEIGHTS["context"]
+    return dict(out)
+
+
+@dataclass
+class _Leader:
+    """A problem being gathered: its page (if known), or the signature that founded it, and
+    the signatures that joined it. Its vector is kept by the path that gathers it."""
+
+    page: Page | None = None
+    founder: str = ""
+    members: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Signatures:
+    """The distinct problem signatures of the input, in canonical order, and their episodes."""
+
+    keys: list[str]
+    episodes: dict[str, list[Episode]]
+    sample: dict[str, Episode]
+
+
+def _signatures(episodes: Sequence[Episode]) -> _Signatures:
+    by_sig: dict[str, list[Episode]] = defaultdict(list)
+    for ep in sorted(episodes, key=order_key):
+        by_sig[problem_text(ep) + "\x1f" + " ".join(sorted(_context_terms(ep)))].append(ep)
+    keys = sorted(by_sig, key=lambda k: (-len(by_sig[k]), k))
+    return _Signatures(keys, dict(by_sig), {k: by_sig[k][0] for k in keys})
+
+
+def group_by_problem(
+    episodes: Sequence[Episode],
+    pages: Sequence[Page],
+    *,
+    embedder: Embedder | None = None,
+    threshold: float = 0.6,
+    lexical_threshold: float = 0.3,
+) -> list[Group]:
+    """Episodes grouped by problem (module docstring); groups sorted by topic key."""
+    if not episodes:
+        return []
+    sigs = _signatures(episodes)
+    known = sorted(pages, key=lambda p: p.id)
+    if embedder is None:
+        leaders = _lexical_leaders(sigs, known, lexical_threshold)
+    else:
+        leaders = _dense_leaders(sigs, known, embedder, threshold)
+    return _groups(leaders, sigs)
+
+
+def _groups(leaders: Sequence[_Leader], sigs: _Signatures) -> list[Group]:
+    out: dict[str, list[Episode]] = defaultdict(list)
+    for leader in leaders:
+        if not leader.members:
+            continue
+        key = leader.page.topic_key if leader.page else _new_topic_key(leader, sigs)
+        for sig in leader.members:
+            out[key].extend(sigs.episodes[sig])
+    return [Group(topic_key=k, episodes=tuple(sorted(out[k], key=order_key))) for k in sorted(out)]
+
+
+def _new_topic_key(leader: _Leader, sigs: _Signatures) -> str:
+    ep = sigs.sample[leader.founder]
+    category = " ".join((ep.category or "general").lower().split()).replace("|", "/")
+    tools = "+".join(
+        sorted({t.strip().lower().replace("|", "/").replace("+", "/") for t in ep.tools} - {""})
+    )
+    terms = "+".join(_top_terms(problem_features(ep), 3))
+    return f"{category or 'general'}|{tools or '-'}|{terms}~{content_hash(leader.founder)[7:15]}"
+
+
+def _top_terms(features: Features, k: int) -> list[str]:
+    words = [(w, t) for t, w in features.items() if ":" not in t]
+    return [t for _w, t in sorted(words, key=lambda wt: (-wt[0], wt[1]))[:k]]
+
+
+# --- lexical path ------------------------------------------------------------------------------
+
+
+def _idf(sigs: _Signatures, page_features: Sequence[Features]) -> dict[str, float]:
+    df: Counter[str] = Counter()
+    docs = 0
+    for key in sigs.keys:
+        df.update(problem_features(sigs.sample[key]).keys())
+        docs += 1
+    for feats in page_features:
+        df.update(feats.keys())
+        docs += 1
+    return {t: math.log((docs + 1) / (n + 1)) + 1.0 for t, n in df.items()}
+
+
+def _weighted(features: Mapping[str, float], idf: Mapping[str, float]) -> Features:
+    vec = {t: w * idf.get(t, 1.0) for t, w in features.items()}
+    norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+    return {t: v / norm for t, v in vec.items()}
+
+
+def _strongest(vec: Mapping[str, float], k: int = INDEX_TERMS) -> list[str]:
+    return [t for t, _ in sorted(vec.items(), key=lambda tv: (-tv[1], tv[0]))[:k]]
+
+
+def _cosine(a: Mapping[str, float], b: Mapping[str, float], norm_b: float) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(v * b.get(t, 0.0) for t, v in a.items()) / (norm_b or 1.0)
+
+
+def _lexical_leaders(sigs: _Signatures, pages: Sequence[Page], threshold: float) -> list[_Leader]:
+    page_feats = [_page_features(p) for p in pages]
+    idf = _idf(sigs, page_feats)
+    leaders = [_Leader(page=p) for p in pages]
+    sums = [_weighted(f, idf) for f in page_feats]
+    norms = [1.0] * len(leaders)
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, vec in enumerate(sums):
+        for term in _strongest(vec):
+            index[term].append(i)
+    for key in sigs.keys:
+        vec = _weighted(problem_features(sigs.sample[key]), idf)
+        best, best_sim = -1, threshold
+        for i in sorted({i for t in _strongest(vec) for i in index.get(t, ())}):
+            sim = _cosine(vec, sums[i], norms[i])
+            if sim > best_sim or (sim == best_sim and best < 0):
+                best, best_sim = i, sim
+        if best < 0:
+            best = len(leaders)
+            leaders.append(_Leader(founder=key))
+            sums.append({})
+            norms.append(1.0)
+        _absorb(sums[best], vec, len(sigs.episodes[key]))
+        leaders[best].members.append(key)
+        norms[best] = math.sqrt(sum(v * v for v in sums[best].values()))
+        for term in _strongest(vec):
+            if best not in index[term]:
+                index[term].append(best)
+    return leaders
+
+
+def _absorb(summed: Features, vec: Features, count: int) -> None:
+    """Add a signature to a leader's running sum, weighted by how many episodes share it, with
+    diminishing returns so one flood of copies does not own the centre."""
+    weight = 1.0 + math.log(count)
+    for t, v in vec.items():
+        summed[t] = summed.get(t, 0.0) + weight * v
+
+
+# --- meaning path ------------------------------------------------------------------------------
+
+
+def _dense_leaders(
+    sigs: _Signatures, pages: Sequence[Page], embedder: Embedder, threshold: float
+) -> list[_Leader]:
+    import numpy as np
+
+    texts = [page_text(p) for p in pages] + [problem_text(sigs.sample[k]) for k in sigs.keys]
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    sums = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+    sums[: len(pages)] = vectors[: len(pages)]
+    leaders = [_Leader(page=p) for p in pages]
+    count = len(pages)
+    for j, key in enumerate(sigs.keys):
+        vec = vectors[len(pages) + j]
+        best = -1
+        if count:
+            centres = sums[:count]
+            sims = centres @ vec / np.maximum(np.linalg.norm(centres, axis=1), 1e-9)
+            top = int(np.argmax(sims))
+            best = top if sims[top] >= threshold else -1
+        if best < 0:
+            best = count
+            leaders.append(_Leader(founder=key))
+            count += 1
+        sums[best] += (1.0 + math.log(len(sigs.episodes[key]))) * vec
+        leaders[best].members.append(key)
+    return leaders
+
+
+# --- which groups are knowledge ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """A cycle's groups, and the episodes it scanned that are not knowledge (``passed``): the
+    checkpoint moves past them, no page cites them, nothing marks them."""
+
+    groups: list[Group]
+    passed: list[Episode]
+
+
+def is_knowledge(group: Group, has_page: bool, importance_threshold: int, min_pattern: int) -> bool:
+    """Whether a group teaches something: it revises a known problem's page, someone stated a
+    lesson or marked it important, or it failed repeatedly or failed and then was fixed. A run of
+    routine successes with no lesson, no error and no failure is not knowledge."""
+    if has_page:
+        return True
+    eps = group.episodes
+    if any(ep.lesson and not is_template_lesson(ep.lesson) for ep in eps):
+        return True
+    if any((ep.importance or 0) >= importance_threshold for ep in eps):
+        return True
+    failing = [ep for ep in eps if ep.outcome in _FAILING or ep.error]
+    if len(failing) >= 2:
+        return True
+    first = min((ep.created_at for ep in failing), default=None)
+    fixed = first is not None and any(
+        ep.outcome is Outcome.SUCCESS and ep.created_at >= first for ep in eps
+    )
+    return fixed or (bool(failing) and len(eps) >= min_pattern)
+
+
+def problem_groups(
+    episodes: Sequence[Episode],
+    pages: Sequence[Page],
+    *,
+    embedder: Embedder | None,
+    config: DreamConfig,
+) -> Grouping:
+    """Group a cycle's episodes: conversation turns by speaker key as dialogue, the rest by
+    problem against the scope's active pages; then set aside what is not knowledge."""
+    talk = [ep for ep in episodes if (ep.category or "").lower() == CONVERSATION]
+    work = [ep for ep in episodes if (ep.category or "").lower() != CONVERSATION]
+    leaders = [p for p in pages if p.status is PageStatus.ACTIVE and _is_problem_page(p)]
+    groups = group_by_problem(
+        work,
+        leaders,
+        embedder=embedder,
+        threshold=config.problem_similarity,
+        lexical_threshold=config.problem_similarity_lexical,
+    )
+    known = {p.topic_key for p in leaders}
+    kept: list[Group] = []
+    passed: list[Group] = []
+    for g in groups:
+        knowledge = is_knowledge(
+            g, g.topic_key in known, config.importance_threshold, config.min_pattern
+        )
+        (kept if knowledge else passed).append(g)
+    kept += cluster(talk, embedder, config.similarity_threshold)
+    kept.sort(key=lambda g: g.topic_key)
+    return Grouping(groups=kept, passed=[ep for g in passed for ep in g.episodes])
+
+
+def _is_problem_page(page: Page) -> bool:
+    head = page.topic_key.split("|", 1)[0]
+    return head not in (FACT_PREFIX, CONVERSATION)
