@@ -70,6 +70,10 @@ class DreamConfig:
     similar by cosine, else it starts a new one."""
     problem_similarity_lexical: float = 0.3
     """Without one: the same, by cosine of the field-weighted tf-idf vectors."""
+    model_refresh_growth: float | None = 2.0
+    """With a model distiller: a known problem's page is rewritten by the model once its evidence
+    has grown this many times since the model last wrote it; in between, new episodes reinforce
+    it without a call (reverie.dream.budget; None: a call for every group)."""
     lesson_cosine: float = 0.75
     """With an embedder: two stated lessons of one problem at least this similar are one claim."""
     fallback_after_days: float | None = 7.0

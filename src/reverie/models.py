@@ -427,7 +427,8 @@ def _parse_time(value: Any) -> datetime | None:
 class PageSupport(BaseModel):
     """A page's tallies: page metadata shown in its header, never claims in the recall budget.
 
-    ``error_classes`` counts the short error classes seen (``"HTTP 429"``, ``"TimeoutError"``).
+    ``error_classes`` counts the short error classes seen (``"HTTP 429"``, ``"TimeoutError"``);
+    ``distilled_at`` is ``episodes`` when a model last wrote the page (model distillers only).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -438,6 +439,7 @@ class PageSupport(BaseModel):
     error_classes: dict[str, int] = Field(default_factory=dict)
     first_seen: datetime | None = None
     last_seen: datetime | None = None
+    distilled_at: int | None = Field(default=None, ge=0)
 
     @property
     def success_rate(self) -> float | None:
@@ -445,7 +447,7 @@ class PageSupport(BaseModel):
         return round(self.successes / decided, 3) if decided else None
 
     def stored(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "episodes": self.episodes,
             "successes": self.successes,
             "failures": self.failures,
@@ -454,6 +456,9 @@ class PageSupport(BaseModel):
             "first_seen": self.first_seen.isoformat() if self.first_seen else None,
             "last_seen": self.last_seen.isoformat() if self.last_seen else None,
         }
+        if self.distilled_at is not None:
+            out["distilled_at"] = self.distilled_at
+        return out
 
     @classmethod
     def from_stored(cls, data: dict[str, Any] | None) -> PageSupport | None:
@@ -466,6 +471,7 @@ class PageSupport(BaseModel):
             error_classes=data.get("error_classes") or {},
             first_seen=_parse_time(data.get("first_seen")),
             last_seen=_parse_time(data.get("last_seen")),
+            distilled_at=data.get("distilled_at"),
         )
 
     def header(self) -> str:

@@ -21,6 +21,7 @@ from datetime import datetime
 from reverie.archive import resolve as resolve_archived  # issue 6: cold-tier history
 from reverie.config import DreamConfig
 from reverie.dream.apply import WriteContext, change_of, operation_writes
+from reverie.dream.budget import model_due, reinforce, with_support
 from reverie.dream.cluster import Group
 from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.decay import merge_observations, observed
@@ -281,8 +282,13 @@ class DreamCycle:
         return out
 
     def _distill_one(self, ev: Evidence, out: _Distilled) -> None:
+        paid = isinstance(self.distiller, MeteredDistiller)  # it calls a model
+        if paid and not model_due(ev, self.config.model_refresh_growth):
+            out.pairs.append((ev, reinforce(ev, self.distiller.name)))
+            return
         try:
-            out.pairs.append((ev, self.distiller.distill(ev)))
+            plan = self.distiller.distill(ev)
+            out.pairs.append((ev, with_support(plan, ev) if paid else plan))
         except PlanRejected as exc:
             if self._fallback_due(ev):
                 out.fallbacks.append(_fell_back(ev, exc.reasons))

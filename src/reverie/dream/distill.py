@@ -64,7 +64,7 @@ from reverie.models import (
 if TYPE_CHECKING:
     from reverie.embed import Embedder
 
-__all__ = ["ExtractiveDistiller", "is_template_lesson"]
+__all__ = ["ExtractiveDistiller", "is_template_lesson", "page_support", "tally"]
 
 CLAIM_LIMIT = 400
 TITLE_LIMIT = 120
@@ -200,6 +200,7 @@ def tally(episodes: Iterable[Episode]) -> PageSupport:
 
 
 def _add(a: PageSupport, b: PageSupport) -> PageSupport:
+    """Two tallies summed; ``distilled_at`` is the first one's (the page as it stands)."""
     classes = Counter(a.error_classes)
     classes.update(b.error_classes)
     firsts = [t for t in (a.first_seen, b.first_seen) if t is not None]
@@ -211,7 +212,15 @@ def _add(a: PageSupport, b: PageSupport) -> PageSupport:
         error_classes=dict(classes),
         first_seen=min(firsts, default=None),
         last_seen=max(lasts, default=None),
+        distilled_at=a.distilled_at,
     )
+
+
+def page_support(evidence: Evidence) -> PageSupport:
+    """The support of the page ``evidence`` feeds once its new episodes are added."""
+    page = _matching_page(evidence)
+    sources = _duplicates(evidence, page)
+    return _support(evidence, page, sources, _work_set(evidence, page, sources))
 
 
 def _support(
@@ -222,10 +231,10 @@ def _support(
     shown = [p for p in (page, *sources) if p is not None]
     if not shown or any(p.revision.support is None for p in shown):
         return tally(work)
-    total = tally(())
-    for p in shown:
-        assert p.revision.support is not None
-        total = _add(total, p.revision.support)
+    supports = [p.revision.support for p in shown if p.revision.support is not None]
+    total = supports[0]
+    for more in supports[1:]:
+        total = _add(total, more)
     cited = {e for p in shown for e in p.citations}
     return _add(total, tally(ep for ep in evidence.episodes if ep.id not in cited))
 

@@ -1,0 +1,95 @@
+"""When a model distiller is worth calling: bounded calls per episode, nothing paid twice.
+
+A model is called for one problem at a time (the cycle's groups are problems, each with its
+page). It is called when that problem is new, and again only once the page's evidence has grown
+by ``DreamConfig.model_refresh_growth`` (2.0: at 1, 2, 4, 8, … times the support it had when a
+model last wrote it, so a problem met *n* times costs about ``log2 n`` calls). In between, new
+episodes *reinforce* the page without a call: its claims stay as the model wrote them, the new
+episodes are cited by the page's evidence line and added to its tallies. The response cache
+(:mod:`reverie.llm.cache`) covers the rest: a re-run after a crash or an undo pays nothing.
+
+Pure functions of the evidence; the cycle applies them (:mod:`reverie.dream.cycle`).
+"""
+
+from __future__ import annotations
+
+from reverie.dream.distill import page_support
+from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
+from reverie.models import Claim, ClaimRole, Page, PageSupport
+
+__all__ = ["model_due", "reinforce", "with_support"]
+
+
+def _page(evidence: Evidence) -> Page | None:
+    return next((p for p in evidence.pages if p.topic_key == evidence.topic_key), None)
+
+
+def model_due(evidence: Evidence, growth: float | None) -> bool:
+    """Whether this group is worth a model call (module docstring). ``growth=None``: always."""
+    page = _page(evidence)
+    if growth is None or page is None or len(evidence.pages) > 1:
+        return True  # a new problem, or pages to merge: the model must write it
+    support = page.revision.support
+    if support is None or support.distilled_at is None:
+        return True  # never written by a model
+    grown = page_support(evidence).episodes
+    return grown >= growth * max(support.distilled_at, 1)
+
+
+def reinforce(evidence: Evidence, name: str) -> Plan:
+    """The page as it stands, its evidence line citing the new episodes, its tallies grown."""
+    page = _page(evidence)
+    assert page is not None, "reinforce needs the group's page"
+    cited = set(page.citations)
+    new = [e.id for e in evidence.episodes if e.id not in cited]
+    if not new:
+        return Plan(distiller=name)
+    rev = page.revision
+    revise = RevisePage(
+        page_id=page.id,
+        expected_hash=rev.hash,
+        title=rev.title,
+        kind=rev.kind,
+        confidence=rev.confidence,
+        claims=_with_evidence(rev.claims, new),
+        valid_from=rev.valid_from,
+        support=page_support(evidence),
+        pins=rev.pins,
+    )
+    return Plan(operations=(revise,), distiller=name)
+
+
+def _with_evidence(claims: tuple[Claim, ...], new: list[str]) -> tuple[Claim, ...]:
+    for i, claim in enumerate(claims):
+        if claim.role is ClaimRole.EVIDENCE:
+            ids = tuple(dict.fromkeys([*claim.episode_ids, *new]))
+            grown = claim.model_copy(
+                update={
+                    "episode_ids": ids,
+                    "support": len(ids),
+                    "text": f"Also observed in {len(ids)} other episodes.",
+                }
+            )
+            return (*claims[:i], grown, *claims[i + 1 :])
+    line = Claim(
+        text=f"Also observed in {len(new)} other episode{'s' if len(new) != 1 else ''}.",
+        episode_ids=tuple(new),
+        role=ClaimRole.EVIDENCE,
+        support=len(new),
+    )
+    return (*claims, line)
+
+
+def with_support(plan: Plan, evidence: Evidence) -> Plan:
+    """A model's plan with the tallies its page will have and the support it was written at."""
+    support = page_support(evidence)
+    stamped = PageSupport(**{**support.model_dump(), "distilled_at": support.episodes})
+    ops = tuple(
+        op.model_copy(update={"support": stamped})
+        if isinstance(op, CreatePage | RevisePage | MergePages)
+        and (not isinstance(op, CreatePage) or op.topic_key == evidence.topic_key)
+        and (isinstance(op, CreatePage) or op.page_id == getattr(_page(evidence), "id", None))
+        else op
+        for op in plan.operations
+    )
+    return plan.model_copy(update={"operations": ops})
