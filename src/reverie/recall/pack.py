@@ -16,7 +16,7 @@ whatever order they arrive in.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from reverie.models import RecallItem, Scope
 from reverie.recall.render import header_tokens, line_price, render, render_line
@@ -41,25 +41,39 @@ def _value_per_token(score: float, tokens: int) -> float:
 
 
 def pack(
-    candidates: Sequence[RecallItem], budget_tokens: int, *, scope: Scope | None = None
+    candidates: Sequence[RecallItem],
+    budget_tokens: int,
+    *,
+    scope: Scope | None = None,
+    covers: Mapping[str, frozenset[str]] | None = None,
 ) -> list[RecallItem]:
     """The units to render, densest first, whose section fits ``budget_tokens``.
 
     Pass the ``scope`` that :func:`reverie.recall.render.render` will get: the header names it
     and costs tokens. Units with a score that is not a positive finite number are worth nothing
-    and never packed; units that render the same line are packed once. Returns copies whose
-    ``tokens`` is their measured price.
+    and never packed; units that render the same line are packed once. An episode that a packed
+    page already covers (``covers``: page id -> the episodes it cites, every claim included) is
+    not repeated beside it: skipped, or taken out with its room given back when the page comes
+    later. Returns copies whose ``tokens`` is their measured price.
     """
     room = budget_tokens - header_tokens(scope)
     chosen: list[RecallItem] = []
     if room <= 0:
         return chosen
+    covered: set[str] = set()
     for item, tokens in _ranked(candidates):
+        if item.kind == "episode" and item.id in covered:
+            continue
         if tokens <= room:
             chosen.append(
                 item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
             )
             room -= tokens
+            if item.kind != "episode":
+                cites = (covers or {}).get(item.id, frozenset(item.citations))
+                covered |= cites
+                room += sum(c.tokens for c in chosen if c.kind == "episode" and c.id in cites)
+                chosen = [c for c in chosen if c.kind != "episode" or c.id not in cites]
     return _within(chosen, budget_tokens, scope)
 
 

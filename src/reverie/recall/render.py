@@ -65,13 +65,20 @@ def render_line(item: RecallItem) -> str:
         return f"- [{label}] {text}".rstrip()
     state = f", {status}" if status and status != "active" else ""
     title = _flat(item.title)
-    body = f"{title}: {text}" if title and text else title or text
+    body = f"{title}: {text}" if title and text and not _restates(text, title) else text or title
     date = _date(item)
     date = "" if date and date in title else date  # the title already dates it
     kind = _flat(item.page_kind or "") or f"page {ident}"
     cited = _cited(item.citations)
     line = f"- [{kind}{state}{', ' + date if date else ''}] {body}".rstrip()
     return line + (f" [{cited}]" if cited else "")
+
+
+def _restates(text: str, title: str) -> bool:
+    """Whether a claim already says its page's title (a title drawn from the lead lesson), so
+    the line need not repeat it."""
+    head = title.rstrip(" .…").lower()
+    return bool(head) and head[:60] in text.lower()
 
 
 def line_tokens(item: RecallItem) -> int:

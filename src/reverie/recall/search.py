@@ -112,7 +112,8 @@ def recall(
             wanted = [stem(t) for t in terms]
             units = fuse(units, store, scope, query, config, when, vectors,
                          history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
-        items = pack(units, budget_tokens, scope=scope)
+        covers = {pid: frozenset(page.citations) for pid, page in read.items()}
+        items = pack(units, budget_tokens, scope=scope, covers=covers)
         text = render(items, scope=scope)
     except Exception as exc:
         log.warning("recall failed for scope %s: %s: %s", scope.key, type(exc).__name__, exc)
