@@ -100,6 +100,9 @@ class RecallConfig:
     database): the least recently recalled is dropped, and loaded again when asked."""
     min_term_coverage: float = 0.1
     """Floor on the idf-weighted share of the query's terms a unit holds (reverie.recall.search)."""
+    min_matched_terms: int = 2
+    """A question of three or more content terms must share this many with a unit (the unit's
+    own words; a claim's with its page title) to be recalled."""
     include_episodes: bool = True
     include_pages: bool = True
     """Search page claims (off only for the episodes-only ablation of ``bench locomo``)."""

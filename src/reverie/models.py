@@ -441,6 +441,9 @@ class PageSupport(BaseModel):
     last_seen: datetime | None = None
     distilled_at: int | None = Field(default=None, ge=0)
 
+    def __hash__(self) -> int:  # a frozen model with a dict field: hash its stored form
+        return hash(json.dumps(self.stored(), sort_keys=True))
+
     @property
     def success_rate(self) -> float | None:
         decided = self.successes + self.failures

@@ -46,7 +46,7 @@ __all__ = [
 
 SAME_ACTION = 0.6
 FAILING = frozenset({Outcome.FAILURE, Outcome.TIMEOUT, Outcome.PARTIAL})
-MAX_VARIANTS = 400
+MAX_VARIANTS = 120
 """Distinct lesson wordings compared pairwise within one problem; more are matched exactly."""
 
 _WORDS = re.compile(r"[^\W_]+")

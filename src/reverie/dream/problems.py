@@ -70,6 +70,10 @@ FIELD_WEIGHTS = {"situation": 1.0, "error": 1.0, "lesson": 1.0, "action": 0.5, "
 """How much each part of an episode says about its problem (lexical path)."""
 INDEX_TERMS = 8
 """A leader is found through this many of its strongest terms, a signature through as many."""
+QUERY_TERMS = 5
+"""A signature looks for leaders through this many of its strongest terms..."""
+CANDIDATES = 8
+"""...and is compared with at most this many of them, those sharing most of those terms."""
 EMBED_TEXT = 600
 _WORD = re.compile(r"[^\W_]+")
 _MASKS = (
@@ -238,11 +242,11 @@ def _top_terms(features: Features, k: int) -> list[str]:
 # --- lexical path ------------------------------------------------------------------------------
 
 
-def _idf(sigs: _Signatures, page_features: Sequence[Features]) -> dict[str, float]:
+def _idf(features: Sequence[Features], page_features: Sequence[Features]) -> dict[str, float]:
     df: Counter[str] = Counter()
     docs = 0
-    for key in sigs.keys:
-        df.update(problem_features(sigs.sample[key]).keys())
+    for feats in features:
+        df.update(feats.keys())
         docs += 1
     for feats in page_features:
         df.update(feats.keys())
@@ -268,7 +272,8 @@ def _cosine(a: Mapping[str, float], b: Mapping[str, float], norm_b: float) -> fl
 
 def _lexical_leaders(sigs: _Signatures, pages: Sequence[Page], threshold: float) -> list[_Leader]:
     page_feats = [_page_features(p) for p in pages]
-    idf = _idf(sigs, page_feats)
+    features = [problem_features(sigs.sample[key]) for key in sigs.keys]
+    idf = _idf(features, page_feats)
     leaders = [_Leader(page=p) for p in pages]
     sums = [_weighted(f, idf) for f in page_feats]
     norms = [1.0] * len(leaders)
@@ -276,33 +281,43 @@ def _lexical_leaders(sigs: _Signatures, pages: Sequence[Page], threshold: float)
     for i, vec in enumerate(sums):
         for term in _strongest(vec):
             index[term].append(i)
-    for key in sigs.keys:
-        vec = _weighted(problem_features(sigs.sample[key]), idf)
+    for key, feats in zip(sigs.keys, features, strict=True):
+        vec = _weighted(feats, idf)
         best, best_sim = -1, threshold
-        for i in sorted({i for t in _strongest(vec) for i in index.get(t, ())}):
+        for i in _candidates(vec, index):
             sim = _cosine(vec, sums[i], norms[i])
             if sim > best_sim or (sim == best_sim and best < 0):
                 best, best_sim = i, sim
         if best < 0:
-            best = len(leaders)
+            best, best_sim = len(leaders), 0.0
             leaders.append(_Leader(founder=key))
             sums.append({})
-            norms.append(1.0)
-        _absorb(sums[best], vec, len(sigs.episodes[key]))
-        leaders[best].members.append(key)
-        norms[best] = math.sqrt(sum(v * v for v in sums[best].values()))
-        for term in _strongest(vec):
-            if best not in index[term]:
+            norms.append(0.0)
+            for term in _strongest(vec):
                 index[term].append(best)
+        weight = _absorb(sums[best], vec, len(sigs.episodes[key]))
+        leaders[best].members.append(key)
+        # |s + w v|^2 = |s|^2 + 2 w (s . v) + w^2, with s . v = cosine * |s| and |v| = 1
+        dot = best_sim * norms[best]
+        norms[best] = math.sqrt(norms[best] ** 2 + 2 * weight * dot + weight * weight)
     return leaders
 
 
-def _absorb(summed: Features, vec: Features, count: int) -> None:
+def _candidates(vec: Features, index: Mapping[str, list[int]]) -> list[int]:
+    """The leaders sharing most of a signature's strongest terms (ties: the older leader)."""
+    shared: Counter[int] = Counter()
+    for term in _strongest(vec, QUERY_TERMS):
+        shared.update(index.get(term, ()))
+    return sorted(shared, key=lambda i: (-shared[i], i))[:CANDIDATES]
+
+
+def _absorb(summed: Features, vec: Features, count: int) -> float:
     """Add a signature to a leader's running sum, weighted by how many episodes share it, with
-    diminishing returns so one flood of copies does not own the centre."""
+    diminishing returns so one flood of copies does not own the centre; returns the weight."""
     weight = 1.0 + math.log(count)
     for t, v in vec.items():
         summed[t] = summed.get(t, 0.0) + weight * v
+    return weight
 
 
 # --- meaning path ------------------------------------------------------------------------------

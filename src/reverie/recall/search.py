@@ -165,14 +165,15 @@ def _units(
         )
         episodes = [(e, s) for e, s in episodes if _evidence_at(e, now, history)]
     weights = term_weights(wanted, _pool(pages, episodes, now))
-    units = _claim_units(pages, wanted, config.min_term_coverage, now, weights)
+    need = config.min_matched_terms
+    units = _claim_units(pages, wanted, config.min_term_coverage, now, weights, need)
     if config.include_org and config.include_pages and not scope.is_org:  # issue 6, labelled
         from reverie.recall.org import org_units
 
         units += org_units(store, scope, terms, config, now, statuses)
     if config.include_episodes:
         cited = cited_by_claims(units, {e.id for e, _ in episodes})
-        units += _episode_units(episodes, wanted, config.min_term_coverage, cited, weights)
+        units += _episode_units(episodes, wanted, config.min_term_coverage, cited, weights, need)
     return units, {page.id: page for page, _ in pages}
 
 
@@ -242,6 +243,14 @@ def _passes(cov: float, floor: float) -> bool:
     return cov > 0 and cov >= floor
 
 
+def _enough_terms(wanted: Sequence[str], have: frozenset[str], need: int) -> bool:
+    """A question of three or more content terms must share ``need`` of them with a unit: one
+    word in common ("schema", "cluster") is how a question about something never stored
+    matches a brain, a real answer shares more."""
+    terms = set(wanted)
+    return len(terms) < 3 or len(terms & have) >= min(need, len(terms))
+
+
 def _normaliser(hits: Sequence[tuple[object, float]]) -> float:
     best = max((score for _, score in hits), default=0.0)
     return best if best > 0 else 1.0
@@ -263,6 +272,7 @@ def _claim_units(
     floor: float,
     now: datetime,
     weights: Mapping[str, float] | None = None,
+    need: int = 2,
 ) -> list[RecallItem]:
     best = _normaliser(hits)
     units: list[RecallItem] = []
@@ -279,7 +289,7 @@ def _claim_units(
                 continue  # the title alone does not make every claim of a page relevant
             own_cov = _share(wanted, own, weights)
             cov = _share(wanted, title | own, weights)
-            if not _passes(cov, floor):
+            if not _passes(cov, floor) or not _enough_terms(wanted, title | own, need):
                 continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
             units.append(_claim_item(page, claim, PAGE_PREFERENCE * weight * relevance))
@@ -309,13 +319,14 @@ def _episode_units(
     floor: float,
     cited: set[str],
     weights: Mapping[str, float] | None = None,
+    need: int = 2,
 ) -> list[RecallItem]:
     best = _normaliser(hits)
     units: list[RecallItem] = []
     for episode, bm25 in hits:
         text = excerpt(episode.text, wanted)
         cov = coverage(wanted, text, weights)
-        if not _passes(cov, floor):
+        if not _passes(cov, floor) or not _enough_terms(wanted, stems(episode.text), need):
             continue
         relevance = _relevance(bm25 / best, cov)
         if _asks(text):
