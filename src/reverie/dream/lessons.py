@@ -277,12 +277,14 @@ def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | Non
         return None
     failed = [action_words(e.action) for e in ordered if e.outcome in FAILING and e.action]
     candidates: list[_Candidate] = []
-    for ep in ordered[first_failure + 1 :]:
+    for i, ep in enumerate(ordered[first_failure + 1 :], first_failure + 1):
         words = action_words(ep.action)
         if not words:
             continue
         cand = next((c for c in candidates if _jaccard(c.words, words) >= SAME_ACTION), None)
         if ep.outcome is Outcome.SUCCESS and cand is None:
+            if not _answers_a_failure(ordered, i):
+                continue  # a routine success of the problem, not what fixed it
             if any(_jaccard(words, f) >= SAME_ACTION for f in failed):
                 continue  # the same action that failed before: a retry, not a fix
             cand = _Candidate(words=words, action=ep.action.strip())
@@ -296,6 +298,19 @@ def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | Non
         return None
     best = max(working, key=lambda c: (c.successes[-1].created_at, len(c.successes), c.action))
     return _fix_of(best, ordered, error_of)
+
+
+def _answers_a_failure(ordered: Sequence[Episode], i: int) -> bool:
+    """Whether the success at ``i`` came right after a failure: the episode before it in the
+    problem's history failed, or one of its own session did before it."""
+    ep = ordered[i]
+    if ordered[i - 1].outcome in FAILING:
+        return True
+    if ep.session_id is None:
+        return False
+    return any(
+        e.session_id == ep.session_id and e.outcome in FAILING for e in ordered[max(0, i - 20) : i]
+    )
 
 
 def _fix_of(

@@ -40,10 +40,12 @@ if TYPE_CHECKING:
     Vector = NDArray[np.float32]
 
 __all__ = [
+    "ANSWER_FLOORS",
     "COSINE_FLOORS",
     "DEFAULT_COSINE_FLOOR",
     "SEMANTIC_WEIGHT",
     "PagesById",
+    "answer_floor",
     "cosine_floor",
     "fuse",
 ]
@@ -51,6 +53,8 @@ __all__ = [
 SEMANTIC_WEIGHT = 1.0
 COSINE_FLOORS = {"all-MiniLM-L6-v2-int8": 0.3}
 """Per model: below this cosine a unit is unrelated to the query (calibrated in docs/recall.md)."""
+ANSWER_FLOORS = {"all-MiniLM-L6-v2-int8": 0.42}
+"""Per model: a section is empty unless its best unit reaches this cosine (docs/recall.md)."""
 DEFAULT_COSINE_FLOOR = 0.5
 """For models without a calibrated floor (the hashing embedder's cosine is word overlap)."""
 
@@ -62,6 +66,22 @@ def cosine_floor(embedder: Embedder) -> float:
     if isinstance(floor, float):
         return floor
     return COSINE_FLOORS.get(embedder.model_id, DEFAULT_COSINE_FLOOR)
+
+
+def answer_floor(embedder: Embedder) -> float:
+    """Below this best cosine a section has nothing to say about the question (per model,
+    calibrated in docs/recall.md; the cosine floor where not calibrated)."""
+    floor = getattr(embedder, "answer_floor", None)
+    if isinstance(floor, float):
+        return floor
+    return ANSWER_FLOORS.get(embedder.model_id, cosine_floor(embedder))
+
+
+def _answers(units: Iterable[tuple[RecallItem, float]], floor: float) -> bool:
+    """Whether any unit is about the question: its cosine reaches ``floor``. A unit whose
+    cosine is unknown (0: an episode stored since the last cycle, not embedded yet) is judged
+    by the lexical path alone."""
+    return any(cos >= floor or cos == 0.0 for _unit, cos in units)
 
 
 def _semantic(cosine: float | None, floor: float) -> float:
@@ -115,6 +135,8 @@ def fuse(
     )
     for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
+    if not _answers(units.values(), answer_floor(vectors.embedder)):
+        return []  # nothing here is about the question, whatever words it shares with it
     episodes = {u.id for u, _ in units.values() if u.kind == "episode"}
     cited = cited_by_claims((u for u, _ in units.values()), episodes)
     out = []

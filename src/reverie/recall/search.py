@@ -35,11 +35,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reverie.config import RecallConfig
 from reverie.dream.facts import asserts_fact
-from reverie.models import Claim, Episode, Page, Recall, RecallItem, Scope, utc
+from reverie.models import Claim, ClaimRole, Episode, Page, Recall, RecallItem, Scope, utc
 from reverie.recall.hybrid import fuse
 from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
@@ -65,6 +65,10 @@ __all__ = [
 
 log = logging.getLogger("reverie.recall")
 
+THROUGH_EVIDENCE = 0.9
+"""A page's lead claim reached through a matching episode it cites is worth this much of it."""
+LEAD_CLAIMS = 2
+"""Lead claims of a page reached through its evidence."""
 PAGE_PREFERENCE = 1.5
 """A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
 COVERED_EPISODE = 0.25
@@ -171,10 +175,69 @@ def _units(
         from reverie.recall.org import org_units
 
         units += org_units(store, scope, terms, config, now, statuses)
+    read = {page.id: page for page, _ in pages}
     if config.include_episodes:
         cited = cited_by_claims(units, {e.id for e, _ in episodes})
-        units += _episode_units(episodes, wanted, config.min_term_coverage, cited, weights, need)
-    return units, {page.id: page for page, _ in pages}
+        found = _episode_units(episodes, wanted, config.min_term_coverage, cited, weights, need)
+        if config.include_pages and not history:
+            behind, more = _lessons_behind(store, scope, found, units, now)
+            units += behind
+            read.update(more)
+        units += found
+    return units, read
+
+
+@runtime_checkable
+class CitingPages(Protocol):
+    """A store that finds the pages citing given episodes (SQLite and PostgreSQL do)."""
+
+    def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]: ...
+
+    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]: ...
+
+
+_ACTIONABLE = frozenset({ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX, ClaimRole.FACT})
+
+
+def _lead_claims(page: Page) -> list[Claim]:
+    """What a page answers with: its actionable claims (lessons, fixes, warnings, facts) up to
+    :data:`LEAD_CLAIMS`, else its first recallable claim."""
+    claims = [c for c in page.revision.claims if _recallable(c)]
+    lead = [c for c in claims if c.role in _ACTIONABLE][:LEAD_CLAIMS]
+    return lead or claims[:1]
+
+
+def _lessons_behind(
+    store: Store,
+    scope: Scope,
+    episodes: Sequence[RecallItem],
+    have: Sequence[RecallItem],
+    now: datetime,
+) -> tuple[list[RecallItem], dict[str, Page]]:
+    """Knowledge through evidence: an episode that matches the question is the situation; the
+    page that cites it holds the lesson. Each such page's lead claims become units worth
+    :data:`THROUGH_EVIDENCE` of the best episode behind them (times the page preference); the
+    episodes are then covered and not repeated. Returns the units and the pages read."""
+    if not episodes or not isinstance(store, CitingPages):
+        return [], {}
+    citing = store.pages_citing(scope, [u.id for u in episodes])
+    best: dict[str, float] = {}
+    for unit in episodes:
+        for page_id in citing.get(unit.id, ()):
+            best[page_id] = max(best.get(page_id, 0.0), unit.score)
+    pages = store.pages_by_id(scope, best)
+    shown = {(u.id, u.text) for u in have if u.kind != "episode"}
+    out: list[RecallItem] = []
+    for page_id, score in sorted(best.items()):
+        page = pages.get(page_id)
+        if page is None or not _current(page, now):
+            continue
+        for claim in _lead_claims(page):
+            if (page_id, claim.text) not in shown:
+                weight = claim.role.recall_weight if claim.role is not None else 1.0
+                value = PAGE_PREFERENCE * THROUGH_EVIDENCE * weight * score
+                out.append(_claim_item(page, claim, value))
+    return out, pages
 
 
 def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:

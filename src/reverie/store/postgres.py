@@ -407,6 +407,20 @@ class PostgresStore(
         )
         return {p.topic_key: p for p in map(self._page_from_row, rows)}
 
+    def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Per episode of ``episode_ids``: the active pages of ``scope`` whose current revision
+        cites it (recall answers an episode's situation with its page's lesson)."""
+        rows = self._read(
+            "SELECT c.episode_id, p.id FROM citations c JOIN pages p ON p.id = c.page_id"
+            " AND c.revision = p.current_revision WHERE p.scope_key = %s"
+            " AND p.status = 'active' AND c.episode_id = ANY(%s) ORDER BY c.episode_id, p.id",
+            (scope.key, list(dict.fromkeys(episode_ids))),
+        )
+        found: dict[str, list[str]] = {}
+        for episode_id, page_id in rows:
+            found.setdefault(episode_id, []).append(page_id)
+        return found
+
     def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
         """Issue 3: the pages of ``scope`` among ``page_ids``, in one read."""
         ids = list(dict.fromkeys(page_ids))

@@ -421,6 +421,21 @@ class SQLiteStore(
                 found[page.topic_key] = page
         return found
 
+    def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Per episode of ``episode_ids``: the active pages of ``scope`` whose current revision
+        cites it (recall answers an episode's situation with its page's lesson)."""
+        found: dict[str, list[str]] = {}
+        for chunk in chunks(list(dict.fromkeys(episode_ids))):
+            sql = (
+                "SELECT c.episode_id, p.id FROM citations c JOIN pages p ON p.id = c.page_id"
+                " AND c.revision = p.current_revision WHERE p.scope_key = ?"
+                f" AND p.status = 'active' AND c.episode_id IN ({','.join('?' * len(chunk))})"
+                " ORDER BY c.episode_id, p.id"
+            )
+            for episode_id, page_id in self._read(sql, [scope.key, *chunk]):
+                found.setdefault(episode_id, []).append(page_id)
+        return found
+
     def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
         """Issue 3: the pages of ``scope`` among ``page_ids``, in one read per 500 ids."""
         found: dict[str, Page] = {}
