@@ -176,11 +176,39 @@ class Reverie:
             item = {**item, "scope": scope}
         return Episode.parse(item)
 
-    def remember(
-        self, episode: Episode | dict[str, Any], *, scope: ScopeLike | None = None
+    def _latest(self, now: datetime | None) -> datetime:
+        """The newest ``created_at`` ingest accepts: the ingest clock plus the allowed skew."""
+        return (utc(now) if now else now_utc()) + self.config.dream.memory.future_skew
+
+    def _admit(
+        self, item: Episode | dict[str, Any], scope: Scope | None, latest: datetime
     ) -> Episode:
-        """Store one episode (idempotent by id) and return it with its ``seq``."""
-        ep = self._parse(episode, Scope.parse(scope) if scope is not None else None)
+        """Parse ``item`` and refuse a ``created_at`` in the future (issue 14, point 7): one
+        episode dated 9999-12-31 would otherwise stay "newest" for ever."""
+        ep = self._parse(item, scope)
+        if ep.created_at > latest:
+            skew = self.config.dream.memory.future_skew_s
+            raise InvalidInput(
+                "created_at",
+                f"{ep.created_at.isoformat()} is in the future: at most {skew:g} s after the"
+                f" ingest clock is accepted (latest {latest.isoformat()})",
+            )
+        return ep
+
+    def remember(
+        self,
+        episode: Episode | dict[str, Any],
+        *,
+        scope: ScopeLike | None = None,
+        now: datetime | None = None,
+    ) -> Episode:
+        """Store one episode (idempotent by id) and return it with its ``seq``.
+
+        ``now`` is the ingest clock (read here when omitted): an episode dated more than
+        ``MemoryConfig.future_skew_s`` after it is refused with :class:`InvalidInput`.
+        """
+        target = Scope.parse(scope) if scope is not None else None
+        ep = self._admit(episode, target, self._latest(now))
         stored = self.store.append([ep])
         return stored[0] if stored else self.store.episode(ep.id)
 
@@ -190,11 +218,14 @@ class Reverie:
         *,
         scope: ScopeLike | None = None,
         batch_size: int = 1000,
+        now: datetime | None = None,
     ) -> IngestResult:
-        """Store many episodes in batches; bad items are reported, good ones stored."""
+        """Store many episodes in batches; bad items (a future ``created_at`` among them, see
+        :meth:`remember`) are reported by position, good ones stored."""
         default = Scope.parse(scope) if scope is not None else None
         result = IngestResult()
-        for batch in self._batches(items, default, batch_size, result):
+        latest = self._latest(now)
+        for batch in self._batches(items, default, batch_size, result, latest):
             self._append_batch(batch, result)
         return result
 
@@ -204,11 +235,12 @@ class Reverie:
         scope: Scope | None,
         size: int,
         result: IngestResult,
+        latest: datetime,
     ) -> Iterator[list[tuple[int, Episode]]]:
         batch: list[tuple[int, Episode]] = []
         for index, item in enumerate(items):
             try:
-                batch.append((index, self._parse(item, scope)))
+                batch.append((index, self._admit(item, scope, latest)))
             except InvalidInput as exc:
                 result.errors.append(IngestError(index, exc.field, exc.reason))
             if len(batch) >= size:
