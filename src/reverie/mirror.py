@@ -378,7 +378,7 @@ def _pins(page: Page, fields: dict[str, Any]) -> tuple[str, ...]:
     """The page's pins plus the fields the person changed (issue 14, point 9)."""
     pins = set(page.revision.pins)
     pins |= {name for name in PINNABLE if fields[name] != getattr(page.revision, name)}
-    return tuple(name for name in PINNABLE if name in pins)
+    return tuple(sorted(pins))  # the order the store keeps
 
 
 def _edited_revision(

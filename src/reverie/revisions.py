@@ -170,7 +170,7 @@ def plan_restore(store: Store, page_id: str, number: int, now: datetime) -> Chan
         superseded_by=old.superseded_by,
         reason=f"restore of revision {number}",
         support=old.support,
-        pins=PINNABLE,
+        pins=tuple(sorted(PINNABLE)),
     )
     if page.revision.hash in (old.hash, rev.hash):
         raise InvalidInput(

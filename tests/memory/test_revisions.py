@@ -78,7 +78,7 @@ def test_restore_is_a_new_revision_and_is_undoable(
     assert (restored.title, restored.kind, restored.revision.pins) == (
         first.title,
         first.kind,
-        ("title", "kind"),
+        ("kind", "title"),
     )
     assert restored.revision.author == "restore" and restored.revision.cycle_id == cycle.id
     rv.undo(cycle.id, now=DAY + timedelta(days=6))

@@ -90,7 +90,7 @@ def _keep(op: Operation, pages: Mapping[str, Page]) -> Operation:
     if not isinstance(op, RevisePage | MergePages):
         return op  # supersede or retire: a decision about contradicting evidence
     target = pages.get(op.page_id)
-    pins = tuple(p for p in PINNABLE if target is not None and p in target.revision.pins)
+    pins = tuple(sorted(set(target.revision.pins) & set(PINNABLE))) if target else ()
     update: dict[str, object] = {"claims": _claims(_pinned_of(op, pages), op.claims)}
     update["pins"] = pins
     if target is not None and "title" in pins:
