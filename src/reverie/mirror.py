@@ -20,6 +20,10 @@ Rules:
 * Claims keep their citations: a line ending in ``[ep-1, ep-2]`` cites those episodes (they must
   exist in the scope); a line without brackets cites an episode that records the person's edit,
   stored in the import's transaction, so ``why`` still leads every claim to raw evidence.
+* A person's corrections stick (issue 14, point 9; :mod:`reverie.dream.pins`): a claim line the
+  person added or changed is pinned, a line left as it was keeps its claim as it stood, and the
+  revision's ``pins`` name ``title`` / ``kind`` when the ``# `` line / the front matter kind
+  changed. Later cycles revise around them and never drop or rewrite them.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ well-supported page is never retired by time alone."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -65,7 +66,7 @@ def year_of_episodes() -> dict[int, list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def year(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def year(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     rv = Reverie.open(tmp_path_factory.mktemp("year") / "brain.db")
     days = year_of_episodes()
     retired_on: dict[str, int] = {}
