@@ -68,6 +68,14 @@ class IngestError:
     reason: str
 
 
+@dataclass(frozen=True)
+class _IngestClock:
+    """The ingest clock: ``now`` when the caller gave one, and the newest ``created_at`` taken."""
+
+    now: datetime | None
+    latest: datetime
+
+
 @dataclass
 class IngestResult:
     stored: int = 0
@@ -176,22 +184,26 @@ class Reverie:
             item = {**item, "scope": scope}
         return Episode.parse(item)
 
-    def _latest(self, now: datetime | None) -> datetime:
-        """The newest ``created_at`` ingest accepts: the ingest clock plus the allowed skew."""
-        return (utc(now) if now else now_utc()) + self.config.dream.memory.future_skew
+    def _clock(self, now: datetime | None) -> _IngestClock:
+        given = utc(now) if now else None
+        latest = (given or now_utc()) + self.config.dream.memory.future_skew
+        return _IngestClock(given, latest)
 
     def _admit(
-        self, item: Episode | dict[str, Any], scope: Scope | None, latest: datetime
+        self, item: Episode | dict[str, Any], scope: Scope | None, clock: _IngestClock
     ) -> Episode:
-        """Parse ``item`` and refuse a ``created_at`` in the future (issue 14, point 7): one
-        episode dated 9999-12-31 would otherwise stay "newest" for ever."""
+        """Parse ``item`` (a missing ``created_at`` is the ingest clock's ``now`` when one was
+        given) and refuse a ``created_at`` in the future (issue 14, point 7): one episode dated
+        9999-12-31 would otherwise stay "newest" for ever."""
+        if isinstance(item, dict) and clock.now is not None and "created_at" not in item:
+            item = {**item, "created_at": clock.now}
         ep = self._parse(item, scope)
-        if ep.created_at > latest:
+        if ep.created_at > clock.latest:
             skew = self.config.dream.memory.future_skew_s
             raise InvalidInput(
                 "created_at",
                 f"{ep.created_at.isoformat()} is in the future: at most {skew:g} s after the"
-                f" ingest clock is accepted (latest {latest.isoformat()})",
+                f" ingest clock is accepted (latest {clock.latest.isoformat()})",
             )
         return ep
 
@@ -205,10 +217,11 @@ class Reverie:
         """Store one episode (idempotent by id) and return it with its ``seq``.
 
         ``now`` is the ingest clock (read here when omitted): an episode dated more than
-        ``MemoryConfig.future_skew_s`` after it is refused with :class:`InvalidInput`.
+        ``MemoryConfig.future_skew_s`` after it is refused with :class:`InvalidInput`, and an
+        episode given as a mapping without ``created_at`` is dated ``now`` when it is given.
         """
         target = Scope.parse(scope) if scope is not None else None
-        ep = self._admit(episode, target, self._latest(now))
+        ep = self._admit(episode, target, self._clock(now))
         stored = self.store.append([ep])
         return stored[0] if stored else self.store.episode(ep.id)
 
@@ -224,8 +237,8 @@ class Reverie:
         :meth:`remember`) are reported by position, good ones stored."""
         default = Scope.parse(scope) if scope is not None else None
         result = IngestResult()
-        latest = self._latest(now)
-        for batch in self._batches(items, default, batch_size, result, latest):
+        clock = self._clock(now)
+        for batch in self._batches(items, default, batch_size, result, clock):
             self._append_batch(batch, result)
         return result
 
@@ -235,12 +248,12 @@ class Reverie:
         scope: Scope | None,
         size: int,
         result: IngestResult,
-        latest: datetime,
+        clock: _IngestClock,
     ) -> Iterator[list[tuple[int, Episode]]]:
         batch: list[tuple[int, Episode]] = []
         for index, item in enumerate(items):
             try:
-                batch.append((index, self._admit(item, scope, latest)))
+                batch.append((index, self._admit(item, scope, clock)))
             except InvalidInput as exc:
                 result.errors.append(IngestError(index, exc.field, exc.reason))
             if len(batch) >= size:

@@ -70,6 +70,13 @@ def test_the_skew_is_a_setting(tmp_path: Path) -> None:
             rv.remember(said("2", "vim", NOW + timedelta(minutes=61)), now=NOW)
 
 
+def test_an_episode_without_created_at_is_dated_by_the_given_clock(rv: Reverie) -> None:
+    item = {"scope": SCOPE, "situation": "s", "action": "a"}
+    assert rv.remember({**item, "id": "a"}, now=NOW).created_at == NOW
+    assert rv.ingest([{**item, "id": "b"}], now=NOW).stored == 1
+    assert rv.episode("b").created_at == NOW
+
+
 def test_the_ingest_clock_is_read_at_the_edge_when_not_given(rv: Reverie) -> None:
     with pytest.raises(InvalidInput, match="created_at"):
         rv.remember(said("1", "vim", datetime.now(UTC) + timedelta(days=1)))
