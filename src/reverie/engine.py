@@ -26,6 +26,7 @@ from reverie.dream.stats import TalliedCycle  # issue 5: cumulative stats
 from reverie.dream.undo import UndoReport, plan_undo
 from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
+from reverie.intake import IngestClock, admit
 from reverie.models import (
     Cycle,
     CycleReport,
@@ -66,14 +67,6 @@ class IngestError:
     index: int
     field: str
     reason: str
-
-
-@dataclass(frozen=True)
-class _IngestClock:
-    """The ingest clock: ``now`` when the caller gave one, and the newest ``created_at`` taken."""
-
-    now: datetime | None
-    latest: datetime
 
 
 @dataclass
@@ -176,36 +169,10 @@ class Reverie:
 
     # -- episodes ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _parse(item: Episode | dict[str, Any], scope: Scope | None) -> Episode:
-        if isinstance(item, Episode):
-            return item
-        if isinstance(item, dict) and scope is not None and "scope" not in item:
-            item = {**item, "scope": scope}
-        return Episode.parse(item)
-
-    def _clock(self, now: datetime | None) -> _IngestClock:
+    def _clock(self, now: datetime | None) -> IngestClock:
+        """The ingest clock, read here at the edge when the caller gave none."""
         given = utc(now) if now else None
-        latest = (given or now_utc()) + self.config.dream.memory.future_skew
-        return _IngestClock(given, latest)
-
-    def _admit(
-        self, item: Episode | dict[str, Any], scope: Scope | None, clock: _IngestClock
-    ) -> Episode:
-        """Parse ``item`` (a missing ``created_at`` is the ingest clock's ``now`` when one was
-        given) and refuse a ``created_at`` in the future (issue 14, point 7): one episode dated
-        9999-12-31 would otherwise stay "newest" for ever."""
-        if isinstance(item, dict) and clock.now is not None and "created_at" not in item:
-            item = {**item, "created_at": clock.now}
-        ep = self._parse(item, scope)
-        if ep.created_at > clock.latest:
-            skew = self.config.dream.memory.future_skew_s
-            raise InvalidInput(
-                "created_at",
-                f"{ep.created_at.isoformat()} is in the future: at most {skew:g} s after the"
-                f" ingest clock is accepted (latest {clock.latest.isoformat()})",
-            )
-        return ep
+        return IngestClock.at(given, given or now_utc(), self.config.dream.memory.future_skew_s)
 
     def remember(
         self,
@@ -221,7 +188,7 @@ class Reverie:
         episode given as a mapping without ``created_at`` is dated ``now`` when it is given.
         """
         target = Scope.parse(scope) if scope is not None else None
-        ep = self._admit(episode, target, self._clock(now))
+        ep = admit(episode, target, self._clock(now))
         stored = self.store.append([ep])
         return stored[0] if stored else self.store.episode(ep.id)
 
@@ -248,12 +215,12 @@ class Reverie:
         scope: Scope | None,
         size: int,
         result: IngestResult,
-        clock: _IngestClock,
+        clock: IngestClock,
     ) -> Iterator[list[tuple[int, Episode]]]:
         batch: list[tuple[int, Episode]] = []
         for index, item in enumerate(items):
             try:
-                batch.append((index, self._admit(item, scope, clock)))
+                batch.append((index, admit(item, scope, clock)))
             except InvalidInput as exc:
                 result.errors.append(IngestError(index, exc.field, exc.reason))
             if len(batch) >= size:

@@ -15,6 +15,7 @@ from reverie import Reverie
 from reverie.config import Config, DreamConfig, MemoryConfig
 from reverie.dream.facts import assertions, mentions
 from reverie.errors import InvalidInput
+from reverie.intake import IngestClock, admit
 from reverie.models import Episode, PageStatus
 
 SCOPE = "acme/coder"
@@ -60,6 +61,14 @@ def test_batch_ingest_names_the_future_item_by_position_and_stores_the_rest(rv: 
     ]
     result = rv.ingest(items, now=NOW)
     assert result.stored == 2 and [(e.index, e.field) for e in result.errors] == [(1, "created_at")]
+
+
+def test_admit_is_pure_and_takes_the_clock_it_is_given() -> None:
+    clock = IngestClock.at(None, NOW, 300)
+    item = {"scope": SCOPE, "situation": "s", "created_at": NOW + timedelta(seconds=300)}
+    assert admit(item, None, clock).created_at == NOW + timedelta(seconds=300)  # the edge
+    with pytest.raises(InvalidInput, match="latest 2026-06-01T12:05:00"):
+        admit({**item, "created_at": NOW + timedelta(seconds=301)}, None, clock)
 
 
 def test_the_skew_is_a_setting(tmp_path: Path) -> None:
