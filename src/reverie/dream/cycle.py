@@ -167,7 +167,7 @@ class DreamCycle:
         )
         if scope.is_org or (  # issue 6: the org brain is written only by promotion
             not scanned
-            and not decay_due(  # issue 5: decay runs even when nothing is new
+            and not decay_due(  # issue 14 (8): only an explicit retire_after_days policy
                 self.store, WriteContext(scope, cycle_id, now, {}), self.config.memory
             )
         ):
