@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 __all__ = [
@@ -21,20 +22,36 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MemoryConfig:
-    """How knowledge ages (issue 5; the rules are in docs/memory.md).
+    """How knowledge ages and what time an episode may claim (issues 5 and 14; the rules are in
+    docs/memory.md).
 
-    A page's confidence decays with the time since its pattern was last observed:
-    ``confidence * 0.5 ** (days_unobserved / half_life)``, where the half-life grows with the
-    distinct cycles that re-observed it: ``half_life_days * (1 + log2(cycles))``. Preferences and
-    facts age slower (``stable_half_life_days``). A cycle retires an active page whose decayed
-    confidence falls below ``retire_below`` (still readable, restorable, out of default recall).
-    ``decay=False`` turns decay off.
+    Forgetting follows evidence, not the calendar. Disuse is measured on the scope's own
+    *activity clock* (the newest ``created_at`` of its experience, never the cycle's ``now``), so
+    a brain that has seen nothing new forgets nothing. A page's confidence decays with the
+    activity-clock days since its pattern was last observed,
+    ``confidence * 0.5 ** (days / (half_life_days * (1 + log2(cycles))))``; preferences and facts
+    age slower (``stable_half_life_days``). Only a weakly supported page (fewer than
+    ``well_supported_episodes`` episodes and fewer than ``well_supported_cycles`` distinct cycles)
+    is retired by disuse, once its decayed confidence falls below ``retire_below``; a well
+    supported one ends only by contradiction, or by the explicit wall-clock policy
+    ``retire_after_days`` (off by default). ``decay=False`` turns disuse retirement off.
+
+    ``future_skew_s``: an episode dated more than this after the ingest clock is refused, and a
+    cycle ignores fact assertions dated more than this after its ``now``.
     """
 
     decay: bool = True
     half_life_days: float = 60.0
     stable_half_life_days: float = 365.0
     retire_below: float = 0.1
+    well_supported_episodes: int = 5
+    well_supported_cycles: int = 3
+    retire_after_days: float | None = None
+    future_skew_s: float = 300.0
+
+    @property
+    def future_skew(self) -> timedelta:
+        return timedelta(seconds=self.future_skew_s)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from reverie.dream.stats import TalliedCycle  # issue 5: cumulative stats
 from reverie.dream.undo import UndoReport, plan_undo
 from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
+from reverie.intake import IngestClock, admit
 from reverie.models import (
     Cycle,
     CycleReport,
@@ -170,19 +171,26 @@ class Reverie:
 
     # -- episodes ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _parse(item: Episode | dict[str, Any], scope: Scope | None) -> Episode:
-        if isinstance(item, Episode):
-            return item
-        if isinstance(item, dict) and scope is not None and "scope" not in item:
-            item = {**item, "scope": scope}
-        return Episode.parse(item)
+    def _clock(self, now: datetime | None) -> IngestClock:
+        """The ingest clock, read here at the edge when the caller gave none."""
+        given = utc(now) if now else None
+        return IngestClock.at(given, given or now_utc(), self.config.dream.memory.future_skew_s)
 
     def remember(
-        self, episode: Episode | dict[str, Any], *, scope: ScopeLike | None = None
+        self,
+        episode: Episode | dict[str, Any],
+        *,
+        scope: ScopeLike | None = None,
+        now: datetime | None = None,
     ) -> Episode:
-        """Store one episode (idempotent by id) and return it with its ``seq``."""
-        ep = self._parse(episode, Scope.parse(scope) if scope is not None else None)
+        """Store one episode (idempotent by id) and return it with its ``seq``.
+
+        ``now`` is the ingest clock (read here when omitted): an episode dated more than
+        ``MemoryConfig.future_skew_s`` after it is refused with :class:`InvalidInput`, and an
+        episode given as a mapping without ``created_at`` is dated ``now`` when it is given.
+        """
+        target = Scope.parse(scope) if scope is not None else None
+        ep = admit(episode, target, self._clock(now))
         stored = self.store.append([ep])
         return stored[0] if stored else self.store.episode(ep.id)
 
@@ -192,11 +200,14 @@ class Reverie:
         *,
         scope: ScopeLike | None = None,
         batch_size: int = 1000,
+        now: datetime | None = None,
     ) -> IngestResult:
-        """Store many episodes in batches; bad items are reported, good ones stored."""
+        """Store many episodes in batches; bad items (a future ``created_at`` among them, see
+        :meth:`remember`) are reported by position, good ones stored."""
         default = Scope.parse(scope) if scope is not None else None
         result = IngestResult()
-        for batch in self._batches(items, default, batch_size, result):
+        clock = self._clock(now)
+        for batch in self._batches(items, default, batch_size, result, clock):
             self._append_batch(batch, result)
         return result
 
@@ -206,11 +217,12 @@ class Reverie:
         scope: Scope | None,
         size: int,
         result: IngestResult,
+        clock: IngestClock,
     ) -> Iterator[list[tuple[int, Episode]]]:
         batch: list[tuple[int, Episode]] = []
         for index, item in enumerate(items):
             try:
-                batch.append((index, self._parse(item, scope)))
+                batch.append((index, admit(item, scope, clock)))
             except InvalidInput as exc:
                 result.errors.append(IngestError(index, exc.field, exc.reason))
             if len(batch) >= size:

@@ -20,6 +20,10 @@ Rules:
 * Claims keep their citations: a line ending in ``[ep-1, ep-2]`` cites those episodes (they must
   exist in the scope); a line without brackets cites an episode that records the person's edit,
   stored in the import's transaction, so ``why`` still leads every claim to raw evidence.
+* A person's corrections stick (issue 14, point 9; :mod:`reverie.dream.pins`): a claim line the
+  person added or changed is pinned, a line left as it was keeps its claim as it stood, and the
+  revision's ``pins`` name ``title`` / ``kind`` when the ``# `` line / the front matter kind
+  changed. Later cycles revise around them and never drop or rewrite them.
 """
 
 from __future__ import annotations
@@ -38,11 +42,22 @@ from typing import Any
 
 from reverie.dream.apply import WriteContext, _next
 from reverie.dream.cycle import new_cycle_id
+from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import InvalidInput, NotFound
 from reverie.frontmatter import FrontMatterError, dump, split
 from reverie.hashing import short_id
 from reverie.journal import render_journal
-from reverie.models import Claim, Episode, Page, PageKind, PageStatus, Revision, Scope, utc
+from reverie.models import (
+    PINNABLE,
+    Claim,
+    Episode,
+    Page,
+    PageKind,
+    PageStatus,
+    Revision,
+    Scope,
+    utc,
+)
 from reverie.redact import MARK, redact
 from reverie.revisions import one_page_change
 from reverie.store.base import PageWrite, Store
@@ -343,19 +358,31 @@ def _human_episode(edit: _Edit, scope: Scope, now: datetime) -> Episode:
         outcome="success",
         importance=1,
         category="human-edit",
-        metadata={"reverie": "human-edit", "page_id": edit.page.id, "file_sha256": edit.digest},
+        metadata={"reverie": HUMAN_EDIT, "page_id": edit.page.id, "file_sha256": edit.digest},
     )
 
 
 def _claims(edit: _Edit, human: Episode | None, known: set[str]) -> tuple[Claim, ...]:
+    """The edited claims: a line the person left as it was keeps its claim (and its flags); a
+    line they added or changed is theirs, pinned (issue 14, point 9)."""
+    before = {(c.text, c.episode_ids): c for c in edit.page.revision.claims}
     out = []
     for text, ids in edit.claims:
         unknown = sorted(set(ids) - known)
         if unknown:
             raise InvalidInput("citations", f"cites episodes not in this brain: {unknown[:5]}")
+        clean = redact(text)[:4000]
+        kept = before.get((clean, ids)) if ids else None
         cited = ids or ((human.id,) if human else ())
-        out.append(Claim(text=redact(text)[:4000], episode_ids=cited))
+        out.append(kept or Claim(text=clean, episode_ids=cited, pinned=True))
     return tuple(out)
+
+
+def _pins(page: Page, fields: dict[str, Any]) -> tuple[str, ...]:
+    """The page's pins plus the fields the person changed (issue 14, point 9)."""
+    pins = set(page.revision.pins)
+    pins |= {name for name in PINNABLE if fields[name] != getattr(page.revision, name)}
+    return tuple(sorted(pins))  # the order the store keeps
 
 
 def _edited_revision(
@@ -376,7 +403,12 @@ def _edited_revision(
     except (ValueError, TypeError) as exc:
         raise InvalidInput("front matter", str(exc)) from None
     return _next(
-        ctx, edit.page, claims=_claims(edit, human, known), reason="edited by a person", **fields
+        ctx,
+        edit.page,
+        claims=_claims(edit, human, known),
+        reason="edited by a person",
+        pins=_pins(edit.page, fields),
+        **fields,
     )
 
 

@@ -5,9 +5,11 @@ confidence, status, validity, successor); its ``hash`` is ``sha256:`` of those b
 rewrites a stored revision, so :func:`verify` re-derives every hash from the stored fields and
 names any revision that no longer matches, or any gap in a page's numbering.
 
-A restore is a change like any other: a new revision with the exact content of an old one,
-recorded as a one-page cycle (author ``restore``), so ``reverie undo`` takes it back and an undo of
-an earlier cycle that touched the page refuses while the restore stands.
+A restore is a change like any other: a new revision with the content of an old one, recorded as
+a one-page cycle (author ``restore``), so ``reverie undo`` takes it back and an undo of an earlier
+cycle that touched the page refuses while the restore stands. A person chose that content, so
+every claim it brings back is pinned and so are its title and kind (issue 14, point 9;
+:mod:`reverie.dream.pins`): later cycles revise around them, never drop or rewrite them.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from datetime import datetime
 
 from reverie.dream.apply import WriteContext, _next, change_of
 from reverie.dream.cycle import new_cycle_id
+from reverie.dream.pins import pin_all
 from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import canonical_json, content_hash
 from reverie.journal import entry
 from reverie.models import (
+    PINNABLE,
     Cycle,
     CycleReport,
     CycleStatus,
@@ -158,15 +162,17 @@ def plan_restore(store: Store, page_id: str, number: int, now: datetime) -> Chan
         page,
         title=old.title,
         kind=old.kind,
-        claims=old.claims,
+        claims=pin_all(old.claims),  # issue 14 (9): a person chose them, so they stick
         confidence=old.confidence,
         status=old.status,
         valid_from=old.valid_from,
         valid_until=old.valid_until,
         superseded_by=old.superseded_by,
         reason=f"restore of revision {number}",
+        support=old.support,
+        pins=tuple(sorted(PINNABLE)),
     )
-    if rev.hash == page.revision.hash:
+    if page.revision.hash in (old.hash, rev.hash):
         raise InvalidInput(
             "revision", f"page {page_id} already has the content of revision {number}"
         )

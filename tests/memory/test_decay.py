@@ -1,8 +1,11 @@
-"""Issue 5, point 2: reinforcement and decay, against a simulated year of daily cycles."""
+"""Issue 5, point 2 and issue 14, point 8: reinforcement and decay against a simulated year of
+daily cycles. Forgetting follows evidence: disuse is measured on the scope's activity clock, and a
+well-supported page is never retired by time alone."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -63,13 +66,14 @@ def year_of_episodes() -> dict[int, list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def year(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def year(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     rv = Reverie.open(tmp_path_factory.mktemp("year") / "brain.db")
     days = year_of_episodes()
     retired_on: dict[str, int] = {}
     for day in range(365):
-        rv.ingest(days.get(day, []))
-        report = rv.dream(SCOPE, now=Y0 + timedelta(days=day, hours=23))
+        now = Y0 + timedelta(days=day, hours=23)
+        rv.ingest(days.get(day, []), now=now)
+        report = rv.dream(SCOPE, now=now)
         for change in report.changes:
             if change.action == "retired":
                 retired_on[change.page_id] = day
@@ -95,10 +99,12 @@ def test_the_january_lesson_fades_and_is_retired_on_the_predicted_day(
     strength = rv.store.strengths([search.id])[search.id]
     assert strength.cycles == 1 and strength.last_seen == Y0 + timedelta(days=3, hours=10)
     days_left = DEFAULTS.half_life_days * math.log2(before.confidence / DEFAULTS.retire_below)
-    predicted = math.floor(3 + 10 / 24 + days_left - 23 / 24) + 1  # the first 23:00 cycle past it
+    # the scope's clock moves with its experience (the weekly deploys), not with the daily cycles
+    predicted = min(day for day in range(0, 365, 7) if day - 3 > days_left)
     assert year["retired_on"][search.id] == predicted
     assert 100 < predicted < 200
-    assert "decayed" in (search.revision.reason or "")
+    reason = search.revision.reason or ""
+    assert "decayed: weak support (1 episode(s), 1 cycle(s))" in reason
     # retired: readable, out of default recall, every revision kept
     assert rv.page(search.id).revision.claims == before.claims
     assert search.id not in {p.id for p in rv.pages(SCOPE)}
@@ -135,7 +141,7 @@ def test_half_life_table(kind: PageKind, cycles: int, expected: float) -> None:
     assert half_life_days(kind, cycles, DEFAULTS) == pytest.approx(expected)
 
 
-def test_decay_halves_per_half_life(rv: Reverie) -> None:
+def test_decay_halves_per_half_life_of_the_scopes_clock(rv: Reverie) -> None:
     rv.remember(episode(0, 0, "search") | {"importance": 9})
     rv.dream(SCOPE, now=Y0 + timedelta(days=1))
     (page,) = rv.pages(SCOPE)
@@ -143,7 +149,12 @@ def test_decay_halves_per_half_life(rv: Reverie) -> None:
     later = strength.last_seen + timedelta(days=60)
     value = decayed_confidence(page, strength, later, DEFAULTS)
     assert value == pytest.approx(page.confidence / 2)
-    assert rv.dream(SCOPE, now=Y0 + timedelta(days=900)).retired == 1
+    # 900 days of calendar with nothing new: nothing decays, nothing is written
+    idle = rv.dream(SCOPE, now=Y0 + timedelta(days=900))
+    assert idle.status == "empty" and idle.retired == 0
+    # 900 days of the scope's own experience: a weakly supported lesson is retired
+    rv.remember(episode(1, 900, "pref"), now=Y0 + timedelta(days=900, hours=12))
+    assert rv.dream(SCOPE, now=Y0 + timedelta(days=900, hours=12)).retired == 1
 
 
 def test_decay_can_be_turned_off(tmp_path: Any) -> None:
@@ -154,4 +165,6 @@ def test_decay_can_be_turned_off(tmp_path: Any) -> None:
         rv.remember(episode(0, 0, "search"))
         rv.dream(SCOPE, now=Y0 + timedelta(days=1))
         assert rv.dream(SCOPE, now=Y0 + timedelta(days=3000)).status == "empty"
-        assert len(rv.pages(SCOPE)) == 1
+        rv.remember(episode(1, 2999, "pref"), now=Y0 + timedelta(days=3000))
+        assert rv.dream(SCOPE, now=Y0 + timedelta(days=3000)).retired == 0
+        assert len(rv.pages(SCOPE)) == 2

@@ -30,8 +30,10 @@ def said(n: int, value: str, when: datetime, **extra: Any) -> dict[str, Any]:
     }
 
 
-def recalled(rv: Reverie, **when: datetime) -> list[str]:
-    result = rv.recall(QUERY, SCOPE, 400, **when)
+def recalled(
+    rv: Reverie, *, now: datetime | None = None, as_of: datetime | None = None
+) -> list[str]:
+    result = rv.recall(QUERY, SCOPE, 400, now=now, as_of=as_of)
     return sorted({i.title for i in result.items if i.kind == "page"})
 
 

@@ -215,3 +215,21 @@ def test_a_memories_folder_that_is_a_link_is_refused_both_ways(
     with pytest.raises(InvalidInput, match="symbolic link"):
         brain.import_markdown(SCOPE, out, now=DAY + timedelta(days=1))
     assert list(outside.iterdir()) == [] and not (out / "MEMORY.md").exists()
+
+
+def test_a_front_matter_rewritten_in_plain_yaml_is_imported(brain: Reverie, tmp_path: Path) -> None:
+    brain.export_markdown(SCOPE, tmp_path)
+    page = next(p for p in brain.pages(SCOPE) if p.title.startswith("deploy"))
+    path = page_file(tmp_path, page.id)
+    meta, body = split(path.read_text(encoding="utf-8"), KEYS)
+    lines = [f"id: {meta['id']}", "kind: procedure", "status: active", "confidence: 0.8"]
+    lines += ["valid_from: " + str(meta["valid_from"]), "valid_until: null"]
+    lines += ["superseded_by: ~", f"sources: [{', '.join(meta['sources'])}]"]
+    lines += [f"revision: {meta['revision']}", f"hash: {meta['hash']}"]
+    path.write_text("---\n" + "\n".join(lines) + "\n---\n" + body, encoding="utf-8")
+    report = brain.import_markdown(SCOPE, tmp_path, now=DAY + timedelta(days=1))
+    assert report.revised == [page.id] and not report.problems
+    rev = brain.page(page.id).revision
+    assert page.kind != "procedure"
+    assert (rev.kind, rev.confidence, rev.author) == ("procedure", 0.8, "human")
+    assert rev.pins == ("kind",) and not any(c.pinned for c in rev.claims)  # only the kind moved

@@ -69,7 +69,17 @@ def test_restore_is_a_new_revision_and_is_undoable(
     first = rv.revisions(page.id)[0]
     cycle = rv.restore(page.id, 1, now=DAY + timedelta(days=5))
     restored = rv.page(page.id)
-    assert restored.revision.number == 3 and restored.revision.hash == first.hash
+    assert restored.revision.number == 3
+    # revision 1's content, chosen by a person: every claim, the title and the kind pinned
+    assert [(c.text, c.episode_ids) for c in restored.revision.claims] == [
+        (c.text, c.episode_ids) for c in first.claims
+    ]
+    assert all(c.pinned for c in restored.revision.claims)
+    assert (restored.title, restored.kind, restored.revision.pins) == (
+        first.title,
+        first.kind,
+        ("kind", "title"),
+    )
     assert restored.revision.author == "restore" and restored.revision.cycle_id == cycle.id
     rv.undo(cycle.id, now=DAY + timedelta(days=6))
     assert rv.page(page.id).revision.hash == page.revision.hash

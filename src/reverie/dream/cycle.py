@@ -30,6 +30,7 @@ from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
 from reverie.dream.fallback import fallback_due
+from reverie.dream.pins import is_human_edit, keep_pins
 from reverie.dream.plan import Distiller, Evidence, Plan, validate_plan
 from reverie.dream.problems import problem_groups
 from reverie.dream.promote import journal_lines  # issue 6
@@ -168,7 +169,7 @@ class DreamCycle:
         )
         if scope.is_org or (  # issue 6: the org brain is written only by promotion
             not scanned
-            and not decay_due(  # issue 5: decay runs even when nothing is new
+            and not decay_due(  # issue 14 (8): only an explicit retire_after_days policy
                 self.store, WriteContext(scope, cycle_id, now, {}), self.config.memory
             )
         ):
@@ -193,7 +194,7 @@ class DreamCycle:
         result = self._validate(
             distilled, WriteContext(scope, cycle_id, now, self._shown(evidence))
         )
-        self._remember(WriteContext(scope, cycle_id, now, {}), fact_slots, result)
+        self._remember(WriteContext(scope, cycle_id, now, {}), fact_slots, result, scanned)
         result.leftover += collection.deferred + [e for g in overflow for e in g.episodes]
         new_checkpoint = next_checkpoint(collection.last_scanned_seq or checkpoint, result.leftover)
         self._fill(report, collection, groups, result, new_checkpoint)
@@ -250,7 +251,8 @@ class DreamCycle:
             history: dict[str, tuple[Episode, ...]] = {}
             for p in shown:
                 cited = p.citations[-self.config.history_limit :]
-                history[p.id] = tuple(resolve_archived(self.store, self.store.episodes(cited)))
+                eps = resolve_archived(self.store, self.store.episodes(cited))
+                history[p.id] = tuple(e for e in eps if not is_human_edit(e))  # issue 14 (9)
             out.append(
                 Evidence(
                     scope=scope,
@@ -307,7 +309,11 @@ class DreamCycle:
             out.stopped = out.stopped or exc.rest
 
     def _remember(
-        self, ctx: WriteContext, fact_slots: dict[str, list[Assertion]], result: _Outcome
+        self,
+        ctx: WriteContext,
+        fact_slots: dict[str, list[Assertion]],
+        result: _Outcome,
+        scanned: Sequence[Episode],
     ) -> None:
         """Issue 5: fact runs, then decay of pages this cycle neither wrote nor observed."""
         step = memory_step(
@@ -317,10 +323,13 @@ class DreamCycle:
             written={w.revision.page_id for _a, w, _n in result.writes},
             observed=result.observations,
             config=self.config.memory,
+            scanned=scanned,  # issue 14 (8): the scope's activity clock
         )
         result.writes += step.writes
         result.marks += step.marks
         result.observations += step.observations
+        result.leftover += step.deferred  # issue 14 (7): future-dated facts stay eligible
+        result.deferred_groups += step.notes
 
     def _promote(self, ctx: WriteContext, result: _Outcome, report: CycleReport) -> None:
         result.promotions = org_promotions(
@@ -356,6 +365,7 @@ class DreamCycle:
                 out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(problems))
                 out.leftover += ev.episodes
                 continue
+            plan = keep_pins(plan, ctx.pages)  # issue 14 (9): a person's corrections stick
             clean = redact_plan(plan)  # secrets never land in a page, whatever the distiller
             writes = [w for op in clean.operations for w in operation_writes(op, ctx)]
             if not writes:

@@ -2,11 +2,17 @@
 
 An episode *asserts* a fact when it says, in structured form, that some attribute of a subject has
 a value (DESIGN invariant 6). The extractive path detects this deterministically, never from free
-text:
+text (free-text value statements are :mod:`reverie.dream.slots`' job):
 
 * ``metadata["fact"]``: ``{"subject": "user", "attribute": "editor", "value": "vim"}`` (subject
   optional) or a list of such objects;
 * an entity ``"attribute=value"`` or ``"subject.attribute=value"``.
+
+Not every mention is an assertion (issue 14, point 7). A value is only *mentioned* — it names the
+slot's value without saying it is current — when its ``metadata["fact"]`` item carries
+``"current": false``, or when it is given only as an entity of a failed or timed-out episode (the
+value that was tried, not the one that holds). A mention never starts, ends or reinforces a run:
+:func:`assertions` leaves it out, so an episode that only mentions facts is ordinary experience.
 
 Subject, attribute and value are compared case-insensitively with whitespace collapsed. The
 assertions about one *slot* (subject, attribute), from every episode the slot's pages cite plus the
@@ -16,6 +22,10 @@ run is one page, valid from its first assertion until the first assertion of the
 last run is active; every earlier run is superseded with ``valid_until`` set and
 ``superseded_by`` naming its successor — kept and readable for "as of" questions. The same
 evidence, in any arrival order and split over any number of cycles, gives the same runs.
+
+An assertion dated after the cycle's *horizon* (its ``now`` plus ``MemoryConfig.future_skew_s``)
+is ignored: ingest refuses such episodes, and one stored before that rule cannot stay "newest"
+for ever. A page whose run lies wholly beyond the horizon is superseded by the current run.
 
 Fact episodes are consolidated here only; they do not also feed the topic pages of
 :mod:`reverie.dream.cluster`, where old and new values would sit side by side.
@@ -31,7 +41,7 @@ from datetime import datetime
 
 from reverie.dream.apply import WriteContext, _next, revision_from
 from reverie.dream.plan import page_id_for
-from reverie.models import Claim, Episode, Page, PageKind, PageStatus, Revision
+from reverie.models import Claim, Episode, Outcome, Page, PageKind, PageStatus, Revision
 from reverie.redact import redact
 from reverie.store.base import Observation, PageWrite
 
@@ -43,6 +53,7 @@ __all__ = [
     "assertions",
     "asserts_fact",
     "fact_writes",
+    "mentions",
     "runs",
     "slot_writes",
     "split",
@@ -59,12 +70,14 @@ def _norm(text: str) -> str:
 
 @dataclass(frozen=True)
 class Assertion:
-    """One episode saying ``attribute`` of ``subject`` is ``value``."""
+    """One episode saying ``attribute`` of ``subject`` is ``value``; ``current`` is False for a
+    mention (see the module docstring), which never decides the slot's value."""
 
     subject: str
     attribute: str
     value: str
     episode: Episode
+    current: bool = True
 
     @property
     def slot(self) -> str:
@@ -74,6 +87,9 @@ class Assertion:
     @property
     def value_key(self) -> str:
         return _norm(self.value)
+
+
+_TRIED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
 
 
 def _from_metadata(ep: Episode) -> list[Assertion]:
@@ -86,28 +102,42 @@ def _from_metadata(ep: Episode) -> list[Assertion]:
         subject, attribute, value = (item.get(k) for k in ("subject", "attribute", "value"))
         if isinstance(attribute, str) and attribute.strip() and value is not None:
             subject_text = subject.strip() if isinstance(subject, str) else ""
-            found.append(Assertion(subject_text, attribute.strip(), str(value).strip(), ep))
+            current = item.get("current", True) is not False
+            found.append(
+                Assertion(subject_text, attribute.strip(), str(value).strip(), ep, current)
+            )
     return found
 
 
 def _from_entities(ep: Episode) -> list[Assertion]:
+    current = ep.outcome not in _TRIED
     found = []
     for entity in ep.entities:
         key, sep, value = entity.partition("=")
         if not sep or not key.strip() or not value.strip():
             continue
         subject, dot, attribute = key.strip().rpartition(".")
-        found.append(Assertion(subject if dot else "", attribute, value.strip(), ep))
+        found.append(Assertion(subject if dot else "", attribute, value.strip(), ep, current))
     return found
 
 
-def assertions(ep: Episode) -> list[Assertion]:
-    """Every fact ``ep`` asserts, one per slot (the first wins within an episode)."""
+def _by_slot(ep: Episode) -> list[Assertion]:
+    """Every fact ``ep`` states, one per slot: metadata first, then entities (first wins)."""
     unique: dict[str, Assertion] = {}
     for a in (*_from_metadata(ep), *_from_entities(ep)):
         if a.value_key and _norm(a.attribute):
             unique.setdefault(a.slot, a)
     return list(unique.values())
+
+
+def assertions(ep: Episode) -> list[Assertion]:
+    """Every fact ``ep`` asserts as current, one per slot (mentions left out)."""
+    return [a for a in _by_slot(ep) if a.current]
+
+
+def mentions(ep: Episode) -> list[Assertion]:
+    """The values ``ep`` only mentions (``current: false``, or entities of a failed episode)."""
+    return [a for a in _by_slot(ep) if not a.current]
 
 
 def asserts_fact(ep: Episode) -> bool:
@@ -255,16 +285,29 @@ def _action(before: Revision, after: Revision) -> str:
     return "revised"
 
 
-def _absorbed(page: Page, desired: Sequence[Run], ids: Mapping[str, str]) -> dict[str, object]:
-    """An old run page no longer in the timeline's runs (late evidence moved its start)."""
+def _absorbed(
+    page: Page, desired: Sequence[Run], ids: Mapping[str, str], horizon: datetime | None
+) -> dict[str, object]:
+    """An old run page no longer in the timeline's runs: late evidence moved its start, or its
+    evidence is dated beyond the cycle's horizon."""
     start = page.revision.valid_from or page.created_at
     cover = next((r for r in reversed(desired) if r.start <= start), desired[0])
+    reason = f"absorbed into {ids[cover.topic_key]}: earlier evidence moved the run's start"
+    if horizon is not None and start > horizon:
+        reason = (
+            f"dated {start.isoformat()}, after this cycle's clock ({horizon.isoformat()});"
+            f" {ids[cover.topic_key]} holds the current value"
+        )
     return {
         "status": PageStatus.SUPERSEDED,
         "valid_until": page.revision.valid_from,
         "superseded_by": ids[cover.topic_key],
-        "reason": f"absorbed into {ids[cover.topic_key]}: earlier evidence moved the run's start",
+        "reason": reason,
     }
+
+
+def _within(found: Iterable[Assertion], horizon: datetime | None) -> list[Assertion]:
+    return [a for a in found if horizon is None or a.episode.created_at <= horizon]
 
 
 def slot_writes(
@@ -272,10 +315,15 @@ def slot_writes(
     new: Sequence[Assertion],
     pages: Sequence[Page],
     history: Sequence[Episode],
+    horizon: datetime | None = None,
 ) -> FactResult:
-    """Writes for one slot: ``pages`` are the slot's pages, ``history`` the episodes they cite."""
+    """Writes for one slot: ``pages`` are the slot's pages, ``history`` the episodes they cite.
+    Assertions dated after ``horizon`` are ignored (see the module docstring)."""
+    new = _within(new, horizon)
+    if not new:
+        return FactResult()
     slot = new[0].slot
-    past = [a for ep in history for a in assertions(ep) if a.slot == slot]
+    past = _within((a for ep in history for a in assertions(ep) if a.slot == slot), horizon)
     desired = runs([*past, *new])
     ids = {r.topic_key: page_id_for(ctx.scope, r.topic_key) for r in desired}
     by_id = {p.id: p for p in pages}
@@ -294,7 +342,8 @@ def slot_writes(
     for page in pages:
         if page.id in ids.values() or page.status is PageStatus.RETIRED:
             continue
-        made = _write(ctx, page, page.id, page.topic_key, _absorbed(page, desired, ids))
+        fields = _absorbed(page, desired, ids, horizon)
+        made = _write(ctx, page, page.id, page.topic_key, fields)
         if made is not None:
             out.writes.append((made[0], made[1], 0))
     return out
@@ -318,15 +367,17 @@ def fact_writes(
     slots: Mapping[str, Sequence[Assertion]],
     scope_pages: Sequence[Page],
     cited: Mapping[str, Episode],
+    horizon: datetime | None = None,
 ) -> FactResult:
     """The fact path of a cycle: ``scope_pages`` are the scope's pages (any status) and ``cited``
-    the episodes their fact pages cite, by id."""
+    the episodes their fact pages cite, by id. ``slots`` must hold no assertion dated after
+    ``horizon`` (the caller defers those); cited ones beyond it are ignored."""
     out = FactResult()
     for slot, new in slots.items():
         mine = [p for p in scope_pages if p.topic_key.startswith(slot + "|")]
         live = [p for p in mine if p.status is not PageStatus.RETIRED]
         history = [cited[e] for p in live for e in p.citations if e in cited]
-        part = slot_writes(ctx, new, mine, history)
+        part = slot_writes(ctx, new, mine, history, horizon)
         out.writes += part.writes
         out.marks += part.marks
         out.observations += part.observations

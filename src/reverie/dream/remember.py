@@ -1,24 +1,30 @@
-"""The memory-over-time step of a cycle: facts, reinforcement and decay (issue 5).
+"""The memory-over-time step of a cycle: facts, reinforcement and decay (issues 5 and 14).
 
 Runs after plan validation and before the commit, reads the store, and returns more writes for
 the cycle's one changeset: the fact runs of :mod:`reverie.dream.facts`, and the retirements of
 :mod:`reverie.dream.decay` for pages the cycle neither wrote nor observed. Deterministic for a
-given store state and ``now``.
+given store state, ``now`` and scanned episodes.
+
+Fact episodes dated after the cycle's horizon (``now`` plus ``MemoryConfig.future_skew_s``;
+ingest refuses them, but older stores may hold some) are not asserted: they are returned as
+``deferred``, so they stay eligible and the checkpoint stops before them, with one ``notes`` line
+each for the report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from reverie.config import MemoryConfig
 from reverie.dream.apply import WriteContext
-from reverie.dream.decay import decay_writes
+from reverie.dream.decay import activity_clock, decay_writes
 from reverie.dream.facts import PREFIX, Assertion, fact_writes
-from reverie.models import PageStatus
+from reverie.models import Episode, PageStatus
 from reverie.store.base import Observation, PageWrite, Store
 
-__all__ = ["MemoryStep", "decay_due", "memory_step"]
+__all__ = ["MemoryStep", "decay_due", "memory_step", "split_future"]
 
 
 @dataclass
@@ -26,6 +32,30 @@ class MemoryStep:
     writes: list[tuple[str, PageWrite, int]] = field(default_factory=list)
     marks: list[str] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    deferred: list[Episode] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def split_future(
+    slots: Mapping[str, Sequence[Assertion]], horizon: datetime
+) -> tuple[dict[str, list[Assertion]], list[Episode]]:
+    """``slots`` without the assertions dated after ``horizon``, and those episodes."""
+    kept: dict[str, list[Assertion]] = {}
+    future: dict[str, Episode] = {}
+    for slot, found in slots.items():
+        for a in found:
+            if a.episode.created_at > horizon:
+                future.setdefault(a.episode.id, a.episode)
+            else:
+                kept.setdefault(slot, []).append(a)
+    return kept, list(future.values())
+
+
+def _future_note(ep: Episode, horizon: datetime) -> str:
+    return (
+        f"fact episode {ep.id} is dated {ep.created_at.isoformat()}, after this cycle's clock"
+        f" ({horizon.isoformat()}): not asserted, left eligible"
+    )
 
 
 def memory_step(
@@ -36,26 +66,34 @@ def memory_step(
     written: set[str],
     observed: Sequence[Observation],
     config: MemoryConfig,
+    scanned: Sequence[Episode] = (),
 ) -> MemoryStep:
-    """Fact writes for the new assertions in ``slots``, then decay of everything else."""
-    out = MemoryStep()
-    if slots:
+    """Fact writes for the new assertions in ``slots``, then decay of everything else on the
+    scope's activity clock (``scanned``: the episodes this cycle brought)."""
+    horizon = ctx.now + config.future_skew
+    current, future = split_future(slots, horizon)
+    out = MemoryStep(deferred=future, notes=[_future_note(e, horizon) for e in future])
+    if current:
         pages = [p for p in store.pages(ctx.scope, None) if p.topic_key.startswith(PREFIX + "|")]
         wanted = {e for p in pages if p.status is not PageStatus.RETIRED for e in p.citations}
         cited = {e.id: e for e in store.episodes(sorted(wanted))}
-        facts = fact_writes(ctx, slots, pages, cited)
+        facts = fact_writes(ctx, current, pages, cited, horizon)
         out.writes, out.marks, out.observations = facts.writes, facts.marks, facts.observations
     skip = written | {w.revision.page_id for _a, w, _n in out.writes}
     skip |= {o.page_id for o in (*observed, *out.observations)}
     active = store.pages(ctx.scope, [str(PageStatus.ACTIVE)])
-    strengths = store.strengths(p.id for p in active if p.id not in skip)
-    out.writes += [(a, w, 0) for a, w in decay_writes(ctx, active, strengths, config, skip)]
+    strengths = store.strengths(p.id for p in active)
+    clock = activity_clock(scanned, strengths.values(), horizon)
+    decayed = decay_writes(ctx, active, strengths, config, skip, clock)
+    out.writes += [(a, w, 0) for a, w in decayed]
     return out
 
 
 def decay_due(store: Store, ctx: WriteContext, config: MemoryConfig) -> bool:
-    """Whether a cycle with no new episodes still has pages to retire."""
-    if not config.decay:
+    """Whether a cycle with no new episodes still has pages to retire: only by the explicit
+    ``retire_after_days`` policy, since disuse is measured on the scope's activity clock, which
+    nothing new leaves where it was."""
+    if config.retire_after_days is None:
         return False
     step = memory_step(store, ctx, {}, written=set(), observed=(), config=config)
     return bool(step.writes)

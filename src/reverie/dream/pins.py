@@ -1,0 +1,111 @@
+"""A person's corrections stick (issue 14, point 9): pinned claims, titles and kinds.
+
+A revision a person authored — a Markdown import (author ``human``) or a ``reverie restore``
+(author ``restore``) — marks what the person wrote: each claim they added or changed (every
+claim, for a restore) carries ``pinned=True``, and ``Revision.pins`` names the page fields they
+set (``"title"``, ``"kind"``). Pins come from people only.
+
+:func:`keep_pins` is applied by the cycle to every validated plan, whatever the distiller, before
+it is redacted and applied. For each operation that revises or merges a page whose current
+revision holds pins:
+
+* the pinned claims are kept verbatim, first and in their order (a merge also keeps its
+  sources' pinned claims, after the target's);
+* a machine claim whose text repeats a pinned claim (case and spacing aside) is dropped;
+* a pinned title or kind overrides the plan's, and the page's pins carry over.
+
+A plan's own ``pins`` and ``pinned`` flags are cleared: a machine cannot pin. Superseding or
+retiring a page is a decision about contradicting evidence and is left as planned.
+
+The episode an import stores to cite a person's new lines (``metadata.reverie == "human-edit"``)
+is evidence of an edit, not of work: :func:`is_human_edit` names it, so it never counts as an
+outcome (the cycle leaves it out of the history it shows a distiller).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from reverie.dream.plan import CreatePage, MergePages, Operation, Plan, RevisePage
+from reverie.models import PINNABLE, Claim, Episode, Page, Revision
+
+__all__ = [
+    "HUMAN_EDIT",
+    "is_human_edit",
+    "keep_pins",
+    "pin_all",
+    "pinned_claims",
+    "unpinned",
+]
+
+HUMAN_EDIT = "human-edit"
+"""``Episode.metadata["reverie"]`` of the episodes a Markdown import stores for a person's lines."""
+CLAIM_LIMIT = 200
+"""The most claims an operation may carry (``reverie.dream.plan``)."""
+
+
+def is_human_edit(ep: Episode) -> bool:
+    """True for an episode that records a person's edit: never an outcome, never a tally."""
+    return ep.metadata.get("reverie") == HUMAN_EDIT
+
+
+def pinned_claims(revision: Revision) -> tuple[Claim, ...]:
+    return tuple(c for c in revision.claims if c.pinned)
+
+
+def pin_all(claims: Iterable[Claim]) -> tuple[Claim, ...]:
+    """``claims`` as a person's: each pinned (a restore chooses every claim it brings back)."""
+    return tuple(c if c.pinned else c.model_copy(update={"pinned": True}) for c in claims)
+
+
+def unpinned(claims: Iterable[Claim]) -> tuple[Claim, ...]:
+    """``claims`` as a machine's: no pinned flag."""
+    return tuple(c.model_copy(update={"pinned": False}) if c.pinned else c for c in claims)
+
+
+def _key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _claims(pinned: Sequence[Claim], proposed: Sequence[Claim]) -> tuple[Claim, ...]:
+    taken = {_key(c.text) for c in pinned}
+    machine = [c for c in unpinned(proposed) if _key(c.text) not in taken]
+    room = max(0, CLAIM_LIMIT - len(pinned))
+    return (*pinned, *machine[:room])
+
+
+def _pinned_of(op: RevisePage | MergePages, pages: Mapping[str, Page]) -> tuple[Claim, ...]:
+    shown = [op.page_id, *(op.sources if isinstance(op, MergePages) else ())]
+    found: dict[str, Claim] = {}
+    for page_id in shown:
+        page = pages.get(page_id)
+        for claim in pinned_claims(page.revision) if page is not None else ():
+            found.setdefault(_key(claim.text), claim)
+    return tuple(found.values())
+
+
+def _keep(op: Operation, pages: Mapping[str, Page]) -> Operation:
+    if isinstance(op, CreatePage):
+        return op.model_copy(update={"claims": unpinned(op.claims), "pins": ()})
+    if not isinstance(op, RevisePage | MergePages):
+        return op  # supersede or retire: a decision about contradicting evidence
+    target = pages.get(op.page_id)
+    pins = tuple(sorted(set(target.revision.pins) & set(PINNABLE))) if target else ()
+    update: dict[str, object] = {"claims": _claims(_pinned_of(op, pages), op.claims)}
+    update["pins"] = pins
+    if target is not None and "title" in pins:
+        update["title"] = target.revision.title
+    if target is not None and "kind" in pins:
+        update["kind"] = target.revision.kind
+    return op.model_copy(update=update)
+
+
+def keep_pins(plan: Plan, pages: Mapping[str, Page]) -> Plan:
+    """``plan`` with every person's pin on the ``pages`` it touches kept (module docstring).
+
+    Pure; ``pages`` are the pages shown to the distiller, by id. A plan that touches no pinned
+    page and sets no pins of its own is returned unchanged (the same object)."""
+    kept = tuple(_keep(op, pages) for op in plan.operations)
+    if kept == plan.operations:
+        return plan
+    return plan.model_copy(update={"operations": kept})
