@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from reverie.config import DreamConfig
-from reverie.dream.problems import is_human_edit
+from reverie.dream.pins import is_human_edit
 from reverie.models import Episode
 
 __all__ = ["Collection", "collect", "next_checkpoint"]

@@ -20,7 +20,7 @@ Invariants:
 
 * Deterministic: the same evidence gives the same plan, in any process. The work set is the new
   episodes plus the history of the page, unique by id, ordered by ``(created_at, seq or 0, id)``;
-  a person's edits (:func:`reverie.dream.problems.is_human_edit`) are not outcomes and are left
+  a person's edits (:func:`reverie.dream.pins.is_human_edit`) are not outcomes and are left
   out of it.
 * Template lessons ("approach worked", "n/a", ...) never become claims.
 * The title is the canonical lesson or problem, as a person would write it, never a topic key.
@@ -48,8 +48,8 @@ from reverie.dream.lessons import (
     is_template_lesson,
     synthesize_lessons,
 )
+from reverie.dream.pins import is_human_edit
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
-from reverie.dream.problems import is_human_edit
 from reverie.models import (
     Claim,
     ClaimRole,

@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from reverie.dream.dates import resolve_relative_dates
+from reverie.dream.slots import slot_of
 from reverie.models import Claim, ClaimRole, Episode, Outcome
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ __all__ = [
     "Fix",
     "LessonGroup",
     "current_fix",
+    "current_values",
     "is_template_lesson",
     "synthesize_lessons",
 ]
@@ -156,8 +158,22 @@ def synthesize_lessons(
     ordered = list(variants.values())
     similar = _similarity(ordered, embedder, cosine)
     groups = _components(ordered, similar)
-    out = [_central_group(members, similar, ordered) for members in groups]
+    out = current_values([_central_group(members, similar, ordered) for members in groups])
     return sorted(out, key=lambda g: (-g.support, min(e.created_at for e in g.episodes), g.text))
+
+
+def current_values(groups: Sequence[LessonGroup]) -> list[LessonGroup]:
+    """Lessons that state one slot with different values ("the index is X", later "the index
+    is Y", :func:`reverie.dream.slots.slot_of`): only the newest value's stays a claim; the
+    older ones are superseded (their episodes stay cited by the page's evidence line)."""
+    newest: dict[str, tuple[datetime, str]] = {}
+    read = [(g, slot_of(g.text)) for g in groups]
+    for g, value in read:
+        if value is not None:
+            when = max(e.created_at for e in g.episodes)
+            if value.key not in newest or when > newest[value.key][0]:
+                newest[value.key] = (when, value.value_key)
+    return [g for g, v in read if v is None or newest[v.key][1] == v.value_key]
 
 
 def _similarity(

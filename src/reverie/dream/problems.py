@@ -58,7 +58,6 @@ __all__ = [
     "FIELD_WEIGHTS",
     "Grouping",
     "group_by_problem",
-    "is_human_edit",
     "is_knowledge",
     "page_text",
     "problem_features",
@@ -82,11 +81,6 @@ _MASKS = (
 )
 
 Features = dict[str, float]
-
-
-def is_human_edit(ep: Episode) -> bool:
-    """An episode that records a person's edit of a page: evidence of the edit, not of work."""
-    return ep.metadata.get("reverie") == "human-edit"
 
 
 def _error_line(error: str | None) -> str:

@@ -65,7 +65,8 @@ def render_line(item: RecallItem) -> str:
         return f"- [{label}] {text}".rstrip()
     state = f", {status}" if status and status != "active" else ""
     title = _flat(item.title)
-    body = f"{title}: {text}" if title and text and not _restates(text, title) else text or title
+    restated = item.role is not None and _restates(text, title)  # a title drawn from a claim
+    body = f"{title}: {text}" if title and text and not restated else text or title
     date = _date(item)
     date = "" if date and date in title else date  # the title already dates it
     kind = _flat(item.page_kind or "") or f"page {ident}"

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reverie.config import RecallConfig
 from reverie.dream.facts import asserts_fact
+from reverie.dream.slots import slot_of
 from reverie.models import Claim, ClaimRole, Episode, Page, Recall, RecallItem, Scope, utc
 from reverie.recall.hybrid import fuse
 from reverie.recall.pack import pack
@@ -69,6 +70,7 @@ THROUGH_EVIDENCE = 0.9
 """A page's lead claim reached through a matching episode it cites is worth this much of it."""
 LEAD_CLAIMS = 2
 """Lead claims of a page reached through its evidence."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 PAGE_PREFERENCE = 1.5
 """A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
 COVERED_EPISODE = 0.25
@@ -201,10 +203,9 @@ _ACTIONABLE = frozenset({ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX, Cla
 
 def _lead_claims(page: Page) -> list[Claim]:
     """What a page answers with: its actionable claims (lessons, fixes, warnings, facts) up to
-    :data:`LEAD_CLAIMS`, else its first recallable claim."""
-    claims = [c for c in page.revision.claims if _recallable(c)]
-    lead = [c for c in claims if c.role in _ACTIONABLE][:LEAD_CLAIMS]
-    return lead or claims[:1]
+    :data:`LEAD_CLAIMS`; none for a page of plain statements (a dialogue's), whose lines
+    recall finds one by one."""
+    return [c for c in page.revision.claims if c.role in _ACTIONABLE][:LEAD_CLAIMS]
 
 
 def _lessons_behind(
@@ -397,7 +398,29 @@ def _episode_units(
         if episode.id in cited:
             relevance *= COVERED_EPISODE
         units.append(_episode_item(episode, text, relevance))
-    return units
+    return _newest_values(units)
+
+
+def _newest_values(units: list[RecallItem]) -> list[RecallItem]:
+    """Of episodes that say the same sentence with different values ("listens on 5432",
+    later "listens on 6432", :func:`reverie.dream.slots.slot_of`), only the newest by
+    ``created_at`` is recalled: an older value must not stand beside the current one."""
+    newest: dict[str, RecallItem] = {}
+    keyed = [(u, slot_of(u.text)) for u in units]
+    for unit, value in keyed:
+        held = newest.get(value.key) if value else None
+        if value is not None and (held is None or _later(unit, held)):
+            newest[value.key] = unit
+    return [u for u, v in keyed if v is None or newest[v.key] is u or _same_value(u, newest[v.key])]
+
+
+def _later(a: RecallItem, b: RecallItem) -> bool:
+    return (a.created_at or _EPOCH, a.id) > (b.created_at or _EPOCH, b.id)
+
+
+def _same_value(a: RecallItem, b: RecallItem) -> bool:
+    va, vb = slot_of(a.text), slot_of(b.text)
+    return va is not None and vb is not None and va.value_key == vb.value_key
 
 
 def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
