@@ -530,6 +530,10 @@ def test_a_fix_that_stopped_working_is_superseded() -> None:
         _attempt(4, "kubectl apply --timeout=10m", "failure", 3),  # the old fix stops working
         _attempt(5, "helm upgrade --wait --atomic", "success", 4),
     ]
+    working = only_op(ExtractiveDistiller().distill(evidence(eps[:3])))
+    assert working.claims[0].role is ClaimRole.FIX  # a flag added is another action: the fix
+    assert working.claims[0].episode_ids == ("ep-00002", "ep-00003")
+    assert "kubectl apply --timeout=10m worked (2 of 2 times since 2026-11-03)" in texts(working)[0]
     op = only_op(ExtractiveDistiller().distill(evidence(eps)))
     (fix,) = [c for c in op.claims if c.role is ClaimRole.FIX]
     assert fix.episode_ids == ("ep-00005",) and "helm upgrade --wait --atomic worked" in fix.text

@@ -2,9 +2,10 @@
 
 Twenty lessons, each about its own problem, recur across 2,000 episodes in varied wording; three
 in ten are learnt away from their usual category and tools (another category, a tool more or
-less), so a key of category and tools alone would spread each lesson over several pages. The test plants the lessons, dreams once a
-day, and checks that every lesson ends on exactly one active page — and that no page holds two
-planted lessons (routing must not merge what differs). The demo sample has two such pairs.
+less), so a key of category and tools alone would spread each lesson over several pages. The
+test plants the lessons, dreams once a day, and checks that every lesson ends on exactly one
+active page — and that no page holds two planted lessons (routing must not merge what differs).
+The demo sample has two such pairs.
 """
 
 from __future__ import annotations

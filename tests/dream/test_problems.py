@@ -90,7 +90,7 @@ def members(groups: list[Group]) -> list[set[str]]:
 DEPLOY_PAGE = page(
     "deploy|kubectl",
     "deploying the api service to the staging cluster: fails with TimeoutError",
-    'deploying the api service to the staging cluster: kubectl apply -f manifests/ -> failed'
+    "deploying the api service to the staging cluster: kubectl apply -f manifests/ -> failed"
     ' with "TimeoutError: timed out waiting for the rollout" (3 times, last 2026-11-01).',
 )
 
