@@ -23,7 +23,9 @@ LATER = T0 + timedelta(days=90)
 def _brain(path: Path, make_episode: EpisodeFactory, n: int = 6) -> Reverie:
     rv = Reverie.open(path)
     rv.ingest([make_episode(lesson=f"wait for rollout {i}") for i in range(n)])
+    # routine successes of another problem: not knowledge, so passed and never consolidated
     rv.ingest([make_episode(importance=1, error=None, outcome="success", category=f"c{i}",
+                            situation=f"checking disk usage on build host {i}", action="df -h",
                             created_at=T0 - timedelta(days=50)) for i in range(2)])  # fmt: skip
     rv.dream(SCOPE, now=T0 + timedelta(days=1))
     return rv

@@ -159,6 +159,8 @@ class CycleMachine(RuleBasedStateMachine):
                 assert ep.id in cited, f"{ep.id} is consolidated but no page cites it"
         marked = [e.id for e in everything if e.consolidated_in]
         assert len(marked) == len(set(marked))
+        # the extractive distiller cites every episode it consolidates (an evidence line at least)
+        assert set(marked) <= cited, "an episode was consolidated but no page cites it"
 
 
 def _eligible(ep: Episode) -> bool:

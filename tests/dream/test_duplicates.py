@@ -1,10 +1,11 @@
 """Duplicate pressure (issue 5, point 6): one lesson, one active page.
 
-Twenty lessons recur across 2,000 episodes in varied wording; three in ten are learnt away from
-their usual category and tools (another category, a tool more or less), so the lexical topic key
-alone would spread each lesson over several pages. The test plants the lessons, dreams once a
-day, and checks that every lesson ends on exactly one active page — and that no page holds two
-planted lessons (routing must not merge what differs). The demo sample has two such pairs.
+Twenty lessons, each about its own problem, recur across 2,000 episodes in varied wording; three
+in ten are learnt away from their usual category and tools (another category, a tool more or
+less), so a key of category and tools alone would spread each lesson over several pages. The
+test plants the lessons, dreams once a day, and checks that every lesson ends on exactly one
+active page — and that no page holds two planted lessons (routing must not merge what differs).
+The demo sample has two such pairs.
 """
 
 from __future__ import annotations
@@ -214,6 +215,30 @@ LESSONS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
         ),
     ),
 ]
+# What the agent was doing when it met each lesson's problem (its situation), in LESSONS order:
+# pages are one per problem, so episodes of two lessons must be about two problems.
+PROBLEMS = (
+    "rolling out the api deployment with kubectl apply",
+    "upgrading the payments release with helm upgrade",
+    "writing tests that create scratch files",
+    "testing the token expiry code against the current time",
+    "installing python dependencies on the build runner",
+    "installing javascript packages in the CI pipeline",
+    "running database migrations on a laptop",
+    "changing the production database schema by hand",
+    "querying the search API for many results in a row",
+    "collecting links to research papers for a reader",
+    "pushing the release branch for the next version",
+    "writing the pull request description for a change",
+    "building container images on an arm laptop",
+    "rerunning the integration suite on the same machine",
+    "switching kubectl to the staging cluster",
+    "applying infrastructure changes with terraform",
+    "configuring latency alerts for the api",
+    "adding labels to prometheus metrics",
+    "generating the API client from the openapi spec",
+    "writing documentation and messages for this user",
+)
 _PREFIXES = ("", "", "", "Lesson: ", "Note to self: ", "Remember: ")
 _OTHER_CATEGORIES = ("ops", "maintenance", "ci", "release", "support", "research")
 _OTHER_TOOLS = ("bash", "make", "curl", "jq", "python", "ssh")
@@ -262,7 +287,7 @@ def planted_stream(n: int = 2000, seed: int = 7) -> tuple[list[dict[str, Any]], 
                 "id": ep_id,
                 "scope": SCOPE,
                 "created_at": (START + timedelta(minutes=7 * i)).isoformat(),
-                "situation": f"task {i % 97} for the {category or 'general'} work",
+                "situation": f"{PROBLEMS[lesson]} (task {i % 97})",
                 "action": f"ran {' and '.join(tools) or 'the usual steps'} on job {i % 13}",
                 "outcome": outcome,
                 "error": "it broke" if outcome == "failure" else None,

@@ -23,6 +23,16 @@ from tests.llm.conftest import brain, fenced_items, file_digest, good_model, use
 
 SCOPE = "acme/coder"
 DAY = datetime(2026, 11, 10, tzinfo=UTC)
+OTHER_PROBLEMS = {  # a group is one problem: each of these is its own (situation, action, error)
+    "build": ("building the worker image", "docker build -t worker .", "OSError: no space left"),
+    "test": ("running the flaky checkout tests", "pytest tests/checkout", "AssertionError: 402"),
+}
+
+
+def other_problem(category: str) -> dict[str, object]:
+    situation, action, error = OTHER_PROBLEMS[category]
+    return {"category": category, "tools": [category], "situation": situation,
+            "action": action, "error": error}  # fmt: skip
 
 
 def test_valid_plan_creates_a_cited_page_and_reports_cost(
@@ -167,7 +177,7 @@ def test_server_dies_mid_cycle(
     server.push(Reply(die=True))  # answered before the responder: the first group kills it
     rv = brain(tmp_path / "b.db", llm)
     rv.ingest([make_episode() for _ in range(3)])
-    rv.ingest([make_episode(category="build", tools=["docker"]) for _ in range(3)])
+    rv.ingest([make_episode(**{**other_problem("build"), "tools": ["docker"]}) for _ in range(3)])
     report = rv.dream(SCOPE, now=DAY)
     assert report.groups == 2 and report.created == 0
     assert report.deferred == 6 and len(report.deferred_groups) == 1  # second never asked
@@ -235,8 +245,9 @@ def test_max_groups_per_cycle_caps_calls(
     store.migrate()
     config = Config(dream=DreamConfig(max_groups_per_cycle=1))
     rv = Reverie(store, config=config, distiller=LLMDistiller(llm, cache=store))
-    for category in ("deploy", "build", "test"):
-        rv.ingest([make_episode(category=category, tools=[category]) for _ in range(3)])
+    rv.ingest([make_episode(category="deploy", tools=["deploy"]) for _ in range(3)])
+    for category in ("build", "test"):
+        rv.ingest([make_episode(**other_problem(category)) for _ in range(3)])
     reports = [rv.dream(SCOPE, now=DAY + timedelta(hours=h)) for h in range(4)]
     assert [r.model_calls for r in reports] == [1, 1, 1, 0]
     assert sum(r.created for r in reports) == 3

@@ -28,7 +28,13 @@ def files(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def brain(rv: Reverie, make_episode: EpisodeFactory) -> Reverie:
-    search = {"category": "search", "tools": ["web_search"], "error": "HTTP Error 429"}
+    search = {  # another problem (situation and error): a page of its own
+        "category": "search",
+        "tools": ["web_search"],
+        "situation": "searching the web for the release notes",
+        "action": "web_search 'release notes'",
+        "error": "HTTP Error 429: Too Many Requests",
+    }
     rv.ingest([make_episode() for _ in range(3)] + [make_episode(**search) for _ in range(3)])
     rv.dream(SCOPE, now=DAY)
     return rv
@@ -67,7 +73,27 @@ def test_page_file_has_front_matter_and_body(brain: Reverie, tmp_path: Path) -> 
 def test_index_respects_the_line_limit(
     rv: Reverie, make_episode: EpisodeFactory, tmp_path: Path
 ) -> None:
-    rv.ingest([make_episode(category=f"task{i}", importance=8) for i in range(12)])
+    problems = [  # twelve problems, each its own situation and error: twelve pages
+        ("rotating the vault database password", "PermissionDenied: vault token expired"),
+        ("compiling the rust parser crate", "LinkerError: undefined symbol yyparse"),
+        ("resizing product photos for the shop", "PIL.UnidentifiedImageError: cannot identify"),
+        ("sending the weekly newsletter to subscribers", "SMTPAuthenticationError: 535"),
+        ("importing the quarterly invoices spreadsheet", "UnicodeDecodeError: byte 0xff"),
+        ("renewing the tls certificate for the gateway", "ACMEError: dns challenge failed"),
+        ("training the churn model on last month", "CUDAOutOfMemory: tried to allocate"),
+        ("syncing calendar events from outlook", "HTTP Error 401: Unauthorized"),
+        ("transcoding the webinar recording to mp4", "FFmpegError: unknown encoder libx265"),
+        ("backing up the wiki attachments to s3", "NoSuchBucket: bucket does not exist"),
+        ("translating the onboarding guide into german", "QuotaExceeded: characters per day"),
+        ("scraping competitor prices from the catalogue", "CaptchaDetected: blocked by site"),
+    ]
+    rv.ingest(
+        [
+            make_episode(category=f"task{i}", situation=s, error=e, action=f"run job {i}",
+                         importance=8)
+            for i, (s, e) in enumerate(problems)
+        ]
+    )  # fmt: skip
     rv.dream(SCOPE, now=DAY)
     report = rv.export_markdown(SCOPE, tmp_path, line_limit=6)
     lines = (tmp_path / "MEMORY.md").read_text(encoding="utf-8").splitlines()
@@ -80,19 +106,19 @@ def test_a_persons_edit_becomes_a_human_revision_with_citations(
     brain: Reverie, tmp_path: Path
 ) -> None:
     brain.export_markdown(SCOPE, tmp_path)
-    page = next(p for p in brain.pages(SCOPE) if p.title.startswith("deploy"))
+    page = next(p for p in brain.pages(SCOPE) if p.topic_key.startswith("deploy|"))
     path = page_file(tmp_path, page.id)
     text = path.read_text(encoding="utf-8")
     kept = page.revision.claims[0]
     edited = text.replace(kept.text, "Failed three times: always with a timeout")
-    edited = edited.replace("# deploy", "# Deploys to staging")
+    edited = edited.replace(f"# {page.title}\n", "# Deploys to staging\n")
     edited += "- Raise the rollout timeout to 10m before retrying.\n"
     path.write_text(edited, encoding="utf-8")
     report = brain.import_markdown(SCOPE, tmp_path, now=DAY + timedelta(days=1))
     assert report.revised == [page.id] and report.cycle_id
     new = brain.page(page.id)
     assert new.revision.author == "human" and new.revision.number == 2
-    assert new.title.startswith("Deploys to staging")
+    assert new.title == "Deploys to staging"
     assert new.revision.claims[0].episode_ids == kept.episode_ids  # the brackets kept the citation
     added = new.revision.claims[-1]
     assert added.text == "Raise the rollout timeout to 10m before retrying."
@@ -112,7 +138,7 @@ def test_edit_by_a_person_and_a_cycle_is_a_conflict(
     brain: Reverie, make_episode: EpisodeFactory, tmp_path: Path
 ) -> None:
     brain.export_markdown(SCOPE, tmp_path)
-    page = next(p for p in brain.pages(SCOPE) if p.title.startswith("deploy"))
+    page = next(p for p in brain.pages(SCOPE) if p.topic_key.startswith("deploy|"))
     path = page_file(tmp_path, page.id)
     path.write_text(path.read_text(encoding="utf-8") + "- a person's line\n", encoding="utf-8")
     brain.ingest([make_episode() for _ in range(2)])

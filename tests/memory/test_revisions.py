@@ -22,8 +22,17 @@ DAY = datetime(2026, 11, 10, tzinfo=UTC)
 
 
 def three_cycles(rv: Reverie, make_episode: EpisodeFactory) -> list[str]:
-    """Cycle 1 creates the deploy page, 2 the search page, 3 revises the search page."""
-    search = {"category": "search", "tools": ["web_search"], "error": "HTTP Error 429"}
+    """Cycle 1 creates the deploy page, 2 the search page, 3 revises the search page.
+
+    The search episodes are a different problem (situation and error), so a page of their own.
+    """
+    search = {
+        "category": "search",
+        "tools": ["web_search"],
+        "situation": "searching the web for the release notes",
+        "action": "web_search 'release notes'",
+        "error": "HTTP Error 429: Too Many Requests",
+    }
     batches = [
         [make_episode() for _ in range(3)],
         [make_episode(**search) for _ in range(3)],
@@ -92,7 +101,7 @@ def test_undo_of_an_old_cycle_works_when_later_cycles_touched_other_pages(
     first, _second, _third = three_cycles(rv, make_episode)
     report = rv.undo(first, now=DAY + timedelta(days=5))
     assert report.episodes_released == 3
-    statuses = {p.title.split(" ·")[0]: p.status for p in rv.pages(SCOPE, None)}
+    statuses = {p.topic_key.split("|")[0]: p.status for p in rv.pages(SCOPE, None)}
     assert statuses == {"deploy": PageStatus.RETIRED, "search": PageStatus.ACTIVE}
     assert rv.dream(SCOPE, now=DAY + timedelta(days=6)).collected == 3
 
@@ -101,7 +110,7 @@ def test_undo_refuses_with_the_later_cycle_and_page_named(
     rv: Reverie, make_episode: EpisodeFactory
 ) -> None:
     _first, second, third = three_cycles(rv, make_episode)
-    search = next(p for p in rv.pages(SCOPE) if p.title.startswith("search"))
+    search = next(p for p in rv.pages(SCOPE) if p.topic_key.startswith("search|"))
     with pytest.raises(UndoRefused) as refused:
         rv.undo(second)
     assert third in str(refused.value) and search.id in str(refused.value)
@@ -115,7 +124,7 @@ def test_restore_blocks_undo_of_an_earlier_cycle_on_the_same_page(
     rv: Reverie, make_episode: EpisodeFactory
 ) -> None:
     _first, _second, third = three_cycles(rv, make_episode)
-    search = next(p for p in rv.pages(SCOPE) if p.title.startswith("search"))
+    search = next(p for p in rv.pages(SCOPE) if p.topic_key.startswith("search|"))
     restore = rv.restore(search.id, 1, now=DAY + timedelta(days=5))
     with pytest.raises(UndoRefused, match=restore.id):
         rv.undo(third)
@@ -127,7 +136,8 @@ def test_the_journal_tells_what_happened_and_why(rv: Reverie, make_episode: Epis
     entries = rv.journal(SCOPE)
     assert [e.cycle_id for e in entries] == [first, _second, third, third]
     assert entries[0].text.startswith("2026-11-10 00:00 UTC · cycle " + first)
-    assert '- created "deploy · kubectl' in entries[0].text and "3 episodes" in entries[0].text
+    deploy = next(p for p in rv.pages(SCOPE) if p.topic_key.startswith("deploy|"))
+    assert f'- created "{deploy.title}" ({deploy.id}, rev 1): 3 episodes' in entries[0].text
     assert "- revised" in entries[2].text
     assert entries[3].text.splitlines()[0].endswith(f"undo of cycle {third} · {SCOPE}")
     assert "restored" in entries[3].text and "2 episode(s) eligible again" in entries[3].text

@@ -270,3 +270,29 @@ def test_store_failure_gives_empty_recall_and_a_warning(
     assert any(
         rec.name == "reverie.recall" and rec.levelno == logging.WARNING for rec in caplog.records
     )
+
+
+def test_a_focused_page_is_recalled_though_its_own_episodes_share_its_words(
+    tmp_path: Path,
+) -> None:
+    """A page whose every claim names the problem, and the episodes it cites: those episodes are
+    its evidence, not other candidates, so they do not make the problem's words "common" and let
+    a query's stray words ("next morning") sink the page below the floor."""
+    from reverie import Reverie
+
+    lesson = "To deploy api to staging with kubectl: pass --timeout=10m to kubectl apply --wait."
+    with Reverie.open(tmp_path / "b.db") as rv:
+        rv.ingest(
+            [
+                {"scope": CODER.key, "situation": f"deploy api to staging with kubectl (try {i})",
+                 "action": "kubectl apply -f k8s/ --wait", "outcome": "failure",
+                 "error": "timed out waiting for the condition", "lesson": lesson,
+                 "category": "deploy", "tools": ["kubectl"], "created_at": T0 + timedelta(hours=i)}
+                for i in range(3)
+            ]
+        )  # fmt: skip
+        rv.dream(CODER, now=T0 + timedelta(days=1))
+        (page,) = rv.pages(CODER)
+        assert all(c.episode_ids for c in page.revision.claims)
+        found = rv.recall("deploy api to staging with kubectl, next morning", CODER)
+        assert lesson in [i.text for i in found.items if i.kind == "page"]

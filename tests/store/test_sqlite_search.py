@@ -74,9 +74,14 @@ def test_recall_reads_pages_whatever_the_revision_cache_drops_meanwhile(
     monkeypatch.setattr(sqlite_module, "_DECODED_REVISIONS", 1)  # every decode clears the cache
     with Reverie.open(tmp_path / "r.db") as rv:
         rv.ingest([make_episode(importance=9) for _ in range(3)])
-        rv.ingest(
-            [make_episode(category="build", tools=["docker"], importance=9) for _ in range(3)]
-        )
+        build = {  # another problem (situation, error): a page of its own
+            "category": "build",
+            "tools": ["docker"],
+            "situation": "building the worker image for the nightly release",
+            "action": "docker build -t worker .",
+            "error": "OSError: no space left on device",
+        }
+        rv.ingest([make_episode(importance=9, **build) for _ in range(3)])
         rv.dream(MINE, now=make_episode().created_at)
         assert len(rv.pages(MINE)) == 2
         for _ in range(3):  # one page cached, the other decoded (clearing the cache) and back

@@ -44,6 +44,7 @@ from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dialogue import conversation_plan, is_conversation
 from reverie.dream.lessons import (
     FAILING,
+    Fix,
     current_fix,
     is_template_lesson,
     synthesize_lessons,
@@ -266,7 +267,7 @@ def _draft(
         claims.append(rest)
     confidence = _confidence(work)
     return _Draft(
-        title=_title(claims, work),
+        title=_title(claims, work, fix),
         kind=_kind(confidence, claims, work, config),
         confidence=confidence,
         claims=tuple(claims),
@@ -346,14 +347,13 @@ def _kind(
     return PageKind.NOTE
 
 
-def _title(claims: Sequence[Claim], work: Sequence[Episode]) -> str:
+def _title(claims: Sequence[Claim], work: Sequence[Episode], fix: Fix | None = None) -> str:
     """The canonical lesson or problem, as a person would write it: the lead claim's first
     sentence (a fix reads "<situation>: <action>")."""
     lead = claims[0]
-    if lead.role is ClaimRole.FIX:
-        head, _, rest = lead.text.removeprefix("When ").partition(": ")
-        action = rest.rsplit(" worked (", 1)[0]
-        return _fit(f"{head}: {action}", TITLE_LIMIT) or "untitled"
+    if lead.role is ClaimRole.FIX and fix is not None:
+        head = f"{fix.situation}: {fix.action}" if fix.situation else fix.action
+        return _fit(head, TITLE_LIMIT) or "untitled"
     if lead.role in (ClaimRole.LESSON, ClaimRole.WARNING):
         return _fit(_first_sentence(lead.text), TITLE_LIMIT)
     situation = _fit(_central(work).situation, TITLE_LIMIT - 30).rstrip(" .:;")

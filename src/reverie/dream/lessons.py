@@ -13,10 +13,12 @@ template ("approach worked", "N/A") is never a lesson.
 
 **Unstated lessons.** A problem that failed and then succeeded with a *different* action teaches
 that action: "When <situation> fails with <error>: <action> worked (k of n times since <date>)".
-An action is the set of its words and flags; two actions are the same when their sets overlap
-by :data:`SAME_ACTION` (Jaccard). Among candidate fixes the one whose latest attempt succeeded
-most recently wins; a fix whose latest attempt failed has stopped working and is superseded, not
-kept beside the newer one.
+An action is the set of its words and flags; two actions are the same when they pass the same
+flags and their sets overlap by :data:`SAME_ACTION` (Jaccard), so a flag added or changed
+(``kubectl apply`` then ``kubectl apply --timeout=10m``) is another action: the usual fix. A
+success is a retry, not a fix, when its action failed *before* it. Among candidate fixes the one
+whose latest attempt succeeded most recently wins; a fix whose latest attempt failed has stopped
+working and is superseded, not kept beside the newer one.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ def synthesize_lessons(
     from reverie.dream.dedupe import lesson_words
 
     variants: dict[str, _Variant] = {}
-    for ep in work:
+    for ep in sorted(work, key=_time_order):  # any input order: the first wording is the oldest
         if not ep.lesson or is_template_lesson(ep.lesson):
             continue
         text = resolve_relative_dates(ep.lesson.strip(), ep.created_at)
@@ -277,6 +279,11 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
+def _same_action(a: frozenset[str], b: frozenset[str]) -> bool:
+    flags = {w for w in a if w.startswith("-")} == {w for w in b if w.startswith("-")}
+    return flags and _jaccard(a, b) >= SAME_ACTION
+
+
 @dataclass
 class _Candidate:
     words: frozenset[str]
@@ -291,17 +298,19 @@ def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | Non
     first_failure = next((i for i, e in enumerate(ordered) if e.outcome in FAILING), None)
     if first_failure is None:
         return None
-    failed = [action_words(e.action) for e in ordered if e.outcome in FAILING and e.action]
+    failed = [action_words(ordered[first_failure].action)]  # the actions that failed so far
     candidates: list[_Candidate] = []
     for i, ep in enumerate(ordered[first_failure + 1 :], first_failure + 1):
         words = action_words(ep.action)
         if not words:
             continue
-        cand = next((c for c in candidates if _jaccard(c.words, words) >= SAME_ACTION), None)
-        if ep.outcome is Outcome.SUCCESS and cand is None:
+        cand = next((c for c in candidates if _same_action(c.words, words)), None)
+        if ep.outcome in FAILING:
+            failed.append(words)
+        elif ep.outcome is Outcome.SUCCESS and cand is None:
             if not _answers_a_failure(ordered, i):
                 continue  # a routine success of the problem, not what fixed it
-            if any(_jaccard(words, f) >= SAME_ACTION for f in failed):
+            if any(_same_action(words, f) for f in failed):
                 continue  # the same action that failed before: a retry, not a fix
             cand = _Candidate(words=words, action=ep.action.strip())
             candidates.append(cand)
@@ -317,15 +326,13 @@ def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | Non
 
 
 def _answers_a_failure(ordered: Sequence[Episode], i: int) -> bool:
-    """Whether the success at ``i`` came right after a failure: the episode before it in the
-    problem's history failed, or one of its own session did before it."""
+    """Whether the success at ``i`` answered a failure of the problem: one of its own session
+    failed before it, or, for an episode with no session, the one before it failed."""
     ep = ordered[i]
-    if ordered[i - 1].outcome in FAILING:
-        return True
     if ep.session_id is None:
-        return False
+        return ordered[i - 1].outcome in FAILING
     return any(
-        e.session_id == ep.session_id and e.outcome in FAILING for e in ordered[max(0, i - 20) : i]
+        e.session_id == ep.session_id and e.outcome in FAILING for e in ordered[max(0, i - 50) : i]
     )
 
 

@@ -8,7 +8,8 @@ Why it is shaped this way:
 - **A relevance floor, weighted by rarity.** BM25 ranks whatever matches at least one term, so
   on its own it always returns *something*. Each unit must also hold a share of the query's
   content terms of at least ``RecallConfig.min_term_coverage``, each term weighted by its idf
-  over the candidate units (:func:`term_weights`): a term most candidates hold (the name on every
+  over the candidate units (:func:`term_weights`; an episode a candidate claim cites counts
+  through that claim, not again on its own): a term most candidates hold (the name on every
   line of a chat, "deploy" in a deployment brain) weighs little, a term none holds weighs most.
   So a question about something never stored gets an empty section, a lone common match is not
   enough, and a lone rare match ("adoption", "kubectl") is.
@@ -255,12 +256,19 @@ def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
 def _pool(
     pages: Sequence[tuple[Page, float]], episodes: Sequence[tuple[Episode, float]], now: datetime
 ) -> Iterator[frozenset[str]]:
-    """The stems of every candidate unit: what term rarity is measured against."""
+    """The stems of every candidate unit: what term rarity is measured against. An episode a
+    candidate claim cites is that claim's evidence, already counted through it (a focused page
+    and its own episodes would otherwise make the page's every word "common")."""
+    among = {e.id for e, _ in episodes}
+    cited: set[str] = set()
     for page, _ in pages:
         if _current(page, now):
             title = stems(page.title)
-            yield from (title | stems(c.text) for c in page.revision.claims if _recallable(c))
-    yield from (stems(e.text) for e, _ in episodes)
+            for claim in page.revision.claims:
+                if _recallable(claim):
+                    cited |= among.intersection(claim.episode_ids)
+                    yield title | stems(claim.text)
+    yield from (stems(e.text) for e, _ in episodes if e.id not in cited)
 
 
 def term_weights(wanted: Sequence[str], pool: Iterable[frozenset[str]]) -> dict[str, float]:
