@@ -168,8 +168,6 @@ def plan_restore(store: Store, page_id: str, number: int, now: datetime) -> Chan
         valid_from=old.valid_from,
         valid_until=old.valid_until,
         superseded_by=old.superseded_by,
-        support=old.support,
-        pins=old.pins,
         reason=f"restore of revision {number}",
         support=old.support,
         pins=tuple(sorted(PINNABLE)),

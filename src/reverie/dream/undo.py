@@ -75,11 +75,9 @@ def _restore(store: Store, change: PageChange, ctx: WriteContext) -> PageWrite:
             valid_from=old.valid_from,
             valid_until=old.valid_until,
             superseded_by=old.superseded_by,
-            support=old.support,
-            pins=old.pins,
             reason=reason,
             support=old.support,
-            pins=old.pins,  # issue 14 (9): undoing a person's edit takes its pins back too
+            pins=old.pins,  # undoing a person's edit takes its pins back too
         )
     return PageWrite(ctx.scope, page.topic_key, rev, expected_revision=page.revision.number)
 
