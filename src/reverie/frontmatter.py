@@ -6,7 +6,7 @@ flow sequences are valid YAML, so any YAML reader (and so any coding agent) read
 what it writes never changes for the same fields: export → import → export is byte-identical.
 
 The reader takes that JSON back with :func:`json.loads`, and also what a person editing the file
-by hand is likely to type (issue 14, point 9): the *safe scalar subset* of YAML 1.2 on one line —
+by hand is likely to type: the *safe scalar subset* of YAML 1.2 on one line —
 
 * plain scalars: ``kind: warning``, ``confidence: 0.8``, ``valid_until: null`` (also ``~`` or
   nothing), ``true``/``false``, an ISO time left as its text;

@@ -1,5 +1,5 @@
 """What ingest accepts: an item parsed into an :class:`~reverie.models.Episode`, dated no later
-than the ingest clock allows (issue 14, point 7).
+than the ingest clock allows.
 
 Every path that stores episodes — the library's ``remember`` / ``ingest``, the CLI, the HTTP
 service, the MCP server — goes through :class:`reverie.Reverie`, which reads the clock at the

@@ -20,7 +20,7 @@ Rules:
 * Claims keep their citations: a line ending in ``[ep-1, ep-2]`` cites those episodes (they must
   exist in the scope); a line without brackets cites an episode that records the person's edit,
   stored in the import's transaction, so ``why`` still leads every claim to raw evidence.
-* A person's corrections stick (issue 14, point 9; :mod:`reverie.dream.pins`): a claim line the
+* A person's corrections stick (:mod:`reverie.dream.pins`): a claim line the
   person added or changed is pinned, a line left as it was keeps its claim as it stood, and the
   revision's ``pins`` name ``title`` / ``kind`` when the ``# `` line / the front matter kind
   changed. Later cycles revise around them and never drop or rewrite them.
@@ -364,7 +364,7 @@ def _human_episode(edit: _Edit, scope: Scope, now: datetime) -> Episode:
 
 def _claims(edit: _Edit, human: Episode | None, known: set[str]) -> tuple[Claim, ...]:
     """The edited claims: a line the person left as it was keeps its claim (and its flags); a
-    line they added or changed is theirs, pinned (issue 14, point 9)."""
+    line they added or changed is theirs, pinned."""
     before = {(c.text, c.episode_ids): c for c in edit.page.revision.claims}
     out = []
     for text, ids in edit.claims:
@@ -379,7 +379,7 @@ def _claims(edit: _Edit, human: Episode | None, known: set[str]) -> tuple[Claim,
 
 
 def _pins(page: Page, fields: dict[str, Any]) -> tuple[str, ...]:
-    """The page's pins plus the fields the person changed (issue 14, point 9)."""
+    """The page's pins plus the fields the person changed."""
     pins = set(page.revision.pins)
     pins |= {name for name in PINNABLE if fields[name] != getattr(page.revision, name)}
     return tuple(sorted(pins))  # the order the store keeps

@@ -8,7 +8,7 @@ names any revision that no longer matches, or any gap in a page's numbering.
 A restore is a change like any other: a new revision with the content of an old one, recorded as
 a one-page cycle (author ``restore``), so ``reverie undo`` takes it back and an undo of an earlier
 cycle that touched the page refuses while the restore stands. A person chose that content, so
-every claim it brings back is pinned and so are its title and kind (issue 14, point 9;
+every claim it brings back is pinned and so are its title and kind (
 :mod:`reverie.dream.pins`): later cycles revise around them, never drop or rewrite them.
 """
 
@@ -162,7 +162,7 @@ def plan_restore(store: Store, page_id: str, number: int, now: datetime) -> Chan
         page,
         title=old.title,
         kind=old.kind,
-        claims=pin_all(old.claims),  # issue 14 (9): a person chose them, so they stick
+        claims=pin_all(old.claims),  # a person chose them, so they stick
         confidence=old.confidence,
         status=old.status,
         valid_from=old.valid_from,

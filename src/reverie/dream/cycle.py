@@ -169,7 +169,7 @@ class DreamCycle:
         )
         if scope.is_org or (  # issue 6: the org brain is written only by promotion
             not scanned
-            and not decay_due(  # issue 14 (8): only an explicit retire_after_days policy
+            and not decay_due(  # only an explicit retire_after_days policy
                 self.store, WriteContext(scope, cycle_id, now, {}), self.config.memory
             )
         ):
@@ -252,7 +252,7 @@ class DreamCycle:
             for p in shown:
                 cited = p.citations[-self.config.history_limit :]
                 eps = resolve_archived(self.store, self.store.episodes(cited))
-                history[p.id] = tuple(e for e in eps if not is_human_edit(e))  # issue 14 (9)
+                history[p.id] = tuple(e for e in eps if not is_human_edit(e))
             out.append(
                 Evidence(
                     scope=scope,
@@ -323,12 +323,12 @@ class DreamCycle:
             written={w.revision.page_id for _a, w, _n in result.writes},
             observed=result.observations,
             config=self.config.memory,
-            scanned=scanned,  # issue 14 (8): the scope's activity clock
+            scanned=scanned,  # the scope's activity clock
         )
         result.writes += step.writes
         result.marks += step.marks
         result.observations += step.observations
-        result.leftover += step.deferred  # issue 14 (7): future-dated facts stay eligible
+        result.leftover += step.deferred  # future-dated facts stay eligible
         result.deferred_groups += step.notes
 
     def _promote(self, ctx: WriteContext, result: _Outcome, report: CycleReport) -> None:
@@ -365,7 +365,7 @@ class DreamCycle:
                 out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(problems))
                 out.leftover += ev.episodes
                 continue
-            plan = keep_pins(plan, ctx.pages)  # issue 14 (9): a person's corrections stick
+            plan = keep_pins(plan, ctx.pages)  # a person's corrections stick
             clean = redact_plan(plan)  # secrets never land in a page, whatever the distiller
             writes = [w for op in clean.operations for w in operation_writes(op, ctx)]
             if not writes:

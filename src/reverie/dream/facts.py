@@ -8,7 +8,7 @@ text (free-text value statements are :mod:`reverie.dream.slots`' job):
   optional) or a list of such objects;
 * an entity ``"attribute=value"`` or ``"subject.attribute=value"``.
 
-Not every mention is an assertion (issue 14, point 7). A value is only *mentioned* — it names the
+Not every mention is an assertion. A value is only *mentioned* — it names the
 slot's value without saying it is current — when its ``metadata["fact"]`` item carries
 ``"current": false``, or when it is given only as an entity of a failed or timed-out episode (the
 value that was tried, not the one that holds). A mention never starts, ends or reinforces a run:

@@ -1,4 +1,4 @@
-"""A person's corrections stick (issue 14, point 9): pinned claims, titles and kinds.
+"""A person's corrections stick: pinned claims, titles and kinds.
 
 A revision a person authored — a Markdown import (author ``human``) or a ``reverie restore``
 (author ``restore``) — marks what the person wrote: each claim they added or changed (every

@@ -1,4 +1,4 @@
-"""Free-text value statements: which value of "the same sentence" is current (issue 14, point 7).
+"""Free-text value statements: which value of "the same sentence" is current.
 
 Structured facts (:mod:`reverie.dream.facts`) name their slot; free text does not. Two statements
 are about one *slot* when they are the same sentence except for their *value tokens*:
