@@ -8,8 +8,8 @@ names any revision that no longer matches, or any gap in a page's numbering.
 A restore is a change like any other: a new revision with the content of an old one, recorded as
 a one-page cycle (author ``restore``), so ``reverie undo`` takes it back and an undo of an earlier
 cycle that touched the page refuses while the restore stands. A person chose that content, so
-every claim it brings back is pinned and so are its title and kind (
-:mod:`reverie.dream.pins`): later cycles revise around them, never drop or rewrite them.
+every claim it brings back is pinned and so are its title and kind
+(:mod:`reverie.dream.pins`): later cycles revise around them, never drop or rewrite them.
 """
 
 from __future__ import annotations
