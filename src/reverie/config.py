@@ -87,10 +87,13 @@ class DreamConfig:
     similar by cosine, else it starts a new one."""
     problem_similarity_lexical: float = 0.3
     """Without one: the same, by cosine of the field-weighted tf-idf vectors."""
-    model_refresh_growth: float | None = 2.0
+    model_refresh_growth: float | None = 3.0
     """With a model distiller: a known problem's page is rewritten by the model once its evidence
     has grown this many times since the model last wrote it; in between, new episodes reinforce
     it without a call (reverie.dream.budget; None: a call for every group)."""
+    model_min_support: int = 4
+    """With a model distiller: a problem is first written by the model once it has this many
+    episodes; before, its page is written extractively."""
     lesson_cosine: float = 0.75
     """With an embedder: two stated lessons of one problem at least this similar are one claim."""
     fallback_after_days: float | None = 7.0

@@ -241,13 +241,33 @@ def test_among_working_fixes_the_latest_success_wins() -> None:
     eps = [
         attempt(1, "kubectl apply", False),
         attempt(2, "kubectl apply --timeout=10m", True),
-        attempt(3, "helm upgrade --wait --atomic", True),
+        attempt(3, "kubectl apply", False),
+        attempt(4, "helm upgrade --wait --atomic", True),
     ]
     fix = fix_of(eps)
     assert fix is not None and fix.action == "helm upgrade --wait --atomic"
-    again = fix_of([*eps, attempt(4, "kubectl apply --timeout=10m", True)])
+    again = fix_of([*eps, attempt(5, "kubectl apply --timeout=10m", True)])
     assert again is not None and again.action == "kubectl apply --timeout=10m"
     assert len(again.successes) == 2
+
+
+def test_a_routine_success_that_answers_no_failure_is_not_a_fix() -> None:
+    eps = [
+        attempt(1, "kubectl apply", False),
+        attempt(2, "kubectl apply --timeout=10m", True),
+        attempt(3, "kubectl get pods", True),
+        attempt(4, "kubectl get pods", True),
+    ]
+    fix = fix_of(eps)
+    assert fix is not None and fix.action == "kubectl apply --timeout=10m"
+    in_session = [
+        attempt(1, "kubectl apply", False, session_id="s1"),
+        attempt(2, "kubectl get pods", True, session_id="s2"),
+    ]
+    assert fix_of(in_session) is None  # another session's success answers nothing
+    answered = [*in_session, attempt(3, "kubectl apply --wait", True, session_id="s1")]
+    fixed = fix_of(answered)
+    assert fixed is not None and fixed.action == "kubectl apply --wait"
 
 
 def test_a_fix_without_situation_or_error_class_still_reads() -> None:

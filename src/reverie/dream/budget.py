@@ -1,9 +1,10 @@
 """When a model distiller is worth calling: bounded calls per episode, nothing paid twice.
 
 A model is called for one problem at a time (the cycle's groups are problems, each with its
-page). It is called when that problem is new, and again only once the page's evidence has grown
-by ``DreamConfig.model_refresh_growth`` (2.0: at 1, 2, 4, 8, … times the support it had when a
-model last wrote it, so a problem met *n* times costs about ``log2 n`` calls). In between, new
+page). It is first called once the problem has recurred (``DreamConfig.model_min_support``
+episodes, 4; until then the extractive distiller writes its page), and again only once the
+page's evidence has grown by ``DreamConfig.model_refresh_growth`` (3.0: at 4, 12, 36, …
+episodes), so a problem met *n* times costs about ``log3(n / 4) + 1`` calls. In between, new
 episodes *reinforce* the page without a call: its claims stay as the model wrote them, the new
 episodes are cited by the page's evidence line and added to its tallies. The response cache
 (:mod:`reverie.llm.cache`) covers the rest: a re-run after a crash or an undo pays nothing.
@@ -24,15 +25,17 @@ def _page(evidence: Evidence) -> Page | None:
     return next((p for p in evidence.pages if p.topic_key == evidence.topic_key), None)
 
 
-def model_due(evidence: Evidence, growth: float | None) -> bool:
+def model_due(evidence: Evidence, growth: float | None, min_support: int = 1) -> bool:
     """Whether this group is worth a model call (module docstring). ``growth=None``: always."""
     page = _page(evidence)
-    if growth is None or page is None or len(evidence.pages) > 1:
-        return True  # a new problem, or pages to merge: the model must write it
-    support = page.revision.support
+    if growth is None or len(evidence.pages) > 1:
+        return True  # pages to merge: the model must write it
+    grown = page_support(evidence).episodes
+    if grown < min_support:
+        return False  # too little evidence yet: written extractively until it recurs
+    support = page.revision.support if page is not None else None
     if support is None or support.distilled_at is None:
         return True  # never written by a model
-    grown = page_support(evidence).episodes
     return grown >= growth * max(support.distilled_at, 1)
 
 

@@ -285,8 +285,9 @@ class DreamCycle:
 
     def _distill_one(self, ev: Evidence, out: _Distilled) -> None:
         paid = isinstance(self.distiller, MeteredDistiller)  # it calls a model
-        if paid and not model_due(ev, self.config.model_refresh_growth):
-            out.pairs.append((ev, reinforce(ev, self.distiller.name)))
+        growth, least = self.config.model_refresh_growth, self.config.model_min_support
+        if paid and not model_due(ev, growth, least):
+            out.pairs.append((ev, self._without_model(ev)))
             return
         try:
             plan = self.distiller.distill(ev)
@@ -307,6 +308,15 @@ class DreamCycle:
                 return
             out.leftover += ev.episodes
             out.stopped = out.stopped or exc.rest
+
+    def _without_model(self, ev: Evidence) -> Plan:
+        """A group a model is not called for: its page reinforced, or, for a problem too new
+        for a call, its page written extractively."""
+        page = next((p for p in ev.pages if p.topic_key == ev.topic_key), None)
+        support = page.revision.support if page is not None else None
+        if support is not None and support.distilled_at is not None:
+            return reinforce(ev, self.distiller.name)
+        return ExtractiveDistiller(self.config, self.embedder).distill(ev)
 
     def _remember(
         self,

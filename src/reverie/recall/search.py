@@ -119,7 +119,7 @@ def recall(
             wanted = [stem(t) for t in terms]
             units = fuse(units, store, scope, query, config, when, vectors,
                          history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
-        covers = {pid: frozenset(page.citations) for pid, page in read.items()}
+        covers = {pid: frozenset(page.citations) for pid, page in read.items() if _whole(page)}
         items = pack(units, budget_tokens, scope=scope, covers=covers)
         text = render(items, scope=scope)
     except Exception as exc:
@@ -332,6 +332,13 @@ def _current(page: Page, now: datetime) -> bool:
     r = page.revision
     started = r.valid_from is None or utc(r.valid_from) <= now
     return started and (r.valid_until is None or utc(r.valid_until) > now)
+
+
+def _whole(page: Page) -> bool:
+    """Whether a page answers for all the episodes it cites (a problem's page, whose claims
+    have roles), so none of them is repeated beside it; a page of plain statements (a
+    dialogue's) covers only what the recalled claim cites."""
+    return any(c.role is not None for c in page.revision.claims)
 
 
 def _recallable(claim: Claim) -> bool:
