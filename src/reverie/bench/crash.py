@@ -49,7 +49,7 @@ from reverie.bench.crash_lanes import (
     model_lane,
 )
 from reverie.config import DreamConfig
-from reverie.dream.lessons import is_template_lesson
+from reverie.dream.templates import is_template_lesson
 from reverie.engine import Reverie
 from reverie.models import Episode, Scope
 from reverie.store.sqlite import SQLiteStore

@@ -46,11 +46,11 @@ from reverie.dream.lessons import (
     FAILING,
     Fix,
     current_fix,
-    is_template_lesson,
     synthesize_lessons,
 )
 from reverie.dream.pins import is_human_edit
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
+from reverie.dream.templates import is_template_lesson
 from reverie.models import (
     Claim,
     ClaimRole,

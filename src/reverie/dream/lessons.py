@@ -30,8 +30,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from reverie.config import DreamConfig
 from reverie.dream.dates import resolve_relative_dates
+from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.dream.slots import slot_of
+from reverie.dream.templates import is_template_lesson
 from reverie.models import Claim, ClaimRole, Episode, Outcome
 
 if TYPE_CHECKING:
@@ -44,7 +47,6 @@ __all__ = [
     "LessonGroup",
     "current_fix",
     "current_values",
-    "is_template_lesson",
     "synthesize_lessons",
 ]
 
@@ -55,53 +57,7 @@ MAX_VARIANTS = 120
 
 _WORDS = re.compile(r"[^\W_]+")
 _ACTION_TOKEN = re.compile(r"--?[\w][\w.=:/-]*|[\w][\w.:/=-]*")
-_TEMPLATE_TEXTS = (
-    "approach worked",
-    "approach worked remember this pattern",
-    "remember this pattern",
-    "this worked",
-    "it worked",
-    "worked",
-    "worked fine",
-    "worked as expected",
-    "success",
-    "successful",
-    "succeeded",
-    "failed",
-    "it failed",
-    "n a",
-    "na",
-    "none",
-    "null",
-    "nothing",
-    "nothing to learn",
-    "nothing new",
-    "ok",
-    "okay",
-    "done",
-    "all good",
-    "task completed",
-    "task done",
-    "completed",
-    "no lesson",
-    "no lessons",
-    "no issues",
-    "as expected",
-)
 _WARNING = re.compile(r"^\s*(?:don'?t|do not|never|avoid|stop|beware|careful|must not)\b", re.I)
-
-
-def _normal_words(text: str) -> str:
-    return " ".join(_WORDS.findall(text.lower()))
-
-
-_TEMPLATES = frozenset(_normal_words(t) for t in _TEMPLATE_TEXTS)
-
-
-def is_template_lesson(text: str | None) -> bool:
-    """True for a lesson that says nothing ("approach worked", "N/A.", "", ...)."""
-    normal = _normal_words(text or "")
-    return not normal or normal in _TEMPLATES
 
 
 # --- stated lessons ----------------------------------------------------------------------------
@@ -147,14 +103,12 @@ def synthesize_lessons(
     work: Sequence[Episode], *, embedder: Embedder | None = None, cosine: float = 0.75
 ) -> list[LessonGroup]:
     """The distinct lessons of ``work``, most supported first (ties: first taught)."""
-    from reverie.dream.dedupe import lesson_words
-
     variants: dict[str, _Variant] = {}
     for ep in sorted(work, key=_time_order):  # any input order: the first wording is the oldest
         if not ep.lesson or is_template_lesson(ep.lesson):
             continue
         text = resolve_relative_dates(ep.lesson.strip(), ep.created_at)
-        key = _normal_words(text)
+        key = " ".join(_WORDS.findall(text.lower()))
         variant = variants.setdefault(key, _Variant(text=text, words=lesson_words(text)))
         variant.episodes.append(ep)
     ordered = list(variants.values())
@@ -182,9 +136,6 @@ def _similarity(
     variants: Sequence[_Variant], embedder: Embedder | None, cosine: float
 ) -> Callable[[int, int], float]:
     """A pairwise similarity in [0, 1] and, through it, the "same lesson" test (≥ 0.5)."""
-    from reverie.config import DreamConfig
-    from reverie.dream.dedupe import same_lesson
-
     config = DreamConfig()
     vectors = None
     if embedder is not None and 1 < len(variants) <= MAX_VARIANTS:
@@ -192,7 +143,15 @@ def _similarity(
 
         vectors = np.asarray(embedder.embed([v.text for v in variants]), dtype=np.float32)
 
+    known: dict[tuple[int, int], float] = {}
+
     def score(i: int, j: int) -> float:
+        pair = (i, j) if i < j else (j, i)
+        if pair not in known:
+            known[pair] = pairwise(*pair)
+        return known[pair]
+
+    def pairwise(i: int, j: int) -> float:
         a, b = variants[i].words, variants[j].words
         jaccard = len(a & b) / len(a | b) if a | b else 0.0
         if same_lesson(a, b, True, config):
@@ -229,11 +188,11 @@ def _components(
 def _central_group(
     members: Sequence[int], similar: Callable[[int, int], float], variants: Sequence[_Variant]
 ) -> LessonGroup:
-    def centrality(i: int) -> tuple[float, int, str]:
+    def centrality(i: int) -> tuple[float, int, int]:
         weight = sum(similar(i, j) * len(variants[j].episodes) for j in members if j != i)
-        return (weight + len(variants[i].episodes), len(variants[i].episodes), variants[i].text)
+        return (weight + len(variants[i].episodes), len(variants[i].episodes), -i)
 
-    best = max(members, key=lambda i: (centrality(i)[0], centrality(i)[1], -i))
+    best = max(members, key=centrality)
     eps = sorted((e for i in members for e in variants[i].episodes), key=_time_order)
     return LessonGroup(text=variants[best].text, episodes=tuple(eps))
 
