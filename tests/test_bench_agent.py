@@ -247,6 +247,7 @@ def test_the_command_dumps_the_data_and_refuses_unknown_systems(tmp_path: Path) 
 
 
 @pytest.mark.bench
+@pytest.mark.timeout(900)  # about 2.5 minutes on two cores, most of it embedding with MiniLM
 def test_the_full_run_prints_the_table() -> None:
     pytest.importorskip("onnxruntime")
     done = CliRunner().invoke(app, ["bench", "agent"])

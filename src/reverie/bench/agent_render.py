@@ -15,7 +15,8 @@ __all__ = ["render_agent"]
 BASELINE = "bm25"
 _COUNTS = (
     ("pages", "active pages"), ("claims_per_page", "claims per page"),
-    ("cited", "episodes cited by pages"), ("scanned", "episodes scanned by cycles"),
+    ("fact_pages", "  of them fact pages"), ("cited", "episodes cited by pages"),
+    ("scanned", "episodes scanned by cycles"), ("collected", "  of them collected"),
     ("episodes", "episodes ingested"), ("cycles", "cycles"), ("build_s", "build seconds"),
     ("recall_s", "recall seconds (all probes)"),
 )  # fmt: skip
