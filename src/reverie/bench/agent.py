@@ -169,26 +169,28 @@ def leak_reasons(probe: Probe, section: Section, owner: dict[str, str]) -> list[
 
 
 def _score(data: Dataset, result: SystemResult, system: _System, budgets: Sequence[int]) -> None:
-    """Ask every probe at every budget and record what each section holds."""
+    """Ask every probe at every budget and record what each section holds; emptiness and leaks
+    are judged on the largest budget."""
     owner = {ep["id"]: ep["scope"] for ep in data.episodes()}
-    top = max(budgets)
     for budget in budgets:
         result.lessons[budget], result.facts[budget] = {}, {}
     for probe in data.probes:
         for budget in budgets:
             section = system(probe, budget)
-            if probe.kind == "lesson":
-                result.lessons[budget][probe.key] = keys_found(section.text, probe.keys)
-            elif probe.kind == "fact":
-                stale = any(has_key(section.text, v) for v in probe.stale)
-                result.facts[budget][probe.key] = (has_key(section.text, probe.keys[0]), stale)
-            if budget != top:
-                continue
-            if probe.kind == "never":
-                result.empty[probe.key] = not section.text.strip()
-            result.leaks[f"{probe.kind}:{probe.key}@{probe.scope}"] = leak_reasons(
-                probe, section, owner
-            )
+            _record(result, probe, budget, section)
+        result.leaks[f"{probe.kind}:{probe.key}@{probe.scope}"] = leak_reasons(
+            probe, section, owner
+        )
+        if probe.kind == "never":
+            result.empty[probe.key] = not section.text.strip()
+
+
+def _record(result: SystemResult, probe: Probe, budget: int, section: Section) -> None:
+    if probe.kind == "lesson":
+        result.lessons[budget][probe.key] = keys_found(section.text, probe.keys)
+    elif probe.kind == "fact":
+        stale = any(has_key(section.text, v) for v in probe.stale)
+        result.facts[budget][probe.key] = (has_key(section.text, probe.keys[0]), stale)
 
 
 # -- the BM25 baseline --------------------------------------------------------------------------
@@ -226,16 +228,15 @@ def _bm25_system(data: Dataset) -> _System:
 
 def _replay(rv: Reverie, data: Dataset, counts: dict[str, float]) -> None:
     """Ingest day by day, dream every scope at the end of each day; backfill; a last dream."""
-    scanned = collected = cycles = 0
+    counts.update(cycles=0, scanned=0, collected=0)
     batches = [(batch, data.day_end(day)) for day, batch in enumerate(data.days)]
     for batch, now in [*batches, (data.backfill, data.final)]:
         rv.ingest(batch)
         for scope in data.scopes:
             report = rv.dream(scope, now=now)
-            scanned, collected, cycles = (
-                scanned + report.scanned, collected + report.collected, cycles + 1
-            )  # fmt: skip
-    counts.update(cycles=cycles, scanned=scanned, collected=collected)
+            counts["cycles"] += 1
+            counts["scanned"] += report.scanned
+            counts["collected"] += report.collected
 
 
 def _page_counts(rv: Reverie, data: Dataset, counts: dict[str, float]) -> None:
@@ -300,6 +301,7 @@ def run_agent(
     unknown = [name for name in systems if name not in SYSTEMS]
     if unknown:
         raise InvalidInput("systems", f"unknown {', '.join(unknown)}; choose from {SYSTEMS}")
+    budgets = sorted(set(budgets))  # the last is the largest: emptiness and leaks are judged there
     data = generate(config)
     results = []
     with tempfile.TemporaryDirectory(prefix="reverie-bench-agent-") as tmp:
