@@ -254,3 +254,52 @@ def soak(
     )
     if not result.passed:
         raise typer.Exit(1)
+
+
+def _systems(text: str) -> list[str]:
+    from reverie.bench.agent import SYSTEMS
+
+    chosen = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in chosen if name not in SYSTEMS]
+    if not chosen or unknown:
+        raise typer.BadParameter(f"give a comma-separated subset of {', '.join(SYSTEMS)}")
+    return chosen
+
+
+@bench_app.command("agent")
+def agent(
+    seed: Annotated[int, typer.Option(help="Seed of the generated episodes.")] = 0,
+    scale: Annotated[
+        float, typer.Option(min=0.01, help="Multiplies every count (1: about 3,700 episodes).")
+    ] = 1.0,
+    days: Annotated[int, typer.Option(min=3, help="Simulated days.")] = 60,
+    systems: Annotated[
+        str, typer.Option(help="Comma-separated: reverie-minilm, reverie-lexical, bm25.")
+    ] = "reverie-minilm,reverie-lexical,bm25",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Also write the figures as JSON here.")] = None,
+    dump: Annotated[
+        Path | None,
+        typer.Option(help="Write episodes.jsonl and probes.json to this directory and stop."),
+    ] = None,
+) -> None:
+    """Lessons, current facts, empty answers and leaks on generated agent episodes, against BM25."""
+    from reverie.bench.agent import run_agent
+    from reverie.bench.agent_gen import GenConfig, generate
+    from reverie.bench.agent_gen import dump as dump_data
+    from reverie.bench.agent_render import render_agent
+
+    config = GenConfig(seed=seed, scale=scale, days=days)
+    if dump is not None:
+        for path in dump_data(generate(config), dump):
+            typer.echo(f"wrote {path}")
+        return
+    err = Console(stderr=True, highlight=False)
+    result = run_agent(config, systems=_systems(systems), progress=err.print)
+    body = json.dumps(result.to_dict(), indent=2)
+    if out is not None:
+        out.write_text(body + "\n", encoding="utf-8")
+    if as_json:
+        typer.echo(body)
+    else:
+        render_agent(result, Console(highlight=False))

@@ -26,9 +26,8 @@ tokens are present in the context.
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -36,11 +35,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from reverie.bench.lexical import BM25, content_tokens, cut_words
 from reverie.config import Config, RecallConfig
 from reverie.embed import Embedder
 from reverie.engine import Reverie
 from reverie.models import utc
-from reverie.recall.query import STOP_WORDS
 from reverie.recall.render import format_date
 
 if TYPE_CHECKING:
@@ -66,7 +65,6 @@ __all__ = [
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SYSTEMS = ("reverie", "pages-only", "episodes-only", "bm25")
 EVIDENCE_SHARE = 0.6
-_TOKEN = re.compile(r"[a-z0-9]+")
 _SESSION = re.compile(r"session_(\d+)$")
 _DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 
@@ -164,10 +162,6 @@ def load_locomo(path: Path, only: range | None = None) -> list[Conversation]:
 # -- metrics ------------------------------------------------------------------------------------
 
 
-def content_tokens(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS]
-
-
 def answer_recall(answer: str, context: set[str]) -> float | None:
     """Share of the answer's content tokens in ``context``; None when it has none."""
     wanted = set(content_tokens(answer))
@@ -184,43 +178,6 @@ def evidence_recall(evidence: Sequence[Turn], context: set[str]) -> float | None
             counted += 1
             found += sum(t in context for t in tokens) >= EVIDENCE_SHARE * len(tokens)
     return found / counted if counted else None
-
-
-def cut_words(lines: Sequence[str], budget: int) -> str:
-    """Lines in order while they fit ``budget`` whitespace words (others skipped), then cut."""
-    taken: list[str] = []
-    used = 0
-    for line in lines:
-        n = len(line.split())
-        if n and used + n <= budget:
-            taken.append(line)
-            used += n
-    text = "\n".join(taken)
-    words = text.split()
-    return text if len(words) <= budget else " ".join(words[:budget])
-
-
-# -- the BM25 baseline --------------------------------------------------------------------------
-
-
-class _BM25:
-    def __init__(self, docs: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.tfs = [Counter(content_tokens(d)) for d in docs]
-        self.lengths = [sum(tf.values()) for tf in self.tfs]
-        self.avg = sum(self.lengths) / max(len(docs), 1) or 1.0
-        df = Counter(t for tf in self.tfs for t in tf)
-        n = len(docs)
-        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
-        self.k1, self.b = k1, b
-
-    def rank(self, query: str) -> list[int]:
-        terms = set(content_tokens(query))
-        scores = []
-        for i, tf in enumerate(self.tfs):
-            norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / self.avg)
-            s = sum(self.idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if t in tf)
-            scores.append(s)
-        return [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if scores[i] > 0]
 
 
 def baseline_line(turn: Turn) -> str:
@@ -298,7 +255,7 @@ _System = Callable[[str, int], list[str]]
 
 
 def _systems(
-    rv: Reverie, bm25: _BM25, turns: list[Turn], scope: str, now: datetime
+    rv: Reverie, bm25: BM25, turns: list[Turn], scope: str, now: datetime
 ) -> dict[str, _System]:
     base = rv.config.recall
     variants = {
@@ -348,7 +305,7 @@ def run_locomo(
             turns = conv.turns
             by_id = {t.dia_id: t for t in turns}
             now = utc(turns[-1].when + timedelta(days=1))
-            systems = _systems(rv, _BM25([baseline_line(t) for t in turns]), turns, scope, now)
+            systems = _systems(rv, BM25([baseline_line(t) for t in turns]), turns, scope, now)
             for q in conv.questions:
                 result.questions += 1
                 evidence = [by_id[e] for e in q.evidence if e in by_id]
