@@ -424,6 +424,10 @@ def _parse_time(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value))
 
 
+def _time(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+
 class PageSupport(BaseModel):
     """A page's tallies: page metadata shown in its header, never claims in the recall budget.
 
@@ -440,6 +444,9 @@ class PageSupport(BaseModel):
     first_seen: datetime | None = None
     last_seen: datetime | None = None
     distilled_at: int | None = Field(default=None, ge=0)
+    superseded: dict[str, datetime] = Field(default_factory=dict)
+    """Values a lesson of the page once stated and a newer one replaced, with when the newer
+    value was first taught: recall leaves out older evidence that still names them."""
 
     def __hash__(self) -> int:  # a frozen model with a dict field: hash its stored form
         return hash(json.dumps(self.stored(), sort_keys=True))
@@ -461,6 +468,8 @@ class PageSupport(BaseModel):
         }
         if self.distilled_at is not None:
             out["distilled_at"] = self.distilled_at
+        if self.superseded:
+            out["superseded"] = {v: t.isoformat() for v, t in sorted(self.superseded.items())}
         return out
 
     @classmethod
@@ -475,6 +484,7 @@ class PageSupport(BaseModel):
             first_seen=_parse_time(data.get("first_seen")),
             last_seen=_parse_time(data.get("last_seen")),
             distilled_at=data.get("distilled_at"),
+            superseded={v: _time(t) for v, t in (data.get("superseded") or {}).items()},
         )
 
     def header(self) -> str:

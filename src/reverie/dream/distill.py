@@ -46,6 +46,7 @@ from reverie.dream.lessons import (
     FAILING,
     Fix,
     current_fix,
+    current_values,
     synthesize_lessons,
 )
 from reverie.dream.pins import is_human_edit
@@ -214,6 +215,7 @@ def _add(a: PageSupport, b: PageSupport) -> PageSupport:
         first_seen=min(firsts, default=None),
         last_seen=max(lasts, default=None),
         distilled_at=a.distilled_at,
+        superseded={**b.superseded, **a.superseded},
     )
 
 
@@ -250,7 +252,13 @@ def _draft(
     embedder: Embedder | None,
     earlier: Sequence[str] = (),
 ) -> _Draft:
-    lessons = synthesize_lessons(work, embedder=embedder, cosine=config.lesson_cosine)
+    currency = current_values(
+        synthesize_lessons(work, embedder=embedder, cosine=config.lesson_cosine)
+    )
+    lessons = currency.current
+    if currency.superseded:
+        gone = {**support.superseded, **currency.superseded}
+        support = support.model_copy(update={"superseded": gone})
     fix = current_fix(work, lambda ep: error_class(ep.error))
     actionable = [g.claim(CLAIM_LIMIT) for g in lessons]
     if fix is not None:

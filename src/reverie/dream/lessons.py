@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FAILING",
     "SAME_ACTION",
+    "Currency",
     "Fix",
     "LessonGroup",
     "current_fix",
@@ -114,22 +115,40 @@ def synthesize_lessons(
     ordered = list(variants.values())
     similar = _similarity(ordered, embedder, cosine)
     groups = _components(ordered, similar)
-    out = current_values([_central_group(members, similar, ordered) for members in groups])
+    out = [_central_group(members, similar, ordered) for members in groups]
     return sorted(out, key=lambda g: (-g.support, min(e.created_at for e in g.episodes), g.text))
 
 
-def current_values(groups: Sequence[LessonGroup]) -> list[LessonGroup]:
+@dataclass(frozen=True)
+class Currency:
+    """Lessons after value changes: the ``current`` ones, and each ``superseded`` value with
+    the time the value that replaced it was first taught."""
+
+    current: list[LessonGroup]
+    superseded: dict[str, datetime]
+
+
+def current_values(groups: Sequence[LessonGroup]) -> Currency:
     """Lessons that state one slot with different values ("the index is X", later "the index
     is Y", :func:`reverie.dream.slots.slot_of`): only the newest value's stays a claim; the
     older ones are superseded (their episodes stay cited by the page's evidence line)."""
-    newest: dict[str, tuple[datetime, str]] = {}
+    newest: dict[str, tuple[datetime, LessonGroup, str]] = {}
     read = [(g, slot_of(g.text)) for g in groups]
     for g, value in read:
         if value is not None:
             when = max(e.created_at for e in g.episodes)
             if value.key not in newest or when > newest[value.key][0]:
-                newest[value.key] = (when, value.value_key)
-    return [g for g, v in read if v is None or newest[v.key][1] == v.value_key]
+                newest[value.key] = (when, g, value.value_key)
+    current: list[LessonGroup] = []
+    gone: dict[str, datetime] = {}
+    for g, v in read:
+        if v is None or newest[v.key][2] == v.value_key:
+            current.append(g)
+            continue
+        since = min(e.created_at for e in newest[v.key][1].episodes)
+        for token in v.value.split():
+            gone[token] = max(gone.get(token, since), since)
+    return Currency(current=current, superseded=gone)
 
 
 def _similarity(
@@ -151,7 +170,12 @@ def _similarity(
             known[pair] = pairwise(*pair)
         return known[pair]
 
+    slots = [slot_of(v.text) for v in variants]
+
     def pairwise(i: int, j: int) -> float:
+        one, two = slots[i], slots[j]
+        if one is not None and two is not None and one.key == two.key:
+            return 0.5 if one.value_key == two.value_key else 0.0  # a value changed: two claims
         a, b = variants[i].words, variants[j].words
         jaccard = len(a & b) / len(a | b) if a | b else 0.0
         if same_lesson(a, b, True, config):

@@ -47,6 +47,9 @@ _VALUE = re.compile(
     | \b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b               # IPv4[:port]
     | \b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,}(?::\d+)?\b   # hostname[:port]
     | (?<![\w.]):\d{2,5}\b                                # :port
+    | (?<![\w\#])\#[a-z][\w-]*                             # #channel
+    | (?<![\w@])@[a-z][\w.-]*                               # @handle
+    | \b[a-z][a-z0-9]*(?:-[a-z0-9]+){1,4}\b                # hyphenated name (svc-bi-reader)
     | \bv?\d+(?:\.\d+)+[a-z0-9-]*\b | \bv\d+\b           # version
     | \b(?=[\w-]*\d)(?=[\w-]*[a-z])[a-z0-9][\w-]*\b      # identifier with digits
     | [-+]?\b\d+(?:[.,]\d+)?%?                           # number

@@ -61,6 +61,7 @@ __all__ = [
     "cited_by_claims",
     "coverage",
     "excerpt",
+    "newest_values",
     "recall",
     "term_weights",
 ]
@@ -72,6 +73,7 @@ THROUGH_EVIDENCE = 0.9
 LEAD_CLAIMS = 2
 """Lead claims of a page reached through its evidence."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
 PAGE_PREFERENCE = 1.5
 """A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
 COVERED_EPISODE = 0.25
@@ -119,6 +121,7 @@ def recall(
             wanted = [stem(t) for t in terms]
             units = fuse(units, store, scope, query, config, when, vectors,
                          history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
+        units = _without_superseded(newest_values(units), read.values())
         covers = {pid: frozenset(page.citations) for pid, page in read.items() if _whole(page)}
         items = pack(units, budget_tokens, scope=scope, covers=covers)
         text = render(items, scope=scope)
@@ -385,7 +388,7 @@ def _claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
         score=score,
         tokens=0,
         citations=list(claim.episode_ids),
-        created_at=page.updated_at,
+        created_at=claim.last_seen or page.updated_at,
         status=str(page.status),
         page_kind=str(page.kind),
         role=str(claim.role) if claim.role is not None else None,
@@ -413,29 +416,74 @@ def _episode_units(
         if episode.id in cited:
             relevance *= COVERED_EPISODE
         units.append(_episode_item(episode, text, relevance))
-    return _newest_values(units)
+    return units
 
 
-def _newest_values(units: list[RecallItem]) -> list[RecallItem]:
-    """Of episodes that say the same sentence with different values ("listens on 5432",
-    later "listens on 6432", :func:`reverie.dream.slots.slot_of`), only the newest by
-    ``created_at`` is recalled: an older value must not stand beside the current one."""
-    newest: dict[str, RecallItem] = {}
-    keyed = [(u, slot_of(u.text)) for u in units]
-    for unit, value in keyed:
-        held = newest.get(value.key) if value else None
-        if value is not None and (held is None or _later(unit, held)):
-            newest[value.key] = unit
-    return [u for u, v in keyed if v is None or newest[v.key] is u or _same_value(u, newest[v.key])]
+def newest_values(units: Sequence[RecallItem]) -> list[RecallItem]:
+    """Units that state a value of a sentence some newer unit states with another value ("the
+    index is X", later "the index is Y"; :func:`reverie.dream.slots.slot_of`, sentence by
+    sentence, one sentence's slot inside another's counting as the same) are left out: an
+    older value must not stand beside the current one. A unit's time is its ``created_at`` (an
+    episode's, or a claim's last evidence)."""
+    stated = [(u, _time(u), _slot_values(u.text)) for u in units]
+    said = [(when, key, value) for _u, when, values in stated for key, value in values]
+    return [u for u, when, vals in stated if not any(_stale(k, v, when, said) for k, v in vals)]
 
 
-def _later(a: RecallItem, b: RecallItem) -> bool:
-    return (a.created_at or _EPOCH, a.id) > (b.created_at or _EPOCH, b.id)
+def _without_superseded(units: Sequence[RecallItem], pages: Iterable[Page]) -> list[RecallItem]:
+    """Units that name a value a candidate page's lesson no longer holds
+    (``PageSupport.superseded``) are left out when they are older than the change, or are a
+    failure that used the old value (a stray later mention, not an assertion that it is
+    current again)."""
+    gone: dict[str, datetime] = {}
+    for page in pages:
+        if (support := page.revision.support) is not None:
+            for value, since in support.superseded.items():
+                key = value.casefold()
+                gone[key] = max(gone.get(key, utc(since)), utc(since))
+    if not gone:
+        return list(units)
+    alternatives = "|".join(re.escape(v) for v in sorted(gone, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w.#@-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+    out = []
+    for unit in units:
+        named = {m.group(0).casefold() for m in pattern.finditer(unit.text)}
+        if not named or not (_failure(unit) or any(_time(unit) < gone[v] for v in named)):
+            out.append(unit)
+    return out
 
 
-def _same_value(a: RecallItem, b: RecallItem) -> bool:
-    va, vb = slot_of(a.text), slot_of(b.text)
-    return va is not None and vb is not None and va.value_key == vb.value_key
+def _failure(unit: RecallItem) -> bool:
+    if unit.kind == "episode":
+        return unit.status in ("failure", "timeout", "partial")
+    return unit.role == "anecdote"
+
+
+def _time(unit: RecallItem) -> datetime:
+    return utc(unit.created_at) if unit.created_at else _EPOCH
+
+
+def _stale(
+    key: str, value: str, when: datetime, claims: Sequence[tuple[datetime, str, str]]
+) -> bool:
+    """Whether a newer statement of the same slot holds another value."""
+    return any(
+        other > when and held != value and (k == key or _inside(k, key) or _inside(key, k))
+        for other, k, held in claims
+    )
+
+
+def _inside(short: str, long: str) -> bool:
+    """Whether slot key ``short`` is a run of whole words of ``long`` with a value in it."""
+    return "<v>" in short and len(short) < len(long) and f" {short} " in f" {long} "
+
+
+def _slot_values(text: str) -> list[tuple[str, str]]:
+    out = []
+    for sentence in _SENTENCE.split(text):
+        if (value := slot_of(sentence)) is not None:
+            out.append((value.key, value.value_key))
+    return out
 
 
 def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
