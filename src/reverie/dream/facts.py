@@ -41,7 +41,16 @@ from datetime import datetime
 
 from reverie.dream.apply import WriteContext, _next, revision_from
 from reverie.dream.plan import page_id_for
-from reverie.models import Claim, Episode, Outcome, Page, PageKind, PageStatus, Revision
+from reverie.models import (
+    Claim,
+    Episode,
+    Outcome,
+    Page,
+    PageKind,
+    PageStatus,
+    PageSupport,
+    Revision,
+)
 from reverie.redact import redact
 from reverie.store.base import Observation, PageWrite
 
@@ -222,12 +231,29 @@ def _confidence(run: Run) -> float:
     return round(0.95 * (1 - 0.6**support), 3)
 
 
+def _support(run: Run, earlier: Sequence[Run]) -> PageSupport:
+    eps = [a.episode for a in run.assertions]
+    gone = {r.assertions[-1].value: run.start for r in earlier}
+    gone.pop(run.assertions[-1].value, None)
+    return PageSupport(
+        episodes=len(eps),
+        successes=sum(ep.outcome is Outcome.SUCCESS for ep in eps),
+        first_seen=eps[0].created_at,
+        last_seen=eps[-1].created_at,
+        superseded=gone,
+    )
+
+
 def _kind(run: Run) -> PageKind:
     prefer = any("prefer" in (a.episode.category or "").lower() for a in run.assertions)
     return PageKind.PREFERENCE if prefer or "prefer" in run.slot else PageKind.FACT
 
 
-def _fields(run: Run, successor: Run | None, scope_pages: Mapping[str, str]) -> dict[str, object]:
+def _fields(
+    run: Run, successor: Run | None, scope_pages: Mapping[str, str], earlier: Sequence[Run] = ()
+) -> dict[str, object]:
+    """A run's page; the current run's tallies name the values it replaced, so recall can leave
+    out old evidence of them."""
     latest = run.assertions[-1]
     fields: dict[str, object] = {
         "title": redact(f"{_label(latest)}: {latest.value}")[:200],
@@ -239,6 +265,7 @@ def _fields(run: Run, successor: Run | None, scope_pages: Mapping[str, str]) -> 
         "valid_until": None,
         "superseded_by": None,
         "reason": None,
+        "support": _support(run, earlier if successor is None else ()),
     }
     if successor is not None:
         first = successor.assertions[0]
@@ -333,7 +360,8 @@ def slot_writes(
         successor = desired[i + 1] if i + 1 < len(desired) else None
         page_id = ids[run.topic_key]
         fresh = [a.episode for a in run.assertions if a.episode.id in new_ids]
-        made = _write(ctx, by_id.get(page_id), page_id, run.topic_key, _fields(run, successor, ids))
+        fields = _fields(run, successor, ids, desired[:i])
+        made = _write(ctx, by_id.get(page_id), page_id, run.topic_key, fields)
         if made is not None:
             out.writes.append((made[0], made[1], len(fresh)))
         if fresh:

@@ -121,7 +121,8 @@ def recall(
             wanted = [stem(t) for t in terms]
             units = fuse(units, store, scope, query, config, when, vectors,
                          history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
-        units = _without_superseded(newest_values(units), read.values())
+        valid = [page for page in read.values() if _current(page, when)]  # as_of: as then
+        units = _without_superseded(newest_values(units), valid)
         covers = {pid: frozenset(page.citations) for pid, page in read.items() if _whole(page)}
         items = pack(units, budget_tokens, scope=scope, covers=covers)
         text = render(items, scope=scope)
