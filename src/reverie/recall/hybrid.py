@@ -77,11 +77,25 @@ def answer_floor(embedder: Embedder) -> float:
     return ANSWER_FLOORS.get(embedder.model_id, cosine_floor(embedder))
 
 
-def _answers(units: Iterable[tuple[RecallItem, float]], floor: float) -> bool:
-    """Whether any unit is about the question: its cosine reaches ``floor``. A unit whose
-    cosine is unknown (0: an episode stored since the last cycle, not embedded yet) is judged
-    by the lexical path alone."""
-    return any(cos >= floor or cos == 0.0 for _unit, cos in units)
+STRONG_COVERAGE = 0.5
+"""A full-text unit holding this share of the question's terms answers it whatever its cosine."""
+
+
+def _answers(
+    units: Iterable[tuple[RecallItem, float]],
+    floor: float,
+    lexical: Sequence[RecallItem],
+    wanted: Sequence[str],
+) -> bool:
+    """Whether the section has anything to say: a unit's cosine reaches ``floor``, or a
+    full-text unit holds :data:`STRONG_COVERAGE` of the question's terms (names and rare words
+    that an embedding of a short line misses). A unit whose cosine is unknown (0: an episode
+    stored since the last cycle, not embedded yet) is judged by the lexical path alone."""
+    from reverie.recall.search import coverage
+
+    if any(cos >= floor or cos == 0.0 for _unit, cos in units):
+        return True
+    return any(coverage(wanted, f"{u.title} {u.text}") >= STRONG_COVERAGE for u in lexical)
 
 
 def _semantic(cosine: float | None, floor: float) -> float:
@@ -135,7 +149,7 @@ def fuse(
     )
     for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
-    if not _answers(units.values(), answer_floor(vectors.embedder)):
+    if not _answers(units.values(), answer_floor(vectors.embedder), lexical, wanted):
         return []  # nothing here is about the question, whatever words it shares with it
     episodes = {u.id for u, _ in units.values() if u.kind == "episode"}
     cited = cited_by_claims((u for u, _ in units.values()), episodes)

@@ -73,7 +73,13 @@ THROUGH_EVIDENCE = 0.9
 LEAD_CLAIMS = 2
 """Lead claims of a page reached through its evidence."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
+_DATED = re.compile(
+    r"\b(?:19|20)\d\d\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
+    r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n")
 PAGE_PREFERENCE = 1.5
 """A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
 COVERED_EPISODE = 0.25
@@ -480,8 +486,12 @@ def _inside(short: str, long: str) -> bool:
 
 
 def _slot_values(text: str) -> list[tuple[str, str]]:
+    """The value statements of ``text``, sentence by sentence; a dated sentence tells of an
+    event ("went hiking on 7 May 2023"), which a later one does not make stale."""
     out = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in _CLAUSE.split(text):
+        if _DATED.search(sentence):
+            continue
         if (value := slot_of(sentence)) is not None:
             out.append((value.key, value.value_key))
     return out
