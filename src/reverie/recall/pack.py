@@ -52,9 +52,9 @@ def pack(
     Pass the ``scope`` that :func:`reverie.recall.render.render` will get: the header names it
     and costs tokens. Units with a score that is not a positive finite number are worth nothing
     and never packed; units that render the same line are packed once. An episode that a packed
-    page already covers (``covers``: page id -> the episodes it cites, every claim included) is
-    not repeated beside it: skipped, or taken out with its room given back when the page comes
-    later. Returns copies whose ``tokens`` is their measured price.
+    page already covers (``covers``: page id -> the episodes it answers for) is not repeated
+    beside it: skipped, or taken out with its room given back when the page comes later.
+    Returns copies whose ``tokens`` is their measured price.
     """
     room = budget_tokens - header_tokens(scope)
     chosen: list[RecallItem] = []
@@ -69,8 +69,7 @@ def pack(
                 item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
             )
             room -= tokens
-            if item.kind != "episode":
-                cites = (covers or {}).get(item.id, frozenset(item.citations))
+            if item.kind != "episode" and (cites := (covers or {}).get(item.id)):
                 covered |= cites
                 room += sum(c.tokens for c in chosen if c.kind == "episode" and c.id in cites)
                 chosen = [c for c in chosen if c.kind != "episode" or c.id not in cites]
