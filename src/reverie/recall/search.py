@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reverie.config import RecallConfig
+from reverie.dream.dialogue import is_conversation
 from reverie.dream.facts import asserts_fact
 from reverie.dream.slots import slot_of
 from reverie.models import Claim, ClaimRole, Episode, Page, Recall, RecallItem, Scope, utc
@@ -267,8 +268,9 @@ def _pool(
     pages: Sequence[tuple[Page, float]], episodes: Sequence[tuple[Episode, float]], now: datetime
 ) -> Iterator[frozenset[str]]:
     """The stems of every candidate unit: what term rarity is measured against. An episode a
-    candidate claim cites is that claim's evidence, already counted through it (a focused page
-    and its own episodes would otherwise make the page's every word "common")."""
+    candidate claim of a problem page cites is that claim's evidence, already counted through
+    it (a focused page and its own episodes would otherwise make the page's every word
+    "common"); a dialogue line and the turn it restates count apart, as both are recalled."""
     among = {e.id for e, _ in episodes}
     cited: set[str] = set()
     for page, _ in pages:
@@ -276,7 +278,8 @@ def _pool(
             title = stems(page.title)
             for claim in page.revision.claims:
                 if _recallable(claim):
-                    cited |= among.intersection(claim.episode_ids)
+                    if claim.role is not None:  # a problem page's claim: its evidence
+                        cited |= among.intersection(claim.episode_ids)
                     yield title | stems(claim.text)
     yield from (stems(e.text) for e, _ in episodes if e.id not in cited)
 
@@ -328,7 +331,8 @@ def _passes(cov: float, floor: float) -> bool:
 def _enough_terms(wanted: Sequence[str], have: frozenset[str], need: int) -> bool:
     """A question of three or more content terms must share ``need`` of them with a unit: one
     word in common ("schema", "cluster") is how a question about something never stored
-    matches a brain, a real answer shares more."""
+    matches a brain of work, a real answer shares more. A line of dialogue is short and
+    personal: there one word ("pottery") is often the answer, so dialogue asks for one."""
     terms = set(wanted)
     return len(terms) < 3 or len(terms & have) >= min(need, len(terms))
 
@@ -378,7 +382,8 @@ def _claim_units(
                 continue  # the title alone does not make every claim of a page relevant
             own_cov = _share(wanted, own, weights)
             cov = _share(wanted, title | own, weights)
-            if not _passes(cov, floor) or not _enough_terms(wanted, title | own, need):
+            asked = need if claim.role is not None else 1  # a dialogue line: one word may do
+            if not _passes(cov, floor) or not _enough_terms(wanted, title | own, asked):
                 continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
             units.append(_claim_item(page, claim, PAGE_PREFERENCE * weight * relevance))
@@ -415,7 +420,8 @@ def _episode_units(
     for episode, bm25 in hits:
         text = excerpt(episode.text, wanted)
         cov = coverage(wanted, text, weights)
-        if not _passes(cov, floor) or not _enough_terms(wanted, stems(episode.text), need):
+        asked = 1 if is_conversation((episode,)) else need
+        if not _passes(cov, floor) or not _enough_terms(wanted, stems(episode.text), asked):
             continue
         relevance = _relevance(bm25 / best, cov)
         if _asks(text):
