@@ -93,7 +93,7 @@ def test_relative_dates_are_resolved_against_the_teaching_episode() -> None:
 def test_a_dont_is_a_warning_and_long_lessons_are_cut() -> None:
     (warning,) = synthesize_lessons(taught("Don't deploy while the node pool is scaling."))
     assert warning.claim(400).role is ClaimRole.WARNING
-    (long,) = synthesize_lessons(taught("step " * 200))
+    (long,) = synthesize_lessons(taught("drain the node " * 70))  # words about the work
     claim = long.claim(100)
     assert len(claim.text) == 100 and claim.text.endswith("…") and "\n" not in claim.text
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from reverie import Reverie
+from reverie import Config, DreamConfig, Reverie
 from reverie.cli import app
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.plan import CreatePage, Evidence, Plan
@@ -62,9 +62,11 @@ class MeteredExtractive(ExtractiveDistiller):
 
 
 def _brain(distiller: Any) -> Reverie:
+    """A brain calling its (metered) distiller for every group: these tests count the calls."""
     store = SQLiteStore(":memory:")
     store.migrate()
-    return Reverie(store, distiller=distiller)
+    every_group = DreamConfig(model_min_support=1, model_refresh_growth=None)
+    return Reverie(store, config=Config(dream=every_group), distiller=distiller)
 
 
 def test_committed_cycles_add_their_cost_in_the_commit() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reverie import Reverie
+from reverie import Config, DreamConfig, Reverie
 from reverie.dream.llm_distill import LLMDistillConfig, LLMDistiller
 from reverie.llm._http import HTTPSettings
 from reverie.llm.base import LLM
@@ -82,10 +82,17 @@ def llm(server: FakeLLMServer) -> Iterator[OpenAICompatLLM]:
     client.close()
 
 
+def every_group(**dream: Any) -> Config:
+    """A model called for every group, however small or recently written: these tests are
+    about the call itself (caching, retries, repair, deferral, fencing); the budget that
+    decides when a call is worth making is tested in ``tests/dream/test_budget.py``."""
+    return Config(dream=DreamConfig(model_min_support=1, model_refresh_growth=None, **dream))
+
+
 def brain(path: Path, llm: LLM, config: LLMDistillConfig | None = None) -> Reverie:
     store = SQLiteStore(path)
     store.migrate()
-    return Reverie(store, distiller=LLMDistiller(llm, config, cache=store))
+    return Reverie(store, config=every_group(), distiller=LLMDistiller(llm, config, cache=store))
 
 
 def file_digest(path: Path) -> str:

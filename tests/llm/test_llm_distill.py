@@ -19,7 +19,14 @@ from reverie.models import CycleStatus, PageStatus, Scope
 from reverie.recall.tokens import count_tokens
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
-from tests.llm.conftest import brain, fenced_items, file_digest, good_model, user_prompt
+from tests.llm.conftest import (
+    brain,
+    every_group,
+    fenced_items,
+    file_digest,
+    good_model,
+    user_prompt,
+)
 
 SCOPE = "acme/coder"
 DAY = datetime(2026, 11, 10, tzinfo=UTC)
@@ -102,7 +109,7 @@ def test_unusable_answer_changes_no_byte_and_keeps_the_group(
     before = file_digest(db)
     server.push(bad, bad)  # the answer and the one repair turn
     store = SQLiteStore(db)
-    rv = Reverie(store, distiller=LLMDistiller(llm, cache=store))
+    rv = Reverie(store, config=every_group(), distiller=LLMDistiller(llm, cache=store))
     report = rv.dream(SCOPE, now=DAY)
     assert report.rejected and "unusable after one repair" in report.rejected[0]
     assert report.model_calls == 2 and report.checkpoint_after == 0
@@ -205,12 +212,12 @@ def test_crash_before_commit_then_rerun_makes_no_call(
             raise RuntimeError("power cut")
 
     distiller = LLMDistiller(llm, cache=store)
-    rv = Reverie(store, distiller=distiller, on_phase=crash)
+    rv = Reverie(store, config=every_group(), distiller=distiller, on_phase=crash)
     rv.ingest([make_episode() for _ in range(3)])
     with pytest.raises(RuntimeError):
         rv.dream(SCOPE, now=DAY)
     assert rv.pages(SCOPE) == [] and len(server.requests) == 1
-    rv = Reverie(store, distiller=distiller)
+    rv = Reverie(store, config=every_group(), distiller=distiller)
     report = rv.dream(SCOPE, now=DAY)
     assert report.created == 1 and (report.model_calls, report.cache_hits) == (0, 1)
     assert len(server.requests) == 1
@@ -238,12 +245,10 @@ def test_undo_then_rerun_makes_no_call(
 def test_max_groups_per_cycle_caps_calls(
     tmp_path: Path, server: FakeLLMServer, llm: OpenAICompatLLM, make_episode: EpisodeFactory
 ) -> None:
-    from reverie import Config, DreamConfig
-
     server.responder = good_model
     store = SQLiteStore(tmp_path / "b.db")
     store.migrate()
-    config = Config(dream=DreamConfig(max_groups_per_cycle=1))
+    config = every_group(max_groups_per_cycle=1)
     rv = Reverie(store, config=config, distiller=LLMDistiller(llm, cache=store))
     rv.ingest([make_episode(category="deploy", tools=["deploy"]) for _ in range(3)])
     for category in ("build", "test"):

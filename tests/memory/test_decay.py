@@ -77,7 +77,9 @@ def year(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         for change in report.changes:
             if change.action == "retired":
                 retired_on[change.page_id] = day
-    pages = {p.title.split(" ·")[0].split(":")[0]: p for p in rv.pages(SCOPE, None)}
+    # one page per problem, each by the kind of episode it cites (its title is its lead claim)
+    pages = {p.citations[0].split("-")[0]: p for p in rv.pages(SCOPE, None)}
+    assert len(rv.pages(SCOPE, None)) == len(pages) == 3
     yield {"rv": rv, "pages": pages, "retired_on": retired_on}
     rv.close()
 
@@ -113,7 +115,7 @@ def test_the_january_lesson_fades_and_is_retired_on_the_predicted_day(
 
 
 def test_a_stable_preference_outlives_the_year(year: dict[str, Any]) -> None:
-    pref = year["pages"]["user test runner"]
+    pref = year["pages"]["pref"]
     assert pref.kind is PageKind.PREFERENCE and pref.status is PageStatus.ACTIVE
 
 

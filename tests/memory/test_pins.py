@@ -15,12 +15,17 @@ from reverie import Reverie
 from reverie.dream.apply import WriteContext, revision_from
 from reverie.dream.pins import is_human_edit, keep_pins
 from reverie.dream.plan import CreatePage, MergePages, Plan, RetirePage, RevisePage
-from reverie.models import Claim, Episode, Page, PageKind, Scope
+from reverie.models import Claim, ClaimRole, Episode, Page, PageKind, Scope
 
 SCOPE = "acme/coder"
 DAY = datetime(2026, 11, 10, tzinfo=UTC)
 TITLE = "Deploys to staging need a long rollout timeout"
 MINE = "Always raise the rollout timeout to 10m before the first retry."
+LESSONS = (  # what the agent learns about the page's problem, in its own words
+    "Raise the rollout timeout before retrying a deploy.",
+    "Raise the rollout timeout to 10m before retrying the staging deploy.",
+    "Wait for the rollout to finish before retrying the deploy.",
+)
 
 
 # -- keep_pins, pure -----------------------------------------------------------------------------
@@ -126,11 +131,14 @@ def deploy(n: int, when: datetime, **fields: Any) -> dict[str, Any]:
     }
 
 
-def edited_brain(rv: Reverie, folder: Path) -> Page:
-    """A deploy page a person retitled, re-kinded (unquoted YAML) and added a line to."""
-    result = rv.ingest([deploy(n, DAY + timedelta(hours=n)) for n in range(3)], now=DAY)
+def edited_brain(rv: Reverie, folder: Path, lesson: str | None = None) -> Page:
+    """A deploy page (its anecdote; first its ``lesson``, if given) a person retitled,
+    re-kinded (unquoted YAML), changed the first line of and added a line to."""
+    said = {"lesson": lesson}
+    result = rv.ingest([deploy(n, DAY + timedelta(hours=n), **said) for n in range(3)], now=DAY)
     assert result.stored == 1  # the two later ones are in the future of the ingest clock
-    rv.ingest([deploy(n, DAY + timedelta(hours=n)) for n in (1, 2)], now=DAY + timedelta(hours=4))
+    later = [deploy(n, DAY + timedelta(hours=n), **said) for n in (1, 2)]
+    rv.ingest(later, now=DAY + timedelta(hours=4))
     rv.dream(SCOPE, now=DAY + timedelta(hours=4))
     (before,) = rv.pages(SCOPE)
     rv.export_markdown(SCOPE, folder)
@@ -148,7 +156,7 @@ def edited_brain(rv: Reverie, folder: Path) -> Page:
 
 
 def test_an_import_pins_what_the_person_wrote(rv: Reverie, tmp_path: Path) -> None:
-    edited = edited_brain(rv, tmp_path)
+    edited = edited_brain(rv, tmp_path, lesson=LESSONS[0])  # a line to change, one to leave
     rev = edited.revision
     assert (rev.title, rev.kind, rev.pins) == (TITLE, PageKind.PROCEDURE, ("kind", "title"))
     pinned = [c.text for c in rev.claims if c.pinned]
@@ -156,6 +164,18 @@ def test_an_import_pins_what_the_person_wrote(rv: Reverie, tmp_path: Path) -> No
     untouched = [c for c in rev.claims if not c.pinned]
     assert untouched and all(c in rv.revisions(edited.id)[0].claims for c in untouched)
     assert rv.verify(SCOPE).ok
+
+
+def test_the_evidence_line_never_counts_a_persons_edit(rv: Reverie, tmp_path: Path) -> None:
+    edited = edited_brain(rv, tmp_path)
+    (human,) = next(c for c in edited.revision.claims if c.text == MINE).episode_ids
+    when = DAY + timedelta(days=1)
+    rv.ingest([deploy(100, when, outcome="success")], now=when)  # a routine run of the problem
+    rv.dream(SCOPE, now=when + timedelta(hours=1))
+    rev = rv.page(edited.id).revision
+    (evidence,) = [c for c in rev.claims if c.role is ClaimRole.EVIDENCE]
+    assert evidence.episode_ids == ("dep-0100",) and "1 other episode" in evidence.text
+    assert [c.text for c in rev.claims if human in c.episode_ids] == [MINE]
 
 
 def test_a_restored_revision_sticks_through_the_next_cycle(rv: Reverie) -> None:
@@ -178,14 +198,7 @@ def test_a_restored_revision_sticks_through_the_next_cycle(rv: Reverie) -> None:
 EPISODE = st.fixed_dictionaries(
     {
         "outcome": st.sampled_from(["success", "failure", "timeout", "partial", "unknown"]),
-        "lesson": st.sampled_from(
-            [
-                None,
-                "Raise the rollout timeout before retrying a deploy.",
-                "Check the image tag exists before kubectl apply.",
-                "Scale the old replica set down first.",
-            ]
-        ),
+        "lesson": st.sampled_from([None, *LESSONS]),
         "importance": st.integers(1, 10),
     }
 )

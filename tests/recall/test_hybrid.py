@@ -16,7 +16,7 @@ from reverie import Reverie
 from reverie.embed import HashingEmbedder
 from reverie.embed_onnx import minilm_available
 from reverie.models import Page, Scope
-from reverie.recall.hybrid import _current_pages, cosine_floor
+from reverie.recall.hybrid import _current_pages, answer_floor, cosine_floor
 from reverie.recall.vectors import StoreNeighbours, VectorIndex
 from reverie.store.sqlite import SQLiteStore
 from reverie.store.vectors import VectorRow
@@ -101,6 +101,26 @@ def test_without_an_embedder_recall_is_lexical_and_works() -> None:
 
 def test_floors_are_per_model() -> None:
     assert cosine_floor(HashingEmbedder()) == 0.5
+    assert answer_floor(HashingEmbedder()) is None  # not calibrated: no gate on the section
+
+
+class _Gated(HashingEmbedder):
+    """The hashing embedder with an answer floor, as a calibrated model declares one."""
+
+    def __init__(self, answer_floor: float) -> None:
+        super().__init__()
+        self.answer_floor = answer_floor
+
+
+@pytest.mark.parametrize(("gate", "answered"), [(0.3, True), (0.9, False)])
+def test_a_section_is_empty_unless_its_best_unit_reaches_the_answer_floor(
+    gate: float, answered: bool
+) -> None:
+    with Reverie.open(":memory:", embedder=_Gated(gate)) as rv:
+        _fill(rv)
+        rv.dream(OPS, now=T0 + timedelta(days=1))
+        result = rv.recall("kubectl rollout undo", OPS, 400)  # best cosine 0.41, words all match
+        assert bool(result.text) is answered and result.warning is None
 
 
 class _NoSinglePageReads(SQLiteStore):

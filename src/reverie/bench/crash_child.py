@@ -53,7 +53,9 @@ def main(argv: list[str]) -> int:
     db, seed, round_no = argv[0], int(argv[1]), int(argv[2])
     lane_name = argv[3] if len(argv) > 3 else None
     _PAUSE_AT[:] = argv[4:5]
-    config = Config(dream=DreamConfig(max_episodes_per_cycle=25))
+    # a model is called for every new problem, however small: the model lane's kills fall
+    # between calls of one cycle (reinforcement until a page's evidence grows stays on)
+    config = Config(dream=DreamConfig(max_episodes_per_cycle=25, model_min_support=1))
     with Reverie.open(db, config=config) as rv, ExitStack() as stack:
         from reverie.bench.crash_lanes import Lane, mirror_dir, model_lane
         from reverie.store.sqlite import SQLiteStore

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from reverie.dream.distill import page_support
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
-from reverie.models import Claim, ClaimRole, Page, PageSupport
+from reverie.models import Claim, ClaimRole, Page, PageStatus, PageSupport
 
 __all__ = ["model_due", "reinforce", "with_support"]
 
@@ -40,12 +40,17 @@ def model_due(evidence: Evidence, growth: float | None, min_support: int = 1) ->
 
 
 def reinforce(evidence: Evidence, name: str) -> Plan:
-    """The page as it stands, its evidence line citing the new episodes, its tallies grown."""
+    """The page as it stands, its evidence line citing the new episodes, its tallies grown.
+
+    A page that is not active (its creating cycle undone, its evidence released) is revised
+    back to active even when it already cites every episode: the re-run writes what the cycle
+    it takes back wrote, and leaves no consolidated episode cited by a retired page only.
+    """
     page = _page(evidence)
     assert page is not None, "reinforce needs the group's page"
     cited = set(page.citations)
     new = [e.id for e in evidence.episodes if e.id not in cited]
-    if not new:
+    if not new and page.status is PageStatus.ACTIVE:
         return Plan(distiller=name)
     rev = page.revision
     revise = RevisePage(
@@ -63,6 +68,8 @@ def reinforce(evidence: Evidence, name: str) -> Plan:
 
 
 def _with_evidence(claims: tuple[Claim, ...], new: list[str]) -> tuple[Claim, ...]:
+    if not new:
+        return claims
     for i, claim in enumerate(claims):
         if claim.role is ClaimRole.EVIDENCE:
             ids = tuple(dict.fromkeys([*claim.episode_ids, *new]))

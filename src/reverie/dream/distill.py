@@ -108,7 +108,7 @@ class ExtractiveDistiller:
         if not work:
             return Plan(distiller=self.name)
         support = _support(evidence, page, sources, work)
-        earlier = [e for p in (page, *sources) if p is not None for e in p.citations]
+        earlier = _machine_citations(page, *sources)
         draft = _draft(work, support, self.config, self.embedder, earlier)
         if page is not None and sources:
             return Plan(operations=(_merge(page, sources, draft),), distiller=self.name)
@@ -169,6 +169,14 @@ def _work_set(evidence: Evidence, page: Page | None, sources: Sequence[Page] = (
         if not is_human_edit(ep):
             unique.setdefault(ep.id, ep)
     return sorted(unique.values(), key=lambda e: (e.created_at, e.seq or 0, e.id))
+
+
+def _machine_citations(*pages: Page | None) -> list[str]:
+    """What the pages cite outside a person's pinned claims: those keep their own citations
+    (:func:`reverie.dream.pins.keep_pins`), the episode recording a person's edit among them,
+    which is no observation for the evidence line to count."""
+    return [e for p in pages if p is not None for c in p.revision.claims if not c.pinned
+            for e in c.episode_ids]  # fmt: skip
 
 
 def _unchanged(page: Page, draft: _Draft) -> bool:

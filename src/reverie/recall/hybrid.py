@@ -68,13 +68,16 @@ def cosine_floor(embedder: Embedder) -> float:
     return COSINE_FLOORS.get(embedder.model_id, DEFAULT_COSINE_FLOOR)
 
 
-def answer_floor(embedder: Embedder) -> float:
+def answer_floor(embedder: Embedder) -> float | None:
     """Below this best cosine a section has nothing to say about the question (per model,
-    calibrated in docs/recall.md; the cosine floor where not calibrated)."""
+    calibrated in docs/recall.md). ``None`` for a model without a calibrated value: its cosine
+    floor is a bar for units only the vectors found, not for the question as a whole (the
+    hashing embedder's cosine is word overlap, under 0.5 for a stored action quoted verbatim),
+    so there the lexical floors alone decide."""
     floor = getattr(embedder, "answer_floor", None)
     if isinstance(floor, float):
         return floor
-    return ANSWER_FLOORS.get(embedder.model_id, cosine_floor(embedder))
+    return ANSWER_FLOORS.get(embedder.model_id)
 
 
 STRONG_COVERAGE = 0.5
@@ -149,7 +152,8 @@ def fuse(
     )
     for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
-    if not _answers(units.values(), answer_floor(vectors.embedder), lexical, wanted):
+    gate = answer_floor(vectors.embedder)
+    if gate is not None and not _answers(units.values(), gate, lexical, wanted):
         return []  # nothing here is about the question, whatever words it shares with it
     episodes = {u.id for u, _ in units.values() if u.kind == "episode"}
     cited = cited_by_claims((u for u, _ in units.values()), episodes)
