@@ -146,9 +146,15 @@ def current_values(groups: Sequence[LessonGroup]) -> Currency:
             current.append(g)
             continue
         since = min(e.created_at for e in newest[v.key][1].episodes)
-        for token in v.value.split():
+        kept = set(_value_of(newest[v.key][1]).split())
+        for token in set(v.value.split()) - kept:
             gone[token] = max(gone.get(token, since), since)
     return Currency(current=current, superseded=gone)
+
+
+def _value_of(group: LessonGroup) -> str:
+    value = slot_of(group.text)
+    return value.value if value is not None else ""
 
 
 def _similarity(
@@ -281,7 +287,9 @@ def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | Non
     first_failure = next((i for i, e in enumerate(ordered) if e.outcome in FAILING), None)
     if first_failure is None:
         return None
-    failed = [action_words(ordered[first_failure].action)]  # the actions that failed so far
+    start = ordered[first_failure]
+    failed = {action_words(start.action)}  # the actions that failed so far
+    sessions = {start.session_id}  # the sessions a failure happened in so far
     candidates: list[_Candidate] = []
     for i, ep in enumerate(ordered[first_failure + 1 :], first_failure + 1):
         words = action_words(ep.action)
@@ -289,9 +297,10 @@ def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | Non
             continue
         cand = next((c for c in candidates if _same_action(c.words, words)), None)
         if ep.outcome in FAILING:
-            failed.append(words)
+            failed.add(words)
+            sessions.add(ep.session_id)
         elif ep.outcome is Outcome.SUCCESS and cand is None:
-            if not _answers_a_failure(ordered, i):
+            if not _answers_a_failure(ordered[i - 1], ep, sessions):
                 continue  # a routine success of the problem, not what fixed it
             if any(_same_action(words, f) for f in failed):
                 continue  # the same action that failed before: a retry, not a fix
@@ -308,15 +317,12 @@ def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | Non
     return _fix_of(best, ordered, error_of)
 
 
-def _answers_a_failure(ordered: Sequence[Episode], i: int) -> bool:
-    """Whether the success at ``i`` answered a failure of the problem: one of its own session
-    failed before it, or, for an episode with no session, the one before it failed."""
-    ep = ordered[i]
+def _answers_a_failure(before: Episode, ep: Episode, sessions: set[str | None]) -> bool:
+    """Whether a success answered a failure of the problem: one of its own session failed
+    before it, or, for an episode with no session, the one before it failed."""
     if ep.session_id is None:
-        return ordered[i - 1].outcome in FAILING
-    return any(
-        e.session_id == ep.session_id and e.outcome in FAILING for e in ordered[max(0, i - 50) : i]
-    )
+        return before.outcome in FAILING
+    return ep.session_id in sessions
 
 
 def _fix_of(

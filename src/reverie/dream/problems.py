@@ -39,6 +39,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
+from operator import mul
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
@@ -261,7 +263,8 @@ def _strongest(vec: Mapping[str, float], k: int = INDEX_TERMS) -> list[str]:
 def _cosine(a: Mapping[str, float], b: Mapping[str, float], norm_b: float) -> float:
     if len(a) > len(b):
         a, b = b, a
-    return sum(v * b.get(t, 0.0) for t, v in a.items()) / (norm_b or 1.0)
+    dot: float = sum(map(mul, a.values(), map(b.get, a.keys(), repeat(0.0))))
+    return dot / (norm_b or 1.0)
 
 
 def _lexical_leaders(sigs: _Signatures, pages: Sequence[Page], threshold: float) -> list[_Leader]:
