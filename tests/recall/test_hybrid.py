@@ -112,14 +112,21 @@ class _Gated(HashingEmbedder):
         self.answer_floor = answer_floor
 
 
-@pytest.mark.parametrize(("gate", "answered"), [(0.3, True), (0.9, False)])
+@pytest.mark.parametrize(
+    ("gate", "query", "answered"),
+    [
+        (0.3, "kubectl rollout undo", True),  # best cosine 0.41: above the floor
+        (0.9, "kubectl rollout undo", True),  # below it, but a unit holds every word asked
+        (0.9, "kubectl rollout undo for the payments ledger database migration tonight", False),
+    ],
+)
 def test_a_section_is_empty_unless_its_best_unit_reaches_the_answer_floor(
-    gate: float, answered: bool
+    gate: float, query: str, answered: bool
 ) -> None:
     with Reverie.open(":memory:", embedder=_Gated(gate)) as rv:
         _fill(rv)
         rv.dream(OPS, now=T0 + timedelta(days=1))
-        result = rv.recall("kubectl rollout undo", OPS, 400)  # best cosine 0.41, words all match
+        result = rv.recall(query, OPS, 400)
         assert bool(result.text) is answered and result.warning is None
 
 

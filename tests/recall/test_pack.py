@@ -109,3 +109,21 @@ def test_a_short_line_does_not_win_by_being_short() -> None:
     chatter = _item("chatter", "Wow!", 0.4)
     answer = _item("answer", "I painted that lake sunrise last year, it is special to me.", 0.9)
     assert [i.id for i in pack([chatter, answer], 10_000)] == ["answer", "chatter"]
+
+
+def _episode(ident: str, text: str, score: float) -> RecallItem:
+    return RecallItem(
+        kind="episode", id=ident, title="", text=text, score=score, tokens=0, citations=[ident]
+    )
+
+
+def test_an_episode_a_packed_page_answers_for_is_not_repeated_and_its_room_comes_back() -> None:
+    early = _episode("ep-1", "kubectl apply timed out on the api deploy", 2.0)
+    page = _item("pg_1", "Wait with kubectl rollout status --timeout=10m.", 1.0)
+    other = _episode("ep-9", "helm upgrade of the worker chart succeeded", 0.5)
+    covers = {"pg_1": frozenset({"ep-1", "ep-2"})}
+    packed = pack([early, page, other], 400, covers=covers)
+    assert [i.id for i in packed] == ["pg_1", "ep-9"]  # ep-1 came first, was taken out again
+    assert {i.id for i in pack([early, page, other], 400)} == {"ep-1", "pg_1", "ep-9"}
+    tight = line_tokens(page) + line_tokens(other) + header_tokens(None)
+    assert [i.id for i in pack([early, page, other], tight, covers=covers)] == ["pg_1", "ep-9"]
