@@ -234,6 +234,15 @@ def test_a_tiny_run_scores_every_metric_in_range_with_no_leaks() -> None:
     assert "lesson recall @250 words" in out.getvalue() and "rollout-wait" in out.getvalue()
 
 
+def test_the_model_path_is_counted_on_the_same_replay() -> None:
+    result = run_agent(GenConfig(scale=0.1, days=8), systems=("bm25",), model_calls=True)
+    calls = result.model_calls
+    assert calls is not None and calls.episodes == result.episodes
+    assert 0 < calls.calls < calls.episodes  # a call per problem at most, not per episode
+    assert calls.cache_hits == 0  # a first replay has nothing cached
+    assert result.to_dict()["model_calls"]["calls"] == calls.calls
+
+
 def test_the_command_dumps_the_data_and_refuses_unknown_systems(tmp_path: Path) -> None:
     runner = CliRunner()
     done = runner.invoke(app, ["bench", "agent", "--scale", "0.05", "--days", "4",

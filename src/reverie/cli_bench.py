@@ -282,6 +282,12 @@ def agent(
         Path | None,
         typer.Option(help="Write episodes.jsonl and probes.json to this directory and stop."),
     ] = None,
+    model_calls: Annotated[
+        bool,
+        typer.Option(
+            "--model-calls", help="Also replay with the LLM distiller and count its model calls."
+        ),
+    ] = False,
 ) -> None:
     """Lessons, current facts, empty answers and leaks on generated agent episodes, against BM25."""
     from reverie.bench.agent import run_agent
@@ -295,7 +301,9 @@ def agent(
             typer.echo(f"wrote {path}")
         return
     err = Console(stderr=True, highlight=False)
-    result = run_agent(config, systems=_systems(systems), progress=err.print)
+    result = run_agent(
+        config, systems=_systems(systems), progress=err.print, model_calls=model_calls
+    )
     body = json.dumps(result.to_dict(), indent=2)
     if out is not None:
         out.write_text(body + "\n", encoding="utf-8")

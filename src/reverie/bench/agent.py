@@ -48,6 +48,7 @@ from typing import Any
 from reverie.bench.agent_data import load_world
 from reverie.bench.agent_gen import Dataset, GenConfig, Probe, generate
 from reverie.bench.lexical import BM25, cut_words, fit_lines
+from reverie.bench.model_calls import ModelCalls, measure_model_calls
 from reverie.embed import resolve_embedder
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, ReverieError
@@ -143,6 +144,8 @@ class AgentResult:
     systems: list[SystemResult]
     lesson_notes: dict[str, str]
     """Per lesson key: its scope, stated or not, how many channels."""
+    model_calls: ModelCalls | None = None
+    """The LLM distiller's cost on the same replay, against the local model server."""
 
     def system(self, name: str) -> SystemResult:
         return next(s for s in self.systems if s.name == name)
@@ -153,7 +156,15 @@ class AgentResult:
             "episodes": self.episodes, "budget_words": list(self.budgets),
             "key_share": KEY_SHARE, "lessons": self.lesson_notes,
             "systems": {s.name: s.to_dict() for s in self.systems},
+            "model_calls": _calls(self.model_calls),
         }  # fmt: skip
+
+
+def _calls(calls: ModelCalls | None) -> dict[str, Any] | None:
+    if calls is None:
+        return None
+    return {"episodes": calls.episodes, "calls": calls.calls, "cache_hits": calls.cache_hits,
+            "cycles": calls.cycles, "per_episode": calls.per_episode}  # fmt: skip
 
 
 # -- scoring ------------------------------------------------------------------------------------
@@ -293,6 +304,7 @@ def run_agent(
     budgets: Sequence[int] = BUDGETS,
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    model_calls: bool = False,
 ) -> AgentResult:
     """Generate the data for ``config``, run every system on it, score them (module docstring).
 
@@ -314,9 +326,15 @@ def run_agent(
             else:
                 result = _run_reverie(name, data, budgets, workdir or Path(tmp))
             results.append(result)
+        calls = None
+        if model_calls:
+            if progress is not None:
+                progress("model path: replaying with the LLM distiller")
+            calls = measure_model_calls(data.days, data.scopes, data.day_end, workdir or Path(tmp),
+                                        late=data.backfill, final=data.final)  # fmt: skip
     notes = {
         item.key: f"{item.scope}, {'stated' if item.stated else 'unstated'},"
         f" {len(item.channels)} channel{'s' if len(item.channels) > 1 else ''}"
         for item in load_world().lessons
     }
-    return AgentResult(data.config, len(data.episodes()), tuple(budgets), results, notes)
+    return AgentResult(data.config, len(data.episodes()), tuple(budgets), results, notes, calls)

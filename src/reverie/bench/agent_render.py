@@ -138,6 +138,12 @@ def render_agent(result: AgentResult, console: Console) -> None:
         _counts(live, console)
         _lessons(result, live, console)
         _facts(result, live, console)
+    if (calls := result.model_calls) is not None:
+        console.print(
+            f"model path: {calls.calls} model calls for {calls.episodes} episodes"
+            f" ({calls.per_episode} per episode; {calls.cache_hits} cache hits, {calls.cycles}"
+            " cycles) with the LLM distiller against the local model server"
+        )
     for system in result.systems:
         if system.skipped is not None:
             console.print(f"[yellow]skipped {system.name}[/yellow]: {system.skipped}")
