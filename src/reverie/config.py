@@ -123,6 +123,9 @@ class RecallConfig:
     min_matched_terms: int = 2
     """A question of three or more content terms must share this many with a unit (the unit's
     own words; a claim's with its page title) to be recalled."""
+    unknown_names: bool = True
+    """A question naming something the scope's pages and episodes never mention ("Tableau",
+    "v2") must share one term more with a unit (reverie.recall.search.question_names)."""
     include_episodes: bool = True
     include_pages: bool = True
     """Search page claims (off only for the episodes-only ablation of ``bench locomo``)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from reverie.models import (
     revision_hash,
 )
 from reverie.recall import count_tokens, recall
+from reverie.recall.search import question_names
 from reverie.store.base import Changeset, PageWrite
 from reverie.store.sqlite import SQLiteStore
 
@@ -182,6 +184,34 @@ def test_question_about_something_never_stored_recalls_nothing(brain: SQLiteStor
     r = recall(brain, "What is the weather in the city?", CODER, 400, config=CONFIG)
     assert (r.items, r.text, r.used_tokens, r.warning) == ([], "", 0, None)
     assert not r
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("How do I connect Tableau to the Snowflake warehouse?", ["Snowflake", "Tableau"]),
+        ("I rebased my branch. What is the right way to push?", []),  # sentence starts, "I"
+        ("Is node.js v18 fine on the Mac?", ["node.js", "Mac", "v18"]),
+        (
+            "Which JDK do the Gradle builds use, and where do C++ builds run?",
+            ["Gradle", "C++", "JDK"],
+        ),
+    ],
+)
+def test_the_names_a_question_uses(query: str, names: list[str]) -> None:
+    assert question_names(query) == names
+
+
+def test_a_question_naming_something_never_stored_must_share_more(brain: SQLiteStore) -> None:
+    # two words in common with the helm episode, but Terraform is nowhere in the brain: the
+    # question must share one word more
+    stranger = "Which Terraform release got stuck?"
+    assert recall(brain, stranger, CODER, 400, config=CONFIG).items == []
+    lenient = replace(CONFIG, unknown_names=False)
+    assert recall(brain, stranger, CODER, 400, config=lenient).items
+    # a name the brain knows asks for nothing more
+    known = "Which Helm release got stuck?"
+    assert recall(brain, known, CODER, 400, config=CONFIG).items
 
 
 def test_one_matching_term_in_three_is_below_the_floor(brain: SQLiteStore) -> None:

@@ -35,6 +35,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -123,7 +124,10 @@ def recall(
         when = utc(as_of) if as_of is not None else when
         if vectors is not None:  # embedded on a worker thread while the full-text side runs
             vectors.prefetch(query)
-        units, read = _units(store, scope, terms, config, when, history=as_of is not None)
+        stranger = config.unknown_names and _names_unknown(store, scope, query, config)
+        units, read = _units(
+            store, scope, terms, config, when, history=as_of is not None, stranger=stranger
+        )
         if vectors is not None:  # issue 3: hybrid, see reverie.recall.hybrid
             wanted = [stem(t) for t in terms]
             units = fuse(units, store, scope, query, config, when, vectors,
@@ -167,8 +171,10 @@ def _units(
     now: datetime,
     *,
     history: bool = False,
+    stranger: bool = False,
 ) -> tuple[list[RecallItem], dict[str, Page]]:
-    """The lexical units for ``terms``, and the pages read to find them (by id)."""
+    """The lexical units for ``terms``, and the pages read to find them (by id). A question
+    naming something the scope never saw (``stranger``) must share one term more with a unit."""
     wanted = [stem(t) for t in terms]
     statuses = ("active", "superseded") if history else ("active",)  # issue 5: as_of
     pages = (
@@ -183,7 +189,7 @@ def _units(
         )
         episodes = [(e, s) for e, s in episodes if _evidence_at(e, now, history)]
     weights = term_weights(wanted, _pool(pages, episodes, now))
-    need = config.min_matched_terms
+    need = _Need(config.min_matched_terms, 1 if stranger else 0)
     units = _claim_units(pages, wanted, config.min_term_coverage, now, weights, need)
     if config.include_org and config.include_pages and not scope.is_org:  # issue 6, labelled
         from reverie.recall.org import org_units
@@ -251,6 +257,34 @@ def _lessons_behind(
                 value = PAGE_PREFERENCE * THROUGH_EVIDENCE * weight * score
                 out.append(_claim_item(page, claim, value))
     return out, pages
+
+
+_NAME = re.compile(r"[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]")
+
+
+def question_names(query: str) -> list[str]:
+    """The names a question uses: words capitalised inside a sentence ("Tableau", "Redis") and
+    words with digits or inner marks ("v2", "node.js", "C++"); at most three, longest first."""
+    found: list[str] = []
+    for sentence in _SENTENCE.split(query):
+        for i, word in enumerate(_NAME.findall(sentence)):
+            marked = any(c.isdigit() or c in ".+#" for c in word)
+            if marked or (i > 0 and word[0].isupper() and len(word) > 1):
+                found.append(word)
+    return sorted(dict.fromkeys(found), key=lambda w: (-len(w), w))[:3]
+
+
+def _names_unknown(store: Store, scope: Scope, query: str, config: RecallConfig) -> bool:
+    """Whether the question names something no page or episode of the scope ever mentions:
+    then it is likely about something never stored."""
+    for name in question_names(query):
+        term = name.lower()
+        if store.search_episodes(scope, [term], 1, window=None):
+            continue
+        if config.include_pages and store.search_pages(scope, [term], 1, ("active",)):
+            continue
+        return True
+    return False
 
 
 def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
@@ -328,6 +362,18 @@ def _passes(cov: float, floor: float) -> bool:
     return cov > 0 and cov >= floor
 
 
+@dataclass(frozen=True)
+class _Need:
+    """How many of a question's terms a unit must share: ``work`` for agent work (a dialogue
+    line needs one), plus ``extra`` when the question names something the scope never saw."""
+
+    work: int = 2
+    extra: int = 0
+
+    def of(self, *, dialogue: bool) -> int:
+        return (1 if dialogue else self.work) + self.extra
+
+
 def _enough_terms(wanted: Sequence[str], have: frozenset[str], need: int) -> bool:
     """A question of three or more content terms must share ``need`` of them with a unit: one
     word in common ("schema", "cluster") is how a question about something never stored
@@ -365,8 +411,9 @@ def _claim_units(
     floor: float,
     now: datetime,
     weights: Mapping[str, float] | None = None,
-    need: int = 2,
+    need: _Need | None = None,
 ) -> list[RecallItem]:
+    need = need or _Need()
     best = _normaliser(hits)
     units: list[RecallItem] = []
     for page, bm25 in hits:
@@ -382,7 +429,7 @@ def _claim_units(
                 continue  # the title alone does not make every claim of a page relevant
             own_cov = _share(wanted, own, weights)
             cov = _share(wanted, title | own, weights)
-            asked = need if claim.role is not None else 1  # a dialogue line: one word may do
+            asked = need.of(dialogue=claim.role is None)
             if not _passes(cov, floor) or not _enough_terms(wanted, title | own, asked):
                 continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
@@ -413,14 +460,15 @@ def _episode_units(
     floor: float,
     cited: set[str],
     weights: Mapping[str, float] | None = None,
-    need: int = 2,
+    need: _Need | None = None,
 ) -> list[RecallItem]:
+    need = need or _Need()
     best = _normaliser(hits)
     units: list[RecallItem] = []
     for episode, bm25 in hits:
         text = excerpt(episode.text, wanted)
         cov = coverage(wanted, text, weights)
-        asked = 1 if is_conversation((episode,)) else need
+        asked = need.of(dialogue=is_conversation((episode,)))
         if not _passes(cov, floor) or not _enough_terms(wanted, stems(episode.text), asked):
             continue
         relevance = _relevance(bm25 / best, cov)
