@@ -302,7 +302,8 @@ def _evidence_claim(
     ids = [e for e in dict.fromkeys([*earlier, *(ep.id for ep in work)]) if e not in cited]
     if not ids:
         return None
-    known = [ep for ep in work if ep.id in set(ids)]
+    wanted = set(ids)
+    known = [ep for ep in work if ep.id in wanted]
     ok = sum(ep.outcome is Outcome.SUCCESS for ep in known)
     text = f"Also observed in {len(ids)} other episode{'s' if len(ids) != 1 else ''}"
     text += f" ({ok} succeeded)." if known else "."

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
@@ -260,6 +261,7 @@ class Fix:
         )
 
 
+@lru_cache(maxsize=1 << 14)
 def action_words(action: str) -> frozenset[str]:
     return frozenset(t.lower().strip(".,;:") for t in _ACTION_TOKEN.findall(action) if len(t) > 1)
 

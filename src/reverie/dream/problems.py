@@ -182,9 +182,17 @@ class _Signatures:
 
 
 def _signatures(episodes: Sequence[Episode]) -> _Signatures:
-    by_sig: dict[str, list[Episode]] = defaultdict(list)
+    """Episodes with the same problem fields share one signature; its text is made once."""
+    by_fields: dict[tuple[object, ...], list[Episode]] = defaultdict(list)
     for ep in sorted(episodes, key=order_key):
-        by_sig[problem_text(ep) + "\x1f" + " ".join(sorted(_context_terms(ep)))].append(ep)
+        fields = (ep.situation, ep.error, ep.lesson, ep.action, ep.category, tuple(ep.tools))
+        by_fields[fields].append(ep)
+    by_sig: dict[str, list[Episode]] = defaultdict(list)
+    for members in by_fields.values():
+        ep = members[0]
+        by_sig[problem_text(ep) + "\x1f" + " ".join(sorted(_context_terms(ep)))] += members
+    for members in by_sig.values():
+        members.sort(key=order_key)
     keys = sorted(by_sig, key=lambda k: (-len(by_sig[k]), k))
     return _Signatures(keys, dict(by_sig), {k: by_sig[k][0] for k in keys})
 
