@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from reverie.config import RecallConfig
 from reverie.dream.dialogue import is_conversation
 from reverie.dream.facts import asserts_fact
-from reverie.dream.slots import slot_of
+from reverie.dream.slots import SlotValue, slot_of
 from reverie.models import Claim, ClaimRole, Episode, Page, Recall, RecallItem, Scope, utc
 from reverie.recall.hybrid import fuse
 from reverie.recall.pack import pack
@@ -133,7 +133,7 @@ def recall(
             units = fuse(units, store, scope, query, config, when, vectors,
                          history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
         valid = [page for page in read.values() if _current(page, when)]  # as_of: as then
-        units = _without_superseded(newest_values(units), valid)
+        units = newest_values(units, valid)
         covers = {pid: frozenset(page.citations) for pid, page in read.items() if _whole(page)}
         items = pack(units, budget_tokens, scope=scope, covers=covers)
         text = render(items, scope=scope)
@@ -480,28 +480,77 @@ def _episode_units(
     return units
 
 
-def newest_values(units: Sequence[RecallItem]) -> list[RecallItem]:
-    """Units that state a value of a sentence some newer unit states with another value ("the
-    index is X", later "the index is Y"; :func:`reverie.dream.slots.slot_of`, sentence by
-    sentence, one sentence's slot inside another's counting as the same) are left out: an
-    older value must not stand beside the current one. A unit's time is its ``created_at`` (an
-    episode's, or a claim's last evidence)."""
+def newest_values(units: Sequence[RecallItem], pages: Iterable[Page] = ()) -> list[RecallItem]:
+    """Only current values reach a section (docs/dreaming.md, "Recall"):
+
+    * a unit stating a value of a sentence some newer unit states with another value ("the
+      index is X", later "the index is Y"; :func:`reverie.dream.slots.slot_of`, sentence by
+      sentence, one sentence's slot inside another's counting as the same) is left out;
+    * so is a unit naming a value that is no longer current — one a candidate page's lesson
+      replaced (``PageSupport.superseded``) or one left out by the rule above — when it is older
+      than the change, or is a failure that used the old value (a stray later mention, not an
+      assertion that it is current again).
+
+    A unit's time is its ``created_at`` (an episode's, or a claim's last evidence)."""
     stated = [(u, _time(u), _slot_values(u.text)) for u in units]
-    said = [(when, key, value) for _u, when, values in stated for key, value in values]
-    return [u for u, when, vals in stated if not any(_stale(k, v, when, said) for k, v in vals)]
+    said = [(when, value) for _u, when, values in stated for value in values]
+    gone = _superseded(pages)
+    kept = []
+    for unit, when, values in stated:
+        newer = [_newer(v, when, said) for v in values]
+        if not any(newer):
+            kept.append(unit)
+        for old, new in zip(values, newer, strict=True):
+            if new is not None:
+                for token in set(old.value.split()) - set(new[1].value.split()):
+                    gone[token.casefold()] = max(gone.get(token.casefold(), new[0]), new[0])
+    return _without_names(kept, gone)
 
 
-def _without_superseded(units: Sequence[RecallItem], pages: Iterable[Page]) -> list[RecallItem]:
-    """Units that name a value a candidate page's lesson no longer holds
-    (``PageSupport.superseded``) are left out when they are older than the change, or are a
-    failure that used the old value (a stray later mention, not an assertion that it is
-    current again)."""
+def _superseded(pages: Iterable[Page]) -> dict[str, datetime]:
     gone: dict[str, datetime] = {}
     for page in pages:
         if (support := page.revision.support) is not None:
             for value, since in support.superseded.items():
                 key = value.casefold()
                 gone[key] = max(gone.get(key, utc(since)), utc(since))
+    return gone
+
+
+def _newer(
+    value: SlotValue, when: datetime, said: Sequence[tuple[datetime, SlotValue]]
+) -> tuple[datetime, SlotValue] | None:
+    """The newest statement of the same slot holding another value, if newer than ``when``."""
+    best: tuple[datetime, SlotValue] | None = None
+    for other, held in said:
+        later = other > when and (best is None or other > best[0])
+        if later and held.value_key != value.value_key and _same_slot(held.key, value.key):
+            best = (other, held)
+    return best
+
+
+def _same_slot(a: str, b: str) -> bool:
+    return a == b or _inside(a, b) or _inside(b, a)
+
+
+def _inside(short: str, long: str) -> bool:
+    """Whether slot key ``short`` is a run of whole words of ``long`` with a value in it."""
+    return "<v>" in short and len(short) < len(long) and f" {short} " in f" {long} "
+
+
+def _slot_values(text: str) -> list[SlotValue]:
+    """The value statements of ``text``, sentence by sentence; a dated sentence tells of an
+    event ("went hiking on 7 May 2023"), which a later one does not make stale."""
+    out = []
+    for sentence in _CLAUSE.split(text):
+        if _DATED.search(sentence):
+            continue
+        if (value := slot_of(sentence)) is not None:
+            out.append(value)
+    return out
+
+
+def _without_names(units: Sequence[RecallItem], gone: Mapping[str, datetime]) -> list[RecallItem]:
     if not gone:
         return list(units)
     alternatives = "|".join(re.escape(v) for v in sorted(gone, key=len, reverse=True))
@@ -522,33 +571,6 @@ def _failure(unit: RecallItem) -> bool:
 
 def _time(unit: RecallItem) -> datetime:
     return utc(unit.created_at) if unit.created_at else _EPOCH
-
-
-def _stale(
-    key: str, value: str, when: datetime, claims: Sequence[tuple[datetime, str, str]]
-) -> bool:
-    """Whether a newer statement of the same slot holds another value."""
-    return any(
-        other > when and held != value and (k == key or _inside(k, key) or _inside(key, k))
-        for other, k, held in claims
-    )
-
-
-def _inside(short: str, long: str) -> bool:
-    """Whether slot key ``short`` is a run of whole words of ``long`` with a value in it."""
-    return "<v>" in short and len(short) < len(long) and f" {short} " in f" {long} "
-
-
-def _slot_values(text: str) -> list[tuple[str, str]]:
-    """The value statements of ``text``, sentence by sentence; a dated sentence tells of an
-    event ("went hiking on 7 May 2023"), which a later one does not make stale."""
-    out = []
-    for sentence in _CLAUSE.split(text):
-        if _DATED.search(sentence):
-            continue
-        if (value := slot_of(sentence)) is not None:
-            out.append((value.key, value.value_key))
-    return out
 
 
 def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
