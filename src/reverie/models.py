@@ -538,6 +538,21 @@ class Revision(BaseModel):
     def body(self) -> str:
         return render_body(self.claims)
 
+    def content(self) -> dict[str, Any]:
+        """What this revision's hash covers (:func:`revision_content`)."""
+        return revision_content(
+            title=self.title,
+            kind=self.kind,
+            claims=self.claims,
+            confidence=self.confidence,
+            status=self.status,
+            valid_from=self.valid_from,
+            valid_until=self.valid_until,
+            superseded_by=self.superseded_by,
+            support=self.support,
+            pins=self.pins,
+        )
+
     @property
     def citations(self) -> list[str]:
         return sorted({e for c in self.claims for e in c.episode_ids})

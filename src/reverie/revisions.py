@@ -31,7 +31,6 @@ from reverie.models import (
     CycleStatus,
     Revision,
     Scope,
-    revision_content,
 )
 from reverie.store.base import Changeset, PageWrite, Store
 
@@ -47,19 +46,7 @@ __all__ = [
 
 def revision_bytes(rev: Revision) -> bytes:
     """The exact bytes ``rev.hash`` is the sha256 of."""
-    content = revision_content(
-        title=rev.title,
-        kind=rev.kind,
-        claims=rev.claims,
-        confidence=rev.confidence,
-        status=rev.status,
-        valid_from=rev.valid_from,
-        valid_until=rev.valid_until,
-        superseded_by=rev.superseded_by,
-        support=rev.support,
-        pins=rev.pins,
-    )
-    return canonical_json(content).encode("utf-8")
+    return canonical_json(rev.content()).encode("utf-8")
 
 
 @dataclass

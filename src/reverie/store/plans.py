@@ -33,7 +33,8 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import TypeAdapter, ValidationError
 
 from reverie.errors import Conflict, NotFound, PlanPending, StoreError
-from reverie.models import CycleReport, Revision, Scope, now_utc, revision_hash
+from reverie.hashing import content_hash
+from reverie.models import CycleReport, Revision, Scope, now_utc
 from reverie.store.base import Changeset
 
 __all__ = [
@@ -160,19 +161,7 @@ def dump_changeset(changes: Changeset) -> dict[str, Any]:
 
 
 def _check_hash(rev: Revision) -> None:
-    derived = revision_hash(
-        title=rev.title,
-        kind=rev.kind,
-        claims=rev.claims,
-        confidence=rev.confidence,
-        status=rev.status,
-        valid_from=rev.valid_from,
-        valid_until=rev.valid_until,
-        superseded_by=rev.superseded_by,
-        support=rev.support,
-        pins=rev.pins,
-    )
-    if derived != rev.hash:
+    if content_hash(rev.content()) != rev.hash:
         raise StoreError(
             f"the stored plan's revision {rev.number} of page {rev.page_id} no longer matches"
             " its hash; refusing to use it"
