@@ -1,6 +1,9 @@
-"""Group episodes that describe the same recurring experience.
+"""Pattern keys, error classes and content words; and the grouping of conversation turns.
 
-Two paths, both pure and deterministic:
+Work episodes are grouped by the problem they are about (:mod:`reverie.dream.problems`); this
+module holds the text utilities that grouping and the distillers share, and :func:`cluster`, the
+grouping that conversation turns (category ``conversation``) still use. Two paths, both pure and
+deterministic:
 
 * **Lexical** (no embedder): episodes with the same :func:`pattern_key` form a group.
 * **Embedding**: episodes whose texts have cosine similarity ≥ ``threshold`` are linked, and each
