@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from reverie.config import DreamConfig
 from reverie.dream.cluster import STOP_WORDS, Group, order_key
 from reverie.dream.templates import is_template_lesson
-from reverie.models import Episode, Page, PageStatus, Scope
+from reverie.models import Claim, ClaimRole, Episode, Page, PageStatus, Scope
 from reverie.recall.query import stem
 
 if TYPE_CHECKING:
@@ -116,12 +116,19 @@ def _page_context(page: Page) -> frozenset[str]:
     return _context(parts[0], tools)
 
 
+def _is_lesson(claim: Claim) -> bool:
+    """A stated lesson: by its role, or, for a claim written before roles, by its wording."""
+    if claim.role is not None:
+        return claim.role in (ClaimRole.LESSON, ClaimRole.WARNING)
+    return not _NOT_LESSONS.match(claim.text)
+
+
 def _anchors(pages: Sequence[Page]) -> list[_Node]:
     nodes = []
     for page in pages:
         context = _page_context(page)
         for claim in page.revision.claims:
-            if not _NOT_LESSONS.match(claim.text) and (words := lesson_words(claim.text)):
+            if _is_lesson(claim) and (words := lesson_words(claim.text)):
                 nodes.append(_Node(words, context, claim.text, page))
     return nodes
 
