@@ -197,14 +197,25 @@ def _units(
         units += org_units(store, scope, terms, config, now, statuses)
     read = {page.id: page for page, _ in pages}
     if config.include_episodes:
-        cited = cited_by_claims(units, {e.id for e, _ in episodes})
-        found = _episode_units(episodes, wanted, config.min_term_coverage, cited, weights, need)
-        if config.include_pages and not history:
+        floor = config.min_term_coverage
+        found = _episode_units(episodes, wanted, floor, weights, need)
+        if config.include_pages and not history:  # the lesson behind, at the episode's worth
             behind, more = _lessons_behind(store, scope, found, units, now)
             units += behind
             read.update(more)
-        units += found
+        among = {e.id for e, _ in episodes}
+        known = cited_by_claims(units, among) | _answered_for(pages, among)
+        units += _demoted(found, known | _passed(store, scope, episodes))
     return units, read
+
+
+def _demoted(found: Sequence[RecallItem], covered: set[str]) -> list[RecallItem]:
+    """Episodes a candidate page answers for, or that a cycle passed as routine, weigh
+    :data:`COVERED_EPISODE` of their relevance: knowledge before evidence."""
+    return [
+        u.model_copy(update={"score": u.score * COVERED_EPISODE}) if u.id in covered else u
+        for u in found
+    ]
 
 
 @runtime_checkable
@@ -285,6 +296,32 @@ def _names_unknown(store: Store, scope: Scope, query: str, config: RecallConfig)
             continue
         return True
     return False
+
+
+def _answered_for(pages: Sequence[tuple[Page, float]], among: set[str]) -> set[str]:
+    """The candidate episodes a candidate problem page answers for (any of its claims cites
+    them, its evidence line included): knowledge before evidence."""
+    out: set[str] = set()
+    for page, _ in pages:
+        if _whole(page):
+            out |= among.intersection(page.citations)
+    return out
+
+
+def _passed(store: Store, scope: Scope, episodes: Sequence[tuple[Episode, float]]) -> set[str]:
+    """Episodes a cycle scanned and passed as routine (behind the checkpoint, consolidated into
+    nothing): not knowledge by the cycle's judgement, so they weigh as little as covered ones."""
+    if not any(e.consolidated_in is None for e, _ in episodes):
+        return set()
+    checkpoint = store.checkpoint(scope)
+    return {
+        e.id
+        for e, _ in episodes
+        if e.consolidated_in is None
+        and e.seq is not None
+        and e.seq <= checkpoint
+        and not is_conversation((e,))
+    }
 
 
 def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
@@ -458,7 +495,6 @@ def _episode_units(
     hits: Sequence[tuple[Episode, float]],
     wanted: list[str],
     floor: float,
-    cited: set[str],
     weights: Mapping[str, float] | None = None,
     need: _Need | None = None,
 ) -> list[RecallItem]:
@@ -474,8 +510,6 @@ def _episode_units(
         relevance = _relevance(bm25 / best, cov)
         if _asks(text):
             relevance *= QUESTION_WEIGHT
-        if episode.id in cited:
-            relevance *= COVERED_EPISODE
         units.append(_episode_item(episode, text, relevance))
     return units
 
