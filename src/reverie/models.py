@@ -54,6 +54,7 @@ __all__ = [
     "ScopeLike",
     "meta_fields",
     "parse_model",
+    "recall_weight",
     "revision_content",
     "revision_hash",
     "revision_meta",
@@ -361,6 +362,18 @@ class ClaimRole(StrEnum):
 
 
 _ROLE_WEIGHTS = {ClaimRole.ANECDOTE: 0.6, ClaimRole.ALSO: 0.6, ClaimRole.EVIDENCE: 0.0}
+THIN_FIX = 0.6
+"""A fix seen to work once is worth this much of one that worked again."""
+
+
+def recall_weight(role: str | ClaimRole | None, support: int | None) -> float:
+    """What a claim is worth to recall: by its role, and a fix seen to work only once less."""
+    if role is None:
+        return 1.0
+    weight = ClaimRole(role).recall_weight
+    if role == ClaimRole.FIX and (support or 0) <= 1:
+        weight *= THIN_FIX
+    return weight
 
 
 class Claim(BaseModel):
@@ -835,6 +848,8 @@ class RecallItem(BaseModel):
     page_kind: str | None = None
     role: str | None = None
     """A page claim's role (lesson, fix, anecdote, ...), when it has one."""
+    support: int | None = None
+    """How many episodes back a page claim, when its page counts them."""
 
 
 class Recall(BaseModel):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from reverie.config import RecallConfig
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
-from reverie.models import ClaimRole, Page, PageStatus, RecallItem, Scope
+from reverie.models import Page, PageStatus, RecallItem, Scope, recall_weight
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
 from reverie.store.base import Store
 from reverie.store.vectors import VectorStore
@@ -169,7 +169,7 @@ def fuse(
 
 
 def _role_weight(unit: RecallItem) -> float:
-    return ClaimRole(unit.role).recall_weight if unit.role else 1.0
+    return recall_weight(unit.role, unit.support)
 
 
 def _vector_units(

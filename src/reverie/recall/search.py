@@ -43,7 +43,17 @@ from reverie.config import RecallConfig
 from reverie.dream.dialogue import is_conversation
 from reverie.dream.facts import asserts_fact
 from reverie.dream.slots import SlotValue, slot_of
-from reverie.models import Claim, ClaimRole, Episode, Page, Recall, RecallItem, Scope, utc
+from reverie.models import (
+    Claim,
+    ClaimRole,
+    Episode,
+    Page,
+    Recall,
+    RecallItem,
+    Scope,
+    recall_weight,
+    utc,
+)
 from reverie.recall.hybrid import fuse
 from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
@@ -264,7 +274,7 @@ def _lessons_behind(
             continue
         for claim in _lead_claims(page):
             if (page_id, claim.text) not in shown:
-                weight = claim.role.recall_weight if claim.role is not None else 1.0
+                weight = recall_weight(claim.role, claim.support)
                 value = PAGE_PREFERENCE * THROUGH_EVIDENCE * weight * score
                 out.append(_claim_item(page, claim, value))
     return out, pages
@@ -458,7 +468,7 @@ def _claim_units(
             continue
         title = stems(page.title)
         for claim in page.revision.claims:
-            weight = claim.role.recall_weight if claim.role is not None else 1.0
+            weight = recall_weight(claim.role, claim.support)
             if weight <= 0:
                 continue  # an evidence line: cited for lineage, never recalled
             own = stems(claim.text)
@@ -488,6 +498,7 @@ def _claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
         status=str(page.status),
         page_kind=str(page.kind),
         role=str(claim.role) if claim.role is not None else None,
+        support=claim.support,
     )
 
 
