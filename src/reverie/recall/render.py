@@ -76,10 +76,12 @@ def render_line(item: RecallItem) -> str:
 
 
 def _restates(text: str, title: str) -> bool:
-    """Whether a claim already says its page's title (a title drawn from the lead lesson), so
-    the line need not repeat it."""
+    """Whether a claim already says its page's title (a title drawn from the lead lesson, or
+    the situation of a "<situation>: <fix>" title), so the line need not repeat it."""
     head = title.rstrip(" .…").lower()
-    return bool(head) and head[:60] in text.lower()
+    lead, sep, _ = head.partition(": ")
+    said = text.lower()
+    return bool(head) and (head[:60] in said or (bool(sep) and len(lead) >= 20 and lead in said))
 
 
 def line_tokens(item: RecallItem) -> int:

@@ -210,7 +210,7 @@ def _units(
         floor = config.min_term_coverage
         found = _episode_units(episodes, wanted, floor, weights, need)
         if config.include_pages and not history:  # the lesson behind, at the episode's worth
-            behind, more = _lessons_behind(store, scope, found, units, now)
+            behind, more = _lessons_behind(store, scope, found, units, now, wanted)
             units += behind
             read.update(more)
         among = {e.id for e, _ in episodes}
@@ -253,11 +253,14 @@ def _lessons_behind(
     episodes: Sequence[RecallItem],
     have: Sequence[RecallItem],
     now: datetime,
+    wanted: Sequence[str] = (),
 ) -> tuple[list[RecallItem], dict[str, Page]]:
     """Knowledge through evidence: an episode that matches the question is the situation; the
     page that cites it holds the lesson. Each such page's lead claims become units worth
-    :data:`THROUGH_EVIDENCE` of the best episode behind them (times the page preference); the
-    episodes are then covered and not repeated. Returns the units and the pages read."""
+    :data:`THROUGH_EVIDENCE` of the best episode behind them (times the page preference), from
+    three quarters to all of that as the claim itself holds more of the question's terms, so a
+    weak match of a stray episode lifts an unrelated lesson less. The episodes are then covered
+    and not repeated. Returns the units and the pages read."""
     if not episodes or not isinstance(store, CitingPages):
         return [], {}
     citing = store.pages_citing(scope, [u.id for u in episodes])
@@ -275,7 +278,8 @@ def _lessons_behind(
         for claim in _lead_claims(page):
             if (page_id, claim.text) not in shown:
                 weight = recall_weight(claim.role, claim.support)
-                value = PAGE_PREFERENCE * THROUGH_EVIDENCE * weight * score
+                own = _share(wanted, stems(f"{page.title} {claim.text}")) if wanted else 1.0
+                value = PAGE_PREFERENCE * THROUGH_EVIDENCE * weight * score * (0.75 + 0.25 * own)
                 out.append(_claim_item(page, claim, value))
     return out, pages
 
