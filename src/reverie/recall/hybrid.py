@@ -89,15 +89,20 @@ def _answers(
     floor: float,
     lexical: Sequence[RecallItem],
     wanted: Sequence[str],
+    plain_floor: float,
 ) -> bool:
     """Whether the section has anything to say: a unit's cosine reaches ``floor``, or a
     full-text unit holds :data:`STRONG_COVERAGE` of the question's terms (names and rare words
-    that an embedding of a short line misses). A unit whose cosine is unknown (0: an episode
-    stored since the last cycle, not embedded yet) is judged by the lexical path alone."""
+    that an embedding of a short line misses). A line of a plain page (a dialogue's statements,
+    no roles) needs only ``plain_floor``: a question about a person's life is answered across
+    lines each only loosely like it. A unit whose cosine is unknown (0: an episode stored since
+    the last cycle, not embedded yet) is judged by the lexical path alone."""
     from reverie.recall.search import coverage
 
-    if any(cos >= floor or cos == 0.0 for _unit, cos in units):
-        return True
+    for unit, cos in units:
+        plain = unit.kind != "episode" and unit.role is None
+        if cos == 0.0 or cos >= (plain_floor if plain else floor):
+            return True
     return any(coverage(wanted, f"{u.title} {u.text}") >= STRONG_COVERAGE for u in lexical)
 
 
@@ -153,7 +158,7 @@ def fuse(
     for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
     gate = answer_floor(vectors.embedder)
-    if gate is not None and not _answers(units.values(), gate, lexical, wanted):
+    if gate is not None and not _answers(units.values(), gate, lexical, wanted, floor):
         return []  # nothing here is about the question, whatever words it shares with it
     episodes = {u.id for u, _ in units.values() if u.kind == "episode"}
     cited = cited_by_claims((u for u, _ in units.values()), episodes)
