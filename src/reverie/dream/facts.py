@@ -43,6 +43,7 @@ from reverie.dream.apply import WriteContext, _next, revision_from
 from reverie.dream.plan import page_id_for
 from reverie.models import (
     Claim,
+    ClaimRole,
     Episode,
     Outcome,
     Page,
@@ -211,7 +212,7 @@ def _claims(run: Run) -> tuple[Claim, ...]:
         when = f"{when} to {_day(eps[-1].created_at)}"
     times = "once" if n == 1 else f"{n} times"
     head = f"{_label(latest)} is {latest.value} (stated {times}, {when})."
-    claims = [Claim(text=redact(head), episode_ids=tuple(e.id for e in eps))]
+    claims = [Claim(text=redact(head), episode_ids=tuple(e.id for e in eps), role=ClaimRole.FACT)]
     lessons: dict[str, list[Episode]] = defaultdict(list)
     texts: dict[str, str] = {}
     for ep in eps:
@@ -221,7 +222,8 @@ def _claims(run: Run) -> tuple[Claim, ...]:
             lessons[key].append(ep)
     for key in list(lessons)[:MAX_LESSONS]:
         text = redact(texts[key])[:4000]
-        claims.append(Claim(text=text, episode_ids=tuple(e.id for e in lessons[key])))
+        ids = tuple(e.id for e in lessons[key])
+        claims.append(Claim(text=text, episode_ids=ids, role=ClaimRole.LESSON))
     return tuple(claims)
 
 

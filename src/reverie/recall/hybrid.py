@@ -93,14 +93,15 @@ def _answers(
 ) -> bool:
     """Whether the section has anything to say: a unit's cosine reaches ``floor``, or a
     full-text unit holds :data:`STRONG_COVERAGE` of the question's terms (names and rare words
-    that an embedding of a short line misses). A line of a plain page (a dialogue's statements,
-    no roles) needs only ``plain_floor``: a question about a person's life is answered across
-    lines each only loosely like it. A unit whose cosine is unknown (0: an episode stored since
+    that an embedding of a short line misses). A plain statement — a line of a page without
+    roles (a dialogue's), or an episode with no outcome (a turn of a conversation) — needs only
+    ``plain_floor``: a question about a person's life is answered across lines each only
+    loosely like it. A unit whose cosine is unknown (0: an episode stored since
     the last cycle, not embedded yet) is judged by the lexical path alone."""
     from reverie.recall.search import coverage
 
     for unit, cos in units:
-        plain = unit.kind != "episode" and unit.role is None
+        plain = unit.role is None if unit.kind != "episode" else unit.status == "unknown"
         if cos == 0.0 or cos >= (plain_floor if plain else floor):
             return True
     return any(coverage(wanted, f"{u.title} {u.text}") >= STRONG_COVERAGE for u in lexical)
