@@ -415,14 +415,18 @@ def _passes(cov: float, floor: float) -> bool:
 
 @dataclass(frozen=True)
 class _Need:
-    """How many of a question's terms a unit must share: ``work`` for agent work (a dialogue
-    line needs one), plus ``extra`` when the question names something the scope never saw."""
+    """How many of a question's terms a unit must share: ``work`` for agent work, plus ``extra``
+    when the question names something the scope never saw (but for a fact, which a question
+    names in its own words: "the staging Postgres" for ``staging-db``); a dialogue line needs
+    one (people and places a conversation never named are asked about all the time)."""
 
     work: int = 2
     extra: int = 0
 
-    def of(self, *, dialogue: bool) -> int:
-        return (1 if dialogue else self.work) + self.extra
+    def of(self, *, dialogue: bool, fact: bool = False) -> int:
+        if dialogue:
+            return 1
+        return self.work if fact else self.work + self.extra
 
 
 def _enough_terms(wanted: Sequence[str], have: frozenset[str], need: int) -> bool:
@@ -480,7 +484,7 @@ def _claim_units(
                 continue  # the title alone does not make every claim of a page relevant
             own_cov = _share(wanted, own, weights)
             cov = _share(wanted, title | own, weights)
-            asked = need.of(dialogue=claim.role is None)
+            asked = need.of(dialogue=claim.role is None, fact=claim.role is ClaimRole.FACT)
             if not _passes(cov, floor) or not _enough_terms(wanted, title | own, asked):
                 continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
