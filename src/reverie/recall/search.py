@@ -214,7 +214,7 @@ def _units(
             units += behind
             read.update(more)
         among = {e.id for e, _ in episodes}
-        known = cited_by_claims(units, among) | _answered_for(pages, among)
+        known = cited_by_claims(units, among) | _answered_for(read.values(), among)
         units += _demoted(found, known | _passed(store, scope, episodes))
     return units, read
 
@@ -312,11 +312,11 @@ def _names_unknown(store: Store, scope: Scope, query: str, config: RecallConfig)
     return False
 
 
-def _answered_for(pages: Sequence[tuple[Page, float]], among: set[str]) -> set[str]:
+def _answered_for(pages: Iterable[Page], among: set[str]) -> set[str]:
     """The candidate episodes a candidate problem page answers for (any of its claims cites
     them, its evidence line included): knowledge before evidence."""
     out: set[str] = set()
-    for page, _ in pages:
+    for page in pages:
         if _whole(page):
             out |= among.intersection(page.citations)
     return out
