@@ -586,34 +586,10 @@ def render_body(claims: tuple[Claim, ...] | list[Claim]) -> str:
     return "\n".join(f"- {c.text} [{', '.join(c.episode_ids)}]" for c in claims)
 
 
-def revision_hash(
-    *,
-    title: str,
-    kind: PageKind,
-    claims: tuple[Claim, ...] | list[Claim],
-    confidence: float,
-    status: PageStatus,
-    valid_from: datetime | None,
-    valid_until: datetime | None,
-    superseded_by: str | None,
-    support: PageSupport | None = None,
-    pins: tuple[str, ...] = (),
-) -> str:
-    """Content hash of what a reader sees of a revision (not who wrote it, nor when)."""
-    return content_hash(
-        revision_content(
-            title=title,
-            kind=kind,
-            claims=claims,
-            confidence=confidence,
-            status=status,
-            valid_from=valid_from,
-            valid_until=valid_until,
-            superseded_by=superseded_by,
-            support=support,
-            pins=pins,
-        )
-    )
+def revision_hash(**content: Any) -> str:
+    """Content hash of what a reader sees of a revision (not who wrote it, nor when): the
+    sha256 of :func:`revision_content` of the same fields."""
+    return content_hash(revision_content(**content))
 
 
 def revision_content(

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
+from reverie.config import DreamConfig
 from reverie.dream.cluster import error_class
 from reverie.dream.lessons import Fix, current_fix, synthesize_lessons
 from reverie.models import ClaimRole, Episode, Scope
@@ -119,10 +120,10 @@ def test_with_an_embedder_lessons_are_one_by_meaning() -> None:
     eps = taught(quota, throttle, throttle)
     assert len(synthesize_lessons(eps)) == 2  # no words in common
     near = TableEmbedder({quota: (1.0, 0.1, 0.0), throttle: (1.0, 0.0, 0.0)})
-    (lesson,) = synthesize_lessons(eps, embedder=near, cosine=0.75)
+    (lesson,) = synthesize_lessons(eps, embedder=near, config=DreamConfig(lesson_cosine=0.75))
     assert lesson.text == throttle and lesson.support == 3
     far = TableEmbedder({quota: (1.0, 0.0, 0.0), throttle: (0.0, 1.0, 0.0)})
-    assert len(synthesize_lessons(eps, embedder=far, cosine=0.75)) == 2
+    assert len(synthesize_lessons(eps, embedder=far, config=DreamConfig(lesson_cosine=0.75))) == 2
 
 
 @given(

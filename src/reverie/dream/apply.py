@@ -77,7 +77,7 @@ def revision_from(
     return Revision(
         page_id=page_id,
         number=number,
-        hash=revision_hash(**content),  # type: ignore[arg-type]
+        hash=revision_hash(**content),
         cycle_id=ctx.cycle_id,
         author=ctx.author,
         reason=reason,

@@ -14,7 +14,7 @@ Pure functions of the evidence; the cycle applies them (:mod:`reverie.dream.cycl
 
 from __future__ import annotations
 
-from reverie.dream.distill import page_support
+from reverie.dream.distill import evidence_line, page_support
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
 from reverie.models import Claim, ClaimRole, Page, PageStatus, PageSupport
 
@@ -72,22 +72,9 @@ def _with_evidence(claims: tuple[Claim, ...], new: list[str]) -> tuple[Claim, ..
         return claims
     for i, claim in enumerate(claims):
         if claim.role is ClaimRole.EVIDENCE:
-            ids = tuple(dict.fromkeys([*claim.episode_ids, *new]))
-            grown = claim.model_copy(
-                update={
-                    "episode_ids": ids,
-                    "support": len(ids),
-                    "text": f"Also observed in {len(ids)} other episodes.",
-                }
-            )
+            grown = evidence_line(tuple(dict.fromkeys([*claim.episode_ids, *new])))
             return (*claims[:i], grown, *claims[i + 1 :])
-    line = Claim(
-        text=f"Also observed in {len(new)} other episode{'s' if len(new) != 1 else ''}.",
-        episode_ids=tuple(new),
-        role=ClaimRole.EVIDENCE,
-        support=len(new),
-    )
-    return (*claims, line)
+    return (*claims, evidence_line(new))
 
 
 def with_support(plan: Plan, evidence: Evidence) -> Plan:

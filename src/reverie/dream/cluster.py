@@ -56,6 +56,7 @@ __all__ = [
     "order_key",
     "pattern_key",
     "salient_terms",
+    "telling_line",
 ]
 
 #: Above this many episodes, pairwise similarity is computed per category bucket only.
@@ -133,6 +134,14 @@ def error_class(error: str | None) -> str | None:
         if pattern.search(error):
             return name
     return "error"
+
+
+def telling_line(error: str | None) -> str:
+    """The line of an error message that names it: the last of a traceback, else the first."""
+    lines = [line.strip() for line in (error or "").strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
 
 
 def content_words(text: str) -> list[str]:

@@ -39,7 +39,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
-from reverie.dream.cluster import content_words, error_class
+from reverie.dream.cluster import content_words, error_class, telling_line
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dialogue import conversation_plan, is_conversation
 from reverie.dream.lessons import (
@@ -66,7 +66,7 @@ from reverie.models import (
 if TYPE_CHECKING:
     from reverie.embed import Embedder
 
-__all__ = ["ExtractiveDistiller", "is_template_lesson", "page_support", "tally"]
+__all__ = ["ExtractiveDistiller", "evidence_line", "is_template_lesson", "page_support", "tally"]
 
 CLAIM_LIMIT = 400
 TITLE_LIMIT = 120
@@ -260,9 +260,7 @@ def _draft(
     embedder: Embedder | None,
     earlier: Sequence[str] = (),
 ) -> _Draft:
-    currency = current_values(
-        synthesize_lessons(work, embedder=embedder, cosine=config.lesson_cosine)
-    )
+    currency = current_values(synthesize_lessons(work, embedder=embedder, config=config))
     lessons = currency.current
     if currency.superseded:
         gone = {**support.superseded, **currency.superseded}
@@ -303,9 +301,14 @@ def _evidence_claim(
     if not ids:
         return None
     wanted = set(ids)
-    known = [ep for ep in work if ep.id in wanted]
-    ok = sum(ep.outcome is Outcome.SUCCESS for ep in known)
+    return evidence_line(ids, [ep for ep in work if ep.id in wanted])
+
+
+def evidence_line(ids: Sequence[str], known: Sequence[Episode] = ()) -> Claim:
+    """The claim citing a page's other evidence: "Also observed in N other episodes (k
+    succeeded).", the count of successes among ``known``, those of ``ids`` at hand."""
     text = f"Also observed in {len(ids)} other episode{'s' if len(ids) != 1 else ''}"
+    ok = sum(ep.outcome is Outcome.SUCCESS for ep in known)
     text += f" ({ok} succeeded)." if known else "."
     return Claim(text=text, episode_ids=tuple(ids), role=ClaimRole.EVIDENCE, support=len(ids))
 
@@ -402,16 +405,9 @@ def _day(ep: Episode) -> str:
     return ep.created_at.date().isoformat()
 
 
-def _error_line(error: str) -> str:
-    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
-
-
 def _anecdote(work: Sequence[Episode]) -> Claim | None:
     """The newest failure of the most common error class, as it happened (error verbatim)."""
-    failing = [ep for ep in work if ep.outcome in FAILING and ep.error and _error_line(ep.error)]
+    failing = [ep for ep in work if ep.outcome in FAILING and ep.error and telling_line(ep.error)]
     if not failing:
         return None
     classes = Counter(error_class(ep.error) for ep in failing)
@@ -422,7 +418,7 @@ def _anecdote(work: Sequence[Episode]) -> Claim | None:
     action = _clause(ep.action, ep, 120)
     head = f"{situation}: {action}" if situation and action else situation or action
     times = f"{len(same)} times, last {_day(ep)}" if len(same) > 1 else _day(ep)
-    text = f'{head} -> failed with "{_fit(_error_line(ep.error or ""), 160)}" ({times}).'
+    text = f'{head} -> failed with "{_fit(telling_line(ep.error), 160)}" ({times}).'
     return Claim(
         text=_fit(text),
         episode_ids=tuple(dict.fromkeys(e.id for e in same)),

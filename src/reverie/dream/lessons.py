@@ -102,9 +102,13 @@ def _fit(text: str, limit: int) -> str:
 
 
 def synthesize_lessons(
-    work: Sequence[Episode], *, embedder: Embedder | None = None, cosine: float = 0.75
+    work: Sequence[Episode],
+    *,
+    embedder: Embedder | None = None,
+    config: DreamConfig | None = None,
 ) -> list[LessonGroup]:
-    """The distinct lessons of ``work``, most supported first (ties: first taught)."""
+    """The distinct lessons of ``work``, most supported first (ties: first taught); lesson
+    identity uses ``config``'s overlap settings and ``lesson_cosine``."""
     variants: dict[str, _Variant] = {}
     for ep in sorted(work, key=_time_order):  # any input order: the first wording is the oldest
         if not ep.lesson or is_template_lesson(ep.lesson):
@@ -114,7 +118,7 @@ def synthesize_lessons(
         variant = variants.setdefault(key, _Variant(text=text, words=lesson_words(text)))
         variant.episodes.append(ep)
     ordered = list(variants.values())
-    similar = _similarity(ordered, embedder, cosine)
+    similar = _similarity(ordered, embedder, config or DreamConfig())
     groups = _components(ordered, similar)
     out = [_central_group(members, similar, ordered) for members in groups]
     return sorted(out, key=lambda g: (-g.support, min(e.created_at for e in g.episodes), g.text))
@@ -159,10 +163,10 @@ def _value_of(group: LessonGroup) -> str:
 
 
 def _similarity(
-    variants: Sequence[_Variant], embedder: Embedder | None, cosine: float
+    variants: Sequence[_Variant], embedder: Embedder | None, config: DreamConfig
 ) -> Callable[[int, int], float]:
     """A pairwise similarity in [0, 1] and, through it, the "same lesson" test (≥ 0.5)."""
-    config = DreamConfig()
+    cosine = config.lesson_cosine
     vectors = None
     if embedder is not None and 1 < len(variants) <= MAX_VARIANTS:
         import numpy as np

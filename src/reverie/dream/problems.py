@@ -44,7 +44,14 @@ from operator import mul
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
-from reverie.dream.cluster import STOP_WORDS, Group, cluster, error_class, order_key
+from reverie.dream.cluster import (
+    STOP_WORDS,
+    Group,
+    cluster,
+    error_class,
+    order_key,
+    telling_line,
+)
 from reverie.dream.dialogue import CONVERSATION
 from reverie.dream.facts import PREFIX as FACT_PREFIX
 from reverie.dream.lessons import FAILING as _FAILING
@@ -86,11 +93,9 @@ Features = dict[str, float]
 
 
 def _error_line(error: str | None) -> str:
-    """The telling line of an error: the last of a traceback, else the first."""
-    lines = [line.strip() for line in (error or "").strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    line = lines[-1] if lines[0].startswith("Traceback") else lines[0]
+    """The telling line of an error, with ids and hashes masked (they tell nothing about the
+    problem)."""
+    line = telling_line(error)
     for mask in _MASKS:
         line = mask.sub(" ", line)
     return line[:300]
