@@ -140,6 +140,8 @@ class DreamCycle:
         self.distiller = distiller
         self.config = config or DreamConfig()
         self.embedder = embedder
+        self.extractive = ExtractiveDistiller(self.config, embedder)
+        """What a group is distilled with when no model is called for it, or a model failed it."""
         self.on_phase: StepHook = on_phase or (lambda _name: None)
 
     def run(
@@ -295,7 +297,7 @@ class DreamCycle:
         except PlanRejected as exc:
             if self._fallback_due(ev):
                 out.fallbacks.append(_fell_back(ev, exc.reasons))
-                out.pairs.append((ev, ExtractiveDistiller(self.config, self.embedder).distill(ev)))
+                out.pairs.append((ev, self.extractive.distill(ev)))
                 out.extractive.add(id(ev))
                 return
             out.rejected.append(f"group {ev.topic_key!r}: " + "; ".join(exc.reasons))
@@ -316,7 +318,7 @@ class DreamCycle:
         support = page.revision.support if page is not None else None
         if support is not None and support.distilled_at is not None:
             return reinforce(ev, self.distiller.name)
-        return ExtractiveDistiller(self.config, self.embedder).distill(ev)
+        return self.extractive.distill(ev)
 
     def _remember(
         self,
@@ -368,7 +370,7 @@ class DreamCycle:
         for ev, proposed in distilled.pairs:
             plan, problems = proposed, validate_plan(proposed, ev)
             if problems and id(ev) not in distilled.extractive and self._fallback_due(ev):
-                plan = ExtractiveDistiller(self.config, self.embedder).distill(ev)
+                plan = self.extractive.distill(ev)
                 out.fallbacks.append(_fell_back(ev, problems))
                 problems = validate_plan(plan, ev)
             if problems:

@@ -304,7 +304,8 @@ def _names_unknown(store: Store, scope: Scope, query: str, config: RecallConfig)
     then it is likely about something never stored."""
     for name in question_names(query):
         term = name.lower()
-        if store.search_episodes(scope, [term], 1, window=None):
+        # any match at all has newest matches: the window only bounds the ranking's cost
+        if store.search_episodes(scope, [term], 1, window=config.episode_window):
             continue
         if config.include_pages and store.search_pages(scope, [term], 1, ("active",)):
             continue
