@@ -1,4 +1,4 @@
-"""Issue 14, point 7: free-text value statements — one slot per sentence, the newest asserted
+"""Free-text value statements — one slot per sentence, the newest asserted
 value current (reverie.dream.slots)."""
 
 from __future__ import annotations

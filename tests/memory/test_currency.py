@@ -1,4 +1,4 @@
-"""Issue 14, point 7: facts stay current — future timestamps refused at ingest and ignored by
+"""Facts stay current — future timestamps refused at ingest and ignored by
 cycles, mentions that never flip a value, and late arrivals that never win."""
 
 from __future__ import annotations

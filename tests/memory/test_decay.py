@@ -1,5 +1,4 @@
-"""Issue 5, point 2 and issue 14, point 8: reinforcement and decay against a simulated year of
-daily cycles. Forgetting follows evidence: disuse is measured on the scope's activity clock, and a
+"""Reinforcement and decay against a simulated year of daily cycles. Forgetting follows evidence: disuse is measured on the scope's activity clock, and a
 well-supported page is never retired by time alone."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14, point 8: forgetting follows evidence, not the calendar.
+"""Forgetting follows evidence, not the calendar.
 
 Disuse is measured on the scope's activity clock; a well-supported lesson is never retired by
 time alone, and a cycle with nothing new changes nothing."""

@@ -1,4 +1,4 @@
-"""Issue 14, point 9: the front matter reader takes plain YAML scalars a person types, safely;
+"""The front matter reader takes plain YAML scalars a person types, safely;
 the writer stays JSON and byte-stable."""
 
 from __future__ import annotations

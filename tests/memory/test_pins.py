@@ -1,4 +1,4 @@
-"""Issue 14, point 9: a person's corrections stick — pinned claims, titles and kinds survive every
+"""A person's corrections stick — pinned claims, titles and kinds survive every
 later cycle (reverie.dream.pins, the Markdown import, restore)."""
 
 from __future__ import annotations
