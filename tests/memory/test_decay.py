@@ -1,4 +1,5 @@
-"""Reinforcement and decay against a simulated year of daily cycles. Forgetting follows evidence: disuse is measured on the scope's activity clock, and a
+"""Reinforcement and decay against a simulated year of daily cycles. Forgetting follows
+evidence: disuse is measured on the scope's activity clock, and a
 well-supported page is never retired by time alone."""
 
 from __future__ import annotations
