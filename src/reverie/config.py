@@ -87,6 +87,16 @@ class DreamConfig:
     similar by cosine, else it starts a new one."""
     problem_similarity_lexical: float = 0.3
     """Without one: the same, by cosine of the field-weighted tf-idf vectors."""
+    problem_merge_similarity: float = 0.85
+    """With an embedder: two problem pages whose centres (their text plus this cycle's new
+    evidence) are at least this similar have converged and merge."""
+    problem_merge_similarity_lexical: float = 0.5
+    """Without one: the same, by cosine of the tf-idf centres."""
+    split_min_episodes: int = 12
+    """A page is checked for unrelated problems when its evidence reaches this many episodes,
+    then each time it doubles (reverie.dream.split; 0: never)."""
+    split_min_part: int = 4
+    """...and a problem found on it moves to a page of its own when it has this many."""
     model_refresh_growth: float | None = 3.0
     """With a model distiller: a known problem's page is rewritten by the model once its evidence
     has grown this many times since the model last wrote it; in between, new episodes reinforce

@@ -25,19 +25,21 @@ from reverie.dream.budget import model_due, reinforce, with_support
 from reverie.dream.cluster import Group
 from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.decay import merge_observations, observed
-from reverie.dream.dedupe import route as route_duplicates  # issue 5: one lesson, one page
+from reverie.dream.dedupe import Routing, fold_converged
+from reverie.dream.dedupe import route as route_duplicates
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
 from reverie.dream.fallback import fallback_due
 from reverie.dream.pins import is_human_edit, keep_pins
-from reverie.dream.plan import Distiller, Evidence, Plan, validate_plan
-from reverie.dream.problems import problem_groups
+from reverie.dream.plan import Distiller, Evidence, Plan, SplitPart, validate_plan
+from reverie.dream.problems import Grouping, is_problem_page, problem_groups
 from reverie.dream.promote import journal_lines  # issue 6
 from reverie.dream.promote import promotions as org_promotions
 from reverie.dream.remember import decay_due, memory_step
 from reverie.dream.report import fill_extras
 from reverie.dream.score import rank_for_cap, score_groups
+from reverie.dream.split import find_split, split_due
 from reverie.embed import Embedder
 from reverie.errors import GroupDeferred, PlanRejected
 from reverie.journal import cycle_entry
@@ -181,11 +183,8 @@ class DreamCycle:
         collection = collect(scanned, self.config)
         fact_slots, others = split_facts(collection.taken)  # facts skip clustering
         timer.phase("cluster")
-        active = self.store.pages(scope, [str(PageStatus.ACTIVE)])
-        grouping = problem_groups(others, active, embedder=self.embedder, config=self.config)
-        groups = grouping.groups
-        routing = route_duplicates(self.store, scope, groups, self.config, self.embedder)
-        groups = routing.groups  # issue 5: a lesson the brain holds goes to its page
+        grouping, routing = self._group(scope, others)
+        groups = routing.groups
         timer.phase("score")  # issue 6: insight scores order the group cap
         scores = score_groups(self.store, scope, groups)
         kept, overflow = rank_for_cap(groups, scores, self.config.max_groups_per_cycle)
@@ -237,6 +236,14 @@ class DreamCycle:
         report.timings["commit"] = round(time.perf_counter() - started, 6)
         return report
 
+    def _group(self, scope: Scope, episodes: Sequence[Episode]) -> tuple[Grouping, Routing]:
+        """The cycle's problems against the scope's active pages; then each lesson the brain
+        holds goes to its page, and pages whose problems converged merge."""
+        active = self.store.pages(scope, [str(PageStatus.ACTIVE)])
+        grouping = problem_groups(episodes, active, embedder=self.embedder, config=self.config)
+        routing = route_duplicates(self.store, scope, grouping.groups, self.config, self.embedder)
+        return grouping, fold_converged(routing, grouping.converged)
+
     def _evidence(
         self,
         scope: Scope,
@@ -249,12 +256,14 @@ class DreamCycle:
         out = []
         for g in groups:
             page = pages.get(g.topic_key)
-            shown = [page, *(merges or {}).get(g.topic_key, ())] if page else []
+            merged = (merges or {}).get(g.topic_key, ())
+            shown = [page, *merged] if page else []
             history: dict[str, tuple[Episode, ...]] = {}
             for p in shown:
                 cited = p.citations[-self.config.history_limit :]
                 eps = resolve_archived(self.store, self.store.episodes(cited))
                 history[p.id] = tuple(e for e in eps if not is_human_edit(e))
+            split = self._split(page, history[page.id], g) if page and not merged else ()
             out.append(
                 Evidence(
                     scope=scope,
@@ -263,9 +272,29 @@ class DreamCycle:
                     pages=tuple(shown),
                     history=history,
                     now=now,
+                    split=split,
                 )
             )
         return out
+
+    def _split(self, page: Page, history: Sequence[Episode], group: Group) -> tuple[SplitPart, ...]:
+        """The problems a page that has grown to hold unrelated ones gives up this cycle, each
+        to a topic that has no page yet (reverie.dream.split)."""
+        if page.status is not PageStatus.ACTIVE or not is_problem_page(page):
+            return ()
+        work = list({ep.id: ep for ep in (*history, *group.episodes)}.values())
+        support = page.revision.support
+        known = set(page.citations)
+        grown = (
+            len(work)
+            if support is None
+            else support.episodes + sum(ep.id not in known for ep in group.episodes)
+        )
+        if not split_due(page, grown, self.config):
+            return ()
+        parts = find_split(page, work, embedder=self.embedder, config=self.config)
+        taken = self.store.pages_by_topic(page.scope, [p.topic_key for p in parts]) if parts else {}
+        return tuple(p for p in parts if p.topic_key not in taken)
 
     def _distill_all(self, evidence: Sequence[Evidence], report: CycleReport) -> _Distilled:
         """One distiller call per group; declined groups stay eligible. Fills the model usage."""
@@ -287,6 +316,10 @@ class DreamCycle:
 
     def _distill_one(self, ev: Evidence, out: _Distilled) -> None:
         paid = isinstance(self.distiller, MeteredDistiller)  # it calls a model
+        if ev.split:  # a structural rewrite: each part's page is written by the model when due
+            out.pairs.append((ev, self.extractive.distill(ev)))
+            out.extractive.add(id(ev))
+            return
         growth, least = self.config.model_refresh_growth, self.config.model_min_support
         if paid and not model_due(ev, growth, least):
             out.pairs.append((ev, self._without_model(ev)))

@@ -44,7 +44,14 @@ if TYPE_CHECKING:
     from reverie.embed import Embedder
     from reverie.store.base import Store
 
-__all__ = ["MIN_SHARED", "Routing", "lesson_words", "route", "same_lesson"]
+__all__ = [
+    "MIN_SHARED",
+    "Routing",
+    "fold_converged",
+    "lesson_words",
+    "route",
+    "same_lesson",
+]
 
 MIN_SHARED = 3
 """Two lessons must share at least this many words (or all of the shorter one's, if fewer)."""
@@ -101,6 +108,8 @@ class Routing:
     groups: list[Group]
     merges: dict[str, tuple[Page, ...]] = field(default_factory=dict)
     moved: int = 0
+    homes: dict[str, Page] = field(default_factory=dict)
+    """The page each key of ``merges`` names: the one that absorbs the others."""
 
 
 def _context(category: str | None, tools: Iterable[str]) -> frozenset[str]:
@@ -209,8 +218,9 @@ def _home_page(pages: Iterable[Page]) -> Page:
 
 def _homes(
     nodes: Sequence[_Node], lessons: int, forest: _Forest, topic_of: Mapping[int, Counter[str]]
-) -> tuple[dict[int, str], dict[str, tuple[Page, ...]]]:
-    """The home topic of every lesson node, and the pages each home merges."""
+) -> tuple[dict[int, str], dict[str, tuple[Page, ...]], dict[str, Page]]:
+    """The home topic of every lesson node, the pages each home merges, and each home's page."""
+    homes: dict[str, Page] = {}
     pages: dict[int, dict[str, Page]] = defaultdict(dict)
     for j in range(lessons, len(nodes)):
         page = nodes[j].page
@@ -230,9 +240,10 @@ def _homes(
                 merges[target.topic_key] = tuple(
                     sorted({*merges.get(target.topic_key, ()), *others}, key=lambda p: p.id)
                 )
+                homes[target.topic_key] = target
         else:
             home[root] = min(seen, key=lambda t: (-seen[t], t))
-    return {i: home[forest.find(i)] for i in range(lessons)}, merges
+    return {i: home[forest.find(i)] for i in range(lessons)}, merges, homes
 
 
 def _redirects(store: Store, scope: Scope, groups: Sequence[Group]) -> dict[str, str]:
@@ -274,10 +285,45 @@ def route(
         for ep in g.episodes:
             if ep.id in of_episode:
                 topic_of[of_episode[ep.id]][redirect.get(g.topic_key, g.topic_key)] += 1
-    home, merges = _homes(nodes, lessons, forest, topic_of)
+    home, merges, homes = _homes(nodes, lessons, forest, topic_of)
     for target, sources in merges.items():
         redirect.update({p.topic_key: target for p in sources})
-    return _regroup(groups, redirect, {e: home[n] for e, n in of_episode.items()}, merges)
+    routing = _regroup(groups, redirect, {e: home[n] for e, n in of_episode.items()}, merges)
+    routing.homes = {t: p for t, p in homes.items() if t in routing.merges}
+    return routing
+
+
+def fold_converged(routing: Routing, pairs: Sequence[tuple[Page, Page]]) -> Routing:
+    """Add the merges of pages whose problems converged (``pairs``) to ``routing``'s.
+
+    Pages linked by either kind of merge form one component; its home is its page holding the
+    most evidence (:func:`_home_page`), which absorbs every other page of the component, and
+    the groups of their topics go home, as for a shared lesson."""
+    if not pairs:
+        return routing
+    linked = [(routing.homes[t], s) for t, sources in routing.merges.items() for s in sources]
+    linked += list(pairs)
+    pages = {p.id: p for pair in linked for p in pair}
+    ids = sorted(pages)
+    forest = _Forest(len(ids))
+    position = {pid: i for i, pid in enumerate(ids)}
+    for a, b in linked:
+        forest.union(position[a.id], position[b.id])
+    components: dict[int, list[Page]] = defaultdict(list)
+    for pid in ids:
+        components[forest.find(position[pid])].append(pages[pid])
+    merges: dict[str, tuple[Page, ...]] = {}
+    homes: dict[str, Page] = {}
+    redirect: dict[str, str] = {}
+    for members in components.values():
+        target = _home_page(members)
+        merges[target.topic_key] = tuple(p for p in members if p.id != target.id)
+        homes[target.topic_key] = target
+        redirect.update({p.topic_key: target.topic_key for p in merges[target.topic_key]})
+    folded = _regroup(routing.groups, redirect, {}, merges)
+    folded.moved += routing.moved
+    folded.homes = {t: p for t, p in homes.items() if t in folded.merges}
+    return folded
 
 
 def _regroup(

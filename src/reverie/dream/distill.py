@@ -107,6 +107,8 @@ class ExtractiveDistiller:
         work = _work_set(evidence, page, sources)
         if not work:
             return Plan(distiller=self.name)
+        if evidence.split and page is not None and not sources:
+            return Plan(operations=self._split(evidence, page, work), distiller=self.name)
         support = _support(evidence, page, sources, work)
         earlier = _machine_citations(page, *sources)
         draft = _draft(work, support, self.config, self.embedder, earlier)
@@ -122,6 +124,26 @@ class ExtractiveDistiller:
             **_fields(draft),
         )
         return Plan(operations=(revise,), distiller=self.name)
+
+    def _split(
+        self, evidence: Evidence, page: Page, work: Sequence[Episode]
+    ) -> tuple[RevisePage | CreatePage, ...]:
+        """The page rewritten without the problems it gives up, and a new page for each
+        (:mod:`reverie.dream.split`); every citation stays on one of them."""
+        moved = {e for part in evidence.split for e in part.episode_ids}
+        gone = tally(ep for ep in work if ep.id in moved)
+        support = _without(_support(evidence, page, (), work), gone)
+        earlier = [e for e in _machine_citations(page) if e not in moved]
+        kept = [ep for ep in work if ep.id not in moved]
+        draft = _draft(kept, support, self.config, self.embedder, earlier)
+        ops: list[RevisePage | CreatePage] = [
+            RevisePage(page_id=page.id, expected_hash=page.revision.hash, **_fields(draft))
+        ]
+        for part in evidence.split:
+            wanted = set(part.episode_ids)
+            own = [ep for ep in work if ep.id in wanted]
+            ops.append(_create(part.topic_key, _draft(own, tally(own), self.config, self.embedder)))
+        return tuple(ops)
 
 
 def _fields(draft: _Draft) -> dict[str, object]:
@@ -224,6 +246,23 @@ def _add(a: PageSupport, b: PageSupport) -> PageSupport:
         last_seen=max(lasts, default=None),
         distilled_at=a.distilled_at,
         superseded={**b.superseded, **a.superseded},
+    )
+
+
+def _without(total: PageSupport, gone: PageSupport) -> PageSupport:
+    """A tally less the part of it that moved to another page. First and last seen stay (the
+    page's evidence spanned them); ``distilled_at`` goes, as the page is rewritten without a
+    model."""
+    classes = Counter(total.error_classes)
+    classes.subtract(gone.error_classes)
+    return total.model_copy(
+        update={
+            "episodes": max(total.episodes - gone.episodes, 0),
+            "successes": max(total.successes - gone.successes, 0),
+            "failures": max(total.failures - gone.failures, 0),
+            "error_classes": {k: n for k, n in classes.items() if n > 0},
+            "distilled_at": None,
+        }
     )
 
 

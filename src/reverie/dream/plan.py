@@ -26,6 +26,7 @@ __all__ = [
     "Plan",
     "RetirePage",
     "RevisePage",
+    "SplitPart",
     "SupersedePage",
     "page_id_for",
     "validate_plan",
@@ -37,11 +38,23 @@ def page_id_for(scope: Scope, topic_key: str) -> str:
     return short_id("pg", scope.key, topic_key)
 
 
+class SplitPart(BaseModel):
+    """A problem found on a page that holds unrelated ones: the page it becomes (its topic) and
+    the page's episodes that move there (:mod:`reverie.dream.split`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topic_key: str = Field(min_length=1, max_length=512)
+    episode_ids: tuple[str, ...] = Field(min_length=1)
+
+
 class Evidence(BaseModel):
     """One group of new episodes and every page they touch, as shown to a distiller.
 
     ``history`` holds, per page shown, the episodes that page already cites, so an extractive
-    distiller can re-derive its tallies; they are evidence too and may be cited.
+    distiller can re-derive its tallies; they are evidence too and may be cited. ``split``
+    names the problems the topic's page gives up to pages of their own, when it has grown to
+    hold unrelated ones.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -52,6 +65,7 @@ class Evidence(BaseModel):
     pages: tuple[Page, ...] = ()
     history: dict[str, tuple[Episode, ...]] = Field(default_factory=dict)
     now: datetime
+    split: tuple[SplitPart, ...] = ()
 
     @property
     def group_id(self) -> str:

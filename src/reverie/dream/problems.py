@@ -61,6 +61,8 @@ from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from reverie.embed import Embedder
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "Grouping",
     "group_by_problem",
     "is_knowledge",
+    "is_problem_page",
     "page_text",
     "problem_features",
     "problem_groups",
@@ -178,6 +181,14 @@ class _Leader:
 
 
 @dataclass(frozen=True)
+class _Gathered:
+    """The leaders of one grouping pass, and the pairs of page leaders whose centres met."""
+
+    leaders: list[_Leader]
+    converged: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
 class _Signatures:
     """The distinct problem signatures of the input, in canonical order, and their episodes."""
 
@@ -211,15 +222,29 @@ def group_by_problem(
     lexical_threshold: float = 0.3,
 ) -> list[Group]:
     """Episodes grouped by problem (module docstring); groups sorted by topic key."""
+    return _grouping(episodes, pages, embedder, (threshold, lexical_threshold))[0]
+
+
+def _grouping(
+    episodes: Sequence[Episode],
+    pages: Sequence[Page],
+    embedder: Embedder | None,
+    thresholds: tuple[float, float],
+    merge_thresholds: tuple[float, float] | None = None,
+) -> tuple[list[Group], list[tuple[Page, Page]]]:
+    """The groups, and the pairs of pages whose centres met (only when ``merge_thresholds``,
+    dense then lexical, are given)."""
     if not episodes:
-        return []
+        return [], []
     sigs = _signatures(episodes)
     known = sorted(pages, key=lambda p: p.id)
+    merge = merge_thresholds or (math.inf, math.inf)
     if embedder is None:
-        leaders = _lexical_leaders(sigs, known, lexical_threshold)
+        gathered = _lexical_leaders(sigs, known, thresholds[1], merge[1])
     else:
-        leaders = _dense_leaders(sigs, known, embedder, threshold)
-    return _groups(leaders, sigs)
+        gathered = _dense_leaders(sigs, known, embedder, thresholds[0], merge[0])
+    pairs = [(known[i], known[j]) for i, j in gathered.converged]
+    return _groups(gathered.leaders, sigs), pairs
 
 
 def _groups(leaders: Sequence[_Leader], sigs: _Signatures) -> list[Group]:
@@ -280,7 +305,9 @@ def _cosine(a: Mapping[str, float], b: Mapping[str, float], norm_b: float) -> fl
     return dot / (norm_b or 1.0)
 
 
-def _lexical_leaders(sigs: _Signatures, pages: Sequence[Page], threshold: float) -> list[_Leader]:
+def _lexical_leaders(
+    sigs: _Signatures, pages: Sequence[Page], threshold: float, merge_threshold: float = math.inf
+) -> _Gathered:
     page_feats = [_page_features(p) for p in pages]
     features = [problem_features(sigs.sample[key]) for key in sigs.keys]
     idf = _idf(features, page_feats)
@@ -310,7 +337,32 @@ def _lexical_leaders(sigs: _Signatures, pages: Sequence[Page], threshold: float)
         # |s + w v|^2 = |s|^2 + 2 w (s . v) + w^2, with s . v = cosine * |s| and |v| = 1
         dot = best_sim * norms[best]
         norms[best] = math.sqrt(norms[best] ** 2 + 2 * weight * dot + weight * weight)
-    return leaders
+    converged = _lexical_converged(leaders, sums, norms, index, merge_threshold)
+    return _Gathered(leaders, converged)
+
+
+def _lexical_converged(
+    leaders: Sequence[_Leader],
+    sums: Sequence[Features],
+    norms: Sequence[float],
+    index: Mapping[str, list[int]],
+    threshold: float,
+) -> list[tuple[int, int]]:
+    """Pairs of page leaders, one of them joined this pass, whose centres are at least
+    ``threshold`` similar (indexes into the pages, smaller first)."""
+    if math.isinf(threshold):
+        return []
+    pairs: set[tuple[int, int]] = set()
+    for i, leader in enumerate(leaders):
+        if leader.page is None or not leader.members:
+            continue
+        for j in _candidates(sums[i], index):
+            if j == i or leaders[j].page is None:
+                continue
+            sim = _cosine(sums[i], sums[j], norms[j]) / (norms[i] or 1.0)
+            if sim >= threshold:
+                pairs.add((min(i, j), max(i, j)))
+    return sorted(pairs)
 
 
 def _candidates(vec: Features, index: Mapping[str, list[int]]) -> list[int]:
@@ -334,8 +386,12 @@ def _absorb(summed: Features, vec: Features, count: int) -> float:
 
 
 def _dense_leaders(
-    sigs: _Signatures, pages: Sequence[Page], embedder: Embedder, threshold: float
-) -> list[_Leader]:
+    sigs: _Signatures,
+    pages: Sequence[Page],
+    embedder: Embedder,
+    threshold: float,
+    merge_threshold: float = math.inf,
+) -> _Gathered:
     import numpy as np
 
     texts = [page_text(p) for p in pages] + [problem_text(sigs.sample[k]) for k in sigs.keys]
@@ -358,7 +414,27 @@ def _dense_leaders(
             count += 1
         sums[best] += (1.0 + math.log(len(sigs.episodes[key]))) * vec
         leaders[best].members.append(key)
-    return leaders
+    return _Gathered(leaders, _dense_converged(leaders, sums[: len(pages)], merge_threshold))
+
+
+def _dense_converged(
+    leaders: Sequence[_Leader], centres: np.ndarray, threshold: float
+) -> list[tuple[int, int]]:
+    """Pairs of page leaders, one of them joined this pass, whose centres are at least
+    ``threshold`` similar by cosine (indexes into the pages, smaller first)."""
+    import numpy as np
+
+    touched = [i for i in range(len(centres)) if leaders[i].members]
+    if math.isinf(threshold) or not touched:
+        return []
+    unit = centres / np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-9)
+    sims = unit[touched] @ unit.T
+    pairs = set()
+    for row, j in zip(*np.nonzero(sims >= threshold), strict=True):
+        i = touched[int(row)]
+        if i != int(j):
+            pairs.add((min(i, int(j)), max(i, int(j))))
+    return sorted(pairs)
 
 
 # --- which groups are knowledge ----------------------------------------------------------------
@@ -371,6 +447,9 @@ class Grouping:
 
     groups: list[Group]
     passed: list[Episode]
+    converged: list[tuple[Page, Page]] = field(default_factory=list)
+    """Pairs of active pages whose problems' centres met this cycle: they are one problem now,
+    and the cycle merges them (:func:`reverie.dream.dedupe.fold_converged`)."""
 
 
 def is_knowledge(group: Group, has_page: bool, importance_threshold: int, min_pattern: int) -> bool:
@@ -405,13 +484,13 @@ def problem_groups(
     problem against the scope's active pages; then set aside what is not knowledge."""
     talk = [ep for ep in episodes if (ep.category or "").lower() == CONVERSATION]
     work = [ep for ep in episodes if (ep.category or "").lower() != CONVERSATION]
-    leaders = [p for p in pages if p.status is PageStatus.ACTIVE and _is_problem_page(p)]
-    groups = group_by_problem(
+    leaders = [p for p in pages if p.status is PageStatus.ACTIVE and is_problem_page(p)]
+    groups, converged = _grouping(
         work,
         leaders,
-        embedder=embedder,
-        threshold=config.problem_similarity,
-        lexical_threshold=config.problem_similarity_lexical,
+        embedder,
+        (config.problem_similarity, config.problem_similarity_lexical),
+        (config.problem_merge_similarity, config.problem_merge_similarity_lexical),
     )
     known = {p.topic_key for p in leaders}
     kept: list[Group] = []
@@ -423,9 +502,10 @@ def problem_groups(
         (kept if knowledge else passed).append(g)
     kept += cluster(talk, embedder, config.similarity_threshold)
     kept.sort(key=lambda g: g.topic_key)
-    return Grouping(groups=kept, passed=[ep for g in passed for ep in g.episodes])
+    return Grouping(kept, [ep for g in passed for ep in g.episodes], converged)
 
 
-def _is_problem_page(page: Page) -> bool:
+def is_problem_page(page: Page) -> bool:
+    """Whether a page is about a problem (not a fact slot or a conversation)."""
     head = page.topic_key.split("|", 1)[0]
     return head not in (FACT_PREFIX, CONVERSATION)
