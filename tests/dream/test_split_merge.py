@@ -20,10 +20,12 @@ from hypothesis import strategies as st
 
 from reverie import Reverie
 from reverie.config import DreamConfig
+from reverie.dream.dedupe import teach_apart
 from reverie.dream.plan import page_id_for
 from reverie.dream.split import find_split, split_due
 from reverie.models import (
     Claim,
+    ClaimRole,
     Episode,
     Page,
     PageKind,
@@ -343,3 +345,27 @@ def test_pages_of_different_problems_do_not_merge(tmp_path: Path) -> None:
         dream(rv, new, day=28)
         assert {p.id for p in active(rv)} == ids
         assert all(len(problems_of(p)) == 1 for p in active(rv))
+
+
+def test_pages_that_each_teach_their_own_lesson_are_two_problems_however_alike() -> None:
+    def lesson_page(key: str, *texts: str, role: ClaimRole | None = ClaimRole.LESSON) -> Page:
+        claims = [Claim(text=t, episode_ids=("e",), role=role) for t in texts]
+        return Page.model_validate(
+            {
+                "id": f"pg_{key}",
+                "scope": SCOPE,
+                "topic_key": key,
+                "revision": revision(f"pg_{key}", texts[0], claims),
+                "created_at": T0,
+                "updated_at": T0,
+            }
+        )
+
+    config = DreamConfig()
+    context = lesson_page("a", "The staging cluster's kubectl context is now staging-eu.")
+    configmap = lesson_page("b", "The api bundle carries a 2.1 MB ConfigMap: apply it on its own.")
+    reworded = lesson_page("c", "Use the staging-eu kubectl context: the staging one is gone.")
+    failures = lesson_page("d", "Deploying api to staging failed.", role=ClaimRole.ANECDOTE)
+    assert teach_apart(context, configmap, config)
+    assert not teach_apart(context, reworded, config)
+    assert not teach_apart(context, failures, config)

@@ -25,7 +25,7 @@ from reverie.dream.budget import model_due, reinforce, with_support
 from reverie.dream.cluster import Group
 from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.decay import merge_observations, observed
-from reverie.dream.dedupe import Routing, fold_converged
+from reverie.dream.dedupe import Routing, fold_converged, teach_apart
 from reverie.dream.dedupe import route as route_duplicates
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
@@ -238,11 +238,17 @@ class DreamCycle:
 
     def _group(self, scope: Scope, episodes: Sequence[Episode]) -> tuple[Grouping, Routing]:
         """The cycle's problems against the scope's active pages; then each lesson the brain
-        holds goes to its page, and pages whose problems converged merge."""
+        holds goes to its page, and pages whose problems converged merge, unless each teaches
+        a lesson the other does not."""
         active = self.store.pages(scope, [str(PageStatus.ACTIVE)])
         grouping = problem_groups(episodes, active, embedder=self.embedder, config=self.config)
         routing = route_duplicates(self.store, scope, grouping.groups, self.config, self.embedder)
-        return grouping, fold_converged(routing, grouping.converged)
+        converged = [
+            (a, b)
+            for a, b in grouping.converged
+            if not teach_apart(a, b, self.config, self.embedder)
+        ]
+        return grouping, fold_converged(routing, converged)
 
     def _evidence(
         self,

@@ -1,9 +1,10 @@
-"""Duplicate pressure: one lesson, one page (issue 5).
+"""Duplicate pressure: one lesson, one page.
 
-A topic key is ``category|tools``, so the same lesson learnt under another category or with other
-tools would land on a second page. Before the cycle scores and distils its groups, :func:`route`
-moves every episode whose lesson is one the brain already holds — or one that other episodes of
-this cycle teach under another topic — to that lesson's **home**:
+A problem's page is found by what its episodes are about, so the same lesson learnt in another
+situation, category or tool could still land on a second page. Before the cycle scores and
+distils its groups, :func:`route` moves every episode whose lesson is one the brain already
+holds — or one that other episodes of this cycle teach under another topic — to that lesson's
+**home**:
 
 * **Lesson identity** (:func:`same_lesson`): the normalised words (lowercased, stop words out,
   light stemming) of two lessons; they are one lesson when they share at least
@@ -20,6 +21,9 @@ this cycle teach under another topic — to that lesson's **home**:
   supersedes its sources, it never deletes), and every group of a merged page's topic goes
   home too, so no plan revises a page another plan supersedes.
 * A group whose topic's page was merged away earlier follows it (``superseded_by``).
+* Pages whose problems converged (:mod:`reverie.dream.problems`) join these merges
+  (:func:`fold_converged`): the components are taken over both kinds of link, with the same
+  home rule.
 
 Only whole episodes move, between groups of one cycle: nothing is dropped or taken twice, so
 exactly-once holds. Pure apart from the page reads; deterministic for the same groups and pages.
@@ -51,6 +55,7 @@ __all__ = [
     "lesson_words",
     "route",
     "same_lesson",
+    "teach_apart",
 ]
 
 MIN_SHARED = 3
@@ -291,6 +296,34 @@ def route(
     routing = _regroup(groups, redirect, {e: home[n] for e, n in of_episode.items()}, merges)
     routing.homes = {t: p for t, p in homes.items() if t in routing.merges}
     return routing
+
+
+_TEACHING = (ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX)
+
+
+def _teachings(page: Page) -> list[tuple[str, frozenset[str]]]:
+    """What a page teaches: its lessons, warnings and fix, with their words."""
+    out = []
+    for claim in page.revision.claims:
+        teaches = claim.role in _TEACHING if claim.role is not None else _is_lesson(claim)
+        if teaches and (words := lesson_words(claim.text)):
+            out.append((claim.text, words))
+    return out
+
+
+def teach_apart(a: Page, b: Page, config: DreamConfig, embedder: Embedder | None = None) -> bool:
+    """Whether two pages each teach something and share no lesson: two problems, however alike
+    their wording (a page that teaches nothing yet can join one that does)."""
+    ta, tb = _teachings(a), _teachings(b)
+    if not ta or not tb:
+        return False
+    if any(same_lesson(x, y, True, config) for _tx, x in ta for _ty, y in tb):
+        return False
+    if embedder is None:
+        return True
+    vectors = embedder.embed([t for t, _w in ta] + [t for t, _w in tb])
+    sims = vectors[: len(ta)] @ vectors[len(ta) :].T
+    return bool(sims.max() < config.duplicate_cosine)
 
 
 def fold_converged(routing: Routing, pairs: Sequence[tuple[Page, Page]]) -> Routing:
