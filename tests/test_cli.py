@@ -187,6 +187,10 @@ def test_demo_runs_and_prints_pages(tmp_path: Path) -> None:
     assert "cited episodes" in result.stdout
     assert "recall(" in result.stdout
     assert str(db) in result.stdout
+    section = result.stdout.split("4 · recall", 1)[1].split("Explore it yourself", 1)[0]
+    lines = " ".join(section.replace("│", " ").split())
+    assert "rollout status" in lines  # the fix the week taught leads the deploy question
+    assert "British" not in lines  # a preference sharing only "keeps" and "time" stays out
 
 
 def test_console_script_has_no_traceback(db: Path) -> None:
