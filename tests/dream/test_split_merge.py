@@ -305,7 +305,7 @@ def test_the_parts_of_a_page_do_not_depend_on_episode_order(rnd: random.Random) 
 # --- merge -----------------------------------------------------------------------------------
 
 
-def two_pages_of_one_problem(rv: Reverie) -> tuple[Page, Page]:
+def two_pages_of_one_problem(rv: Reverie, *, pin_second: bool = False) -> tuple[Page, Page]:
     """The rollout problem written on two pages, each from one situation's failures and no
     stated lesson (as two cycles with little evidence may have left it): no lesson they share
     ties them, only what they are about."""
@@ -316,7 +316,8 @@ def two_pages_of_one_problem(rv: Reverie) -> tuple[Page, Page]:
         own = [e for i, e in enumerate(eps) if i % 2 == variant]
         spec = PROBLEMS["rollout"]
         text = f"{spec['situations'][variant]}: {spec['action']} failed with {spec['error']}"
-        claims = [Claim(text=text, episode_ids=tuple(e["id"] for e in own))]
+        pinned = pin_second and variant == 1  # as a person's Markdown edit leaves it
+        claims = [Claim(text=text, episode_ids=tuple(e["id"] for e in own), pinned=pinned)]
         key = f"deploy|kubectl|rollout+smoke~{variant:08d}"
         pages.append(store_page(rv, key, spec["situations"][variant], claims))
     return pages[0], pages[1]
@@ -334,6 +335,14 @@ def test_two_pages_of_one_problem_merge_when_new_evidence_joins_them(tmp_path: P
         gone = rv.store.page(b.id if home.id == a.id else a.id)
         assert gone.status is PageStatus.SUPERSEDED and gone.revision.superseded_by == home.id
         assert before | {"rollout-0050"} <= set(home.citations)
+
+
+def test_a_page_a_person_edited_is_not_merged_away_for_looking_alike(tmp_path: Path) -> None:
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        a, b = two_pages_of_one_problem(rv, pin_second=True)
+        dream(rv, [{**episode(50, "rollout", 0, hours=24 * 25), "lesson": None}], day=26)
+        assert {p.id for p in active(rv)} == {a.id, b.id}
+        assert rv.store.page(b.id).revision.claims[0].pinned
 
 
 def test_pages_of_different_problems_do_not_merge(tmp_path: Path) -> None:

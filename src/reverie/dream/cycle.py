@@ -31,7 +31,7 @@ from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
 from reverie.dream.fallback import fallback_due
-from reverie.dream.pins import is_human_edit, keep_pins
+from reverie.dream.pins import has_pins, is_human_edit, keep_pins
 from reverie.dream.plan import Distiller, Evidence, Plan, SplitPart, validate_plan
 from reverie.dream.problems import Grouping, is_problem_page, problem_groups
 from reverie.dream.promote import journal_lines  # issue 6
@@ -239,14 +239,14 @@ class DreamCycle:
     def _group(self, scope: Scope, episodes: Sequence[Episode]) -> tuple[Grouping, Routing]:
         """The cycle's problems against the scope's active pages; then each lesson the brain
         holds goes to its page, and pages whose problems converged merge, unless each teaches
-        a lesson the other does not."""
+        a lesson the other does not or a person edited one."""
         active = self.store.pages(scope, [str(PageStatus.ACTIVE)])
         grouping = problem_groups(episodes, active, embedder=self.embedder, config=self.config)
         routing = route_duplicates(self.store, scope, grouping.groups, self.config, self.embedder)
-        converged = [
+        converged = [  # a person's page is never merged away for looking alike
             (a, b)
             for a, b in grouping.converged
-            if not teach_apart(a, b, self.config, self.embedder)
+            if not (has_pins(a) or has_pins(b) or teach_apart(a, b, self.config, self.embedder))
         ]
         return grouping, fold_converged(routing, converged)
 

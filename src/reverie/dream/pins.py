@@ -31,6 +31,7 @@ from reverie.models import PINNABLE, Claim, Episode, Page, Revision
 
 __all__ = [
     "HUMAN_EDIT",
+    "has_pins",
     "is_human_edit",
     "keep_pins",
     "pin_all",
@@ -51,6 +52,11 @@ def is_human_edit(ep: Episode) -> bool:
 
 def pinned_claims(revision: Revision) -> tuple[Claim, ...]:
     return tuple(c for c in revision.claims if c.pinned)
+
+
+def has_pins(page: Page) -> bool:
+    """Whether a person has set anything on the page's current revision."""
+    return bool(page.revision.pins or pinned_claims(page.revision))
 
 
 def pin_all(claims: Iterable[Claim]) -> tuple[Claim, ...]:
