@@ -32,11 +32,12 @@ _STOP_TEXT = """
     this those through thus to too under until up upon us ve very via was wasn we were weren what
     whatever when whenever where wherever whether which while who whom whose why will with won
     would wouldn yes yet you your yours yourself yourselves
-    tell give know remember recall keep keeps kept keeping still
+    tell give know remember recall keeps still
 """
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 """English function words, question words, the verbs agents wrap questions in, and the aspect
-words of a complaint ("keeps timing out", "still fails"), which say how often, not what."""
+words of a complaint ("keeps timing out", "still fails"), which say how often, not what ("keep"
+itself stays: "keep the lock file", "keep busy")."""
 
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 _KEEP_DOUBLE = frozenset("lsz")
