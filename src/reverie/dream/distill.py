@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
@@ -437,7 +438,7 @@ def _central(work: Sequence[Episode]) -> Episode:
     """
     if len(work) < 3:
         return work[0]
-    token_sets = [frozenset(content_words(f"{ep.situation} {ep.action}")) for ep in work]
+    token_sets = [_word_set(f"{ep.situation} {ep.action}") for ep in work]
     df = Counter(t for tokens in token_sets for t in tokens)
 
     def score(i: int) -> float:
@@ -446,6 +447,11 @@ def _central(work: Sequence[Episode]) -> Episode:
 
     best = max(range(len(work)), key=lambda i: (score(i), -i))
     return work[best]
+
+
+@lru_cache(maxsize=1 << 14)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
 
 
 def _clause(text: str | None, ep: Episode, limit: int) -> str:

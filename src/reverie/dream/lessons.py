@@ -274,6 +274,7 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
+@lru_cache(maxsize=1 << 16)
 def _same_action(a: frozenset[str], b: frozenset[str]) -> bool:
     flags = {w for w in a if w.startswith("-")} == {w for w in b if w.startswith("-")}
     return flags and _jaccard(a, b) >= SAME_ACTION
