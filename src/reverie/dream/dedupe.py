@@ -140,7 +140,7 @@ def _lessons(groups: Sequence[Group]) -> tuple[list[_Node], dict[str, int]]:
     of_episode: dict[str, int] = {}
     teaching = (e for g in groups for e in g.episodes if e.lesson)
     for ep in sorted(teaching, key=order_key):
-        if is_template_lesson(ep.lesson):
+        if not ep.lesson or is_template_lesson(ep.lesson):
             continue
         words = lesson_words(ep.lesson)
         if not words:
