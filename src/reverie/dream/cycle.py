@@ -255,16 +255,17 @@ class DreamCycle:
                 cited = p.citations[-self.config.history_limit :]
                 eps = resolve_archived(self.store, self.store.episodes(cited))
                 history[p.id] = tuple(e for e in eps if not is_human_edit(e))
-            out.append(
-                Evidence(
-                    scope=scope,
-                    topic_key=g.topic_key,
-                    episodes=g.episodes,
-                    pages=tuple(shown),
-                    history=history,
-                    now=now,
-                )
+            # Built from values that are valid already (the store's episodes and pages):
+            # validating would only re-run every episode's own checks, once per episode.
+            evidence = Evidence.model_construct(
+                scope=scope,
+                topic_key=g.topic_key,
+                episodes=tuple(g.episodes),
+                pages=tuple(shown),
+                history=history,
+                now=now,
             )
+            out.append(evidence)
         return out
 
     def _distill_all(self, evidence: Sequence[Evidence], report: CycleReport) -> _Distilled:

@@ -39,7 +39,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import chain, pairwise, repeat
 from operator import add, mul, truediv
 from typing import TYPE_CHECKING
 
@@ -192,7 +192,7 @@ class _Signatures:
 def _signatures(episodes: Sequence[Episode]) -> _Signatures:
     """Episodes with the same problem fields share one signature; its text is made once. Each
     signature's episodes are gathered from the input in store order, so they need no sort."""
-    ordered = sorted(episodes, key=order_key)
+    ordered = list(episodes) if _in_store_order(episodes) else sorted(episodes, key=order_key)
     sig_of: dict[tuple[object, ...], str] = {}
     by_sig: dict[str, list[Episode]] = defaultdict(list)
     tagged: list[tuple[str, Episode]] = []
@@ -205,6 +205,13 @@ def _signatures(episodes: Sequence[Episode]) -> _Signatures:
         tagged.append((sig, ep))
     keys = sorted(by_sig, key=lambda k: (-len(by_sig[k]), k))
     return _Signatures(keys, dict(by_sig), {k: by_sig[k][0] for k in keys}, tagged)
+
+
+def _in_store_order(episodes: Sequence[Episode]) -> bool:
+    """Whether ``episodes`` come in strictly increasing ``seq`` (as a store scans them): then
+    they are already sorted by :func:`~reverie.dream.cluster.order_key`."""
+    seqs = [ep.seq for ep in episodes]
+    return all(a is not None and b is not None and a < b for a, b in pairwise(seqs))
 
 
 def _signature(ep: Episode) -> str:
