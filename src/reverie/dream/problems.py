@@ -181,12 +181,13 @@ class _Leader:
 @dataclass(frozen=True)
 class _Signatures:
     """The distinct problem signatures of the input, in canonical order, and their episodes;
-    ``ordered`` is every episode in store order beside its signature."""
+    ``ordered`` is every episode in store order and ``ordered_keys`` the signature of each."""
 
     keys: list[str]
     episodes: dict[str, list[Episode]]
     sample: dict[str, Episode]
-    ordered: list[tuple[str, Episode]]
+    ordered: list[Episode]
+    ordered_keys: list[str]
 
 
 def _signatures(episodes: Sequence[Episode]) -> _Signatures:
@@ -194,17 +195,18 @@ def _signatures(episodes: Sequence[Episode]) -> _Signatures:
     signature's episodes are gathered from the input in store order, so they need no sort."""
     ordered = list(episodes) if _in_store_order(episodes) else sorted(episodes, key=order_key)
     sig_of: dict[tuple[object, ...], str] = {}
-    by_sig: dict[str, list[Episode]] = defaultdict(list)
-    tagged: list[tuple[str, Episode]] = []
+    by_sig: defaultdict[str, list[Episode]] = defaultdict(list)
+    ordered_keys: list[str] = []
     for ep in ordered:
-        fields = (ep.situation, ep.error, ep.lesson, ep.action, ep.category, tuple(ep.tools))
+        # The five fixed fields first, then the tools: one flat tuple names the field set.
+        fields = (ep.situation, ep.error, ep.lesson, ep.action, ep.category, *ep.tools)
         sig = sig_of.get(fields)
         if sig is None:
             sig = sig_of[fields] = _signature(ep)
         by_sig[sig].append(ep)
-        tagged.append((sig, ep))
+        ordered_keys.append(sig)
     keys = sorted(by_sig, key=lambda k: (-len(by_sig[k]), k))
-    return _Signatures(keys, dict(by_sig), {k: by_sig[k][0] for k in keys}, tagged)
+    return _Signatures(keys, dict(by_sig), {k: by_sig[k][0] for k in keys}, ordered, ordered_keys)
 
 
 def _in_store_order(episodes: Sequence[Episode]) -> bool:
@@ -247,7 +249,7 @@ def _groups(leaders: Sequence[_Leader], sigs: _Signatures) -> list[Group]:
             key = leader.page.topic_key if leader.page else _new_topic_key(leader, sigs)
             key_of.update(zip(leader.members, repeat(key)))
     out: dict[str, list[Episode]] = defaultdict(list)
-    for sig, ep in sigs.ordered:
+    for sig, ep in zip(sigs.ordered_keys, sigs.ordered, strict=True):
         out[key_of[sig]].append(ep)
     return [Group(topic_key=k, episodes=tuple(out[k])) for k in sorted(out)]
 
