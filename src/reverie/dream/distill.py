@@ -198,16 +198,21 @@ def _unchanged(page: Page, draft: _Draft) -> bool:
 def tally(episodes: Iterable[Episode]) -> PageSupport:
     """The support of ``episodes`` alone."""
     eps = [ep for ep in episodes if not is_human_edit(ep)]
-    classes = Counter(c for ep in eps if ep.outcome in FAILING and (c := error_class(ep.error)))
-    classes.pop("error", None)
     return PageSupport(
         episodes=len(eps),
         successes=sum(ep.outcome is Outcome.SUCCESS for ep in eps),
         failures=sum(ep.outcome in FAILING for ep in eps),
-        error_classes=dict(classes),
+        error_classes=_error_classes(eps),
         first_seen=min((ep.created_at for ep in eps), default=None),
         last_seen=max((ep.created_at for ep in eps), default=None),
     )
+
+
+def _error_classes(eps: Iterable[Episode]) -> dict[str, int]:
+    """How often each named error class failed ``eps`` (the unnamed ``"error"`` left out)."""
+    classes = Counter(c for ep in eps if ep.outcome in FAILING and (c := error_class(ep.error)))
+    classes.pop("error", None)
+    return dict(classes)
 
 
 def _add(a: PageSupport, b: PageSupport) -> PageSupport:
@@ -378,7 +383,7 @@ def _title(claims: Sequence[Claim], work: Sequence[Episode], fix: Fix | None = N
     if lead.role in (ClaimRole.LESSON, ClaimRole.WARNING):
         return _fit(_first_sentence(lead.text), TITLE_LIMIT)
     situation = _fit(_central(work).situation, TITLE_LIMIT - 30).rstrip(" .:;")
-    classes = tally(work).error_classes
+    classes = _error_classes(ep for ep in work if not is_human_edit(ep))
     if classes and situation:
         top = min(classes, key=lambda c: (-classes[c], c))
         return _fit(f"{situation}: fails with {top}", TITLE_LIMIT)

@@ -110,7 +110,8 @@ def synthesize_lessons(
     """The distinct lessons of ``work``, most supported first (ties: first taught); lesson
     identity uses ``config``'s overlap settings and ``lesson_cosine``."""
     variants: dict[str, _Variant] = {}
-    for ep in sorted(work, key=_time_order):  # any input order: the first wording is the oldest
+    teaching = (ep for ep in work if ep.lesson)
+    for ep in sorted(teaching, key=_time_order):  # any input order: the first wording is oldest
         if not ep.lesson or is_template_lesson(ep.lesson):
             continue
         text = resolve_relative_dates(ep.lesson.strip(), ep.created_at)
