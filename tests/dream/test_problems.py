@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from reverie.dream.plan import page_id_for
 from reverie.dream.problems import group_by_problem, is_knowledge, problem_groups
 from reverie.embed import HashingEmbedder
 from reverie.models import Claim, Episode, Outcome, Page, PageKind, PageStatus, Revision, Scope
+from reverie.synth import synthetic_episodes
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 SCOPE = Scope(tenant="acme", agent="coder")
@@ -221,6 +223,18 @@ def test_the_group_keeps_store_order() -> None:
     eps = [episode(3), episode(1), episode(2, seq=None), episode(4)]
     (group,) = group_by_problem(eps, [])
     assert [e.id for e in group.episodes] == ["ep-00001", "ep-00003", "ep-00004", "ep-00002"]
+
+
+def test_input_in_store_order_groups_as_shuffled_input_does() -> None:
+    rows = synthetic_episodes(600, seed=3)
+    eps = [Episode.parse({**row, "seq": n}) for n, row in enumerate(rows, 1)]
+    shuffled = list(eps)
+    random.Random(5).shuffle(shuffled)
+    groups = group_by_problem(eps, [DEPLOY_PAGE])
+    assert shape(group_by_problem(shuffled, [DEPLOY_PAGE])) == shape(groups)
+    assert len(groups) > 10
+    for group in groups:
+        assert [e.seq for e in group.episodes] == sorted(e.seq or 0 for e in group.episodes)
 
 
 def test_nothing_in_nothing_out() -> None:

@@ -257,7 +257,8 @@ class DreamCycle:
         now: datetime,
         merges: Mapping[str, Sequence[Page]] | None = None,
     ) -> list[Evidence]:
-        """Each group with its topic's page, plus (issue 5) the pages holding the same lesson."""
+        """Each group with its topic's page, plus the pages it merges (the same lesson, or a
+        problem that converged), and the problems a page gives up when it splits."""
         pages = self.store.pages_by_topic(scope, [g.topic_key for g in groups])
         out = []
         for g in groups:
@@ -270,17 +271,18 @@ class DreamCycle:
                 eps = resolve_archived(self.store, self.store.episodes(cited))
                 history[p.id] = tuple(e for e in eps if not is_human_edit(e))
             split = self._split(page, history[page.id], g) if page and not merged else ()
-            out.append(
-                Evidence(
-                    scope=scope,
-                    topic_key=g.topic_key,
-                    episodes=g.episodes,
-                    pages=tuple(shown),
-                    history=history,
-                    now=now,
-                    split=split,
-                )
+            # Built from values that are valid already (the store's episodes and pages):
+            # validating would only re-run every episode's own checks, once per episode.
+            evidence = Evidence.model_construct(
+                scope=scope,
+                topic_key=g.topic_key,
+                episodes=tuple(g.episodes),
+                pages=tuple(shown),
+                history=history,
+                now=now,
+                split=split,
             )
+            out.append(evidence)
         return out
 
     def _split(self, page: Page, history: Sequence[Episode], group: Group) -> tuple[SplitPart, ...]:

@@ -152,7 +152,8 @@ def _lessons(groups: Sequence[Group]) -> tuple[list[_Node], dict[str, int]]:
     index: dict[tuple[frozenset[str], frozenset[str]], int] = {}
     nodes: list[_Node] = []
     of_episode: dict[str, int] = {}
-    for ep in sorted((e for g in groups for e in g.episodes), key=order_key):
+    teaching = (e for g in groups for e in g.episodes if e.lesson)
+    for ep in sorted(teaching, key=order_key):
         if not ep.lesson or is_template_lesson(ep.lesson):
             continue
         words = lesson_words(ep.lesson)
@@ -366,16 +367,24 @@ def _regroup(
     merges: dict[str, tuple[Page, ...]],
 ) -> Routing:
     members: dict[str, list[Episode]] = defaultdict(list)
+    sources: dict[str, set[int]] = defaultdict(set)
     moved = 0
-    for g in groups:
+    for n, g in enumerate(groups):
         topic = redirect.get(g.topic_key, g.topic_key)
         for ep in g.episodes:
-            target = redirect.get(home_of.get(ep.id, topic), home_of.get(ep.id, topic))
+            home = home_of.get(ep.id, topic)
+            target = redirect.get(home, home)
             moved += target != g.topic_key
             members[target].append(ep)
+            sources[target].add(n)
+    # A target fed by one group holds part of it, so in its store order already.
     out = [
-        Group(topic_key=t, episodes=tuple(sorted(members[t], key=order_key)))
+        Group(topic_key=t, episodes=tuple(_store_order(members[t], len(sources[t]) > 1)))
         for t in sorted(members)
     ]
     live = {g.topic_key for g in out}
     return Routing(out, {t: m for t, m in merges.items() if t in live}, moved)
+
+
+def _store_order(episodes: list[Episode], mixed: bool) -> list[Episode]:
+    return sorted(episodes, key=order_key) if mixed else episodes

@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
@@ -219,16 +220,21 @@ def _unchanged(page: Page, draft: _Draft) -> bool:
 def tally(episodes: Iterable[Episode]) -> PageSupport:
     """The support of ``episodes`` alone."""
     eps = [ep for ep in episodes if not is_human_edit(ep)]
-    classes = Counter(c for ep in eps if ep.outcome in FAILING and (c := error_class(ep.error)))
-    classes.pop("error", None)
     return PageSupport(
         episodes=len(eps),
         successes=sum(ep.outcome is Outcome.SUCCESS for ep in eps),
         failures=sum(ep.outcome in FAILING for ep in eps),
-        error_classes=dict(classes),
+        error_classes=_error_classes(eps),
         first_seen=min((ep.created_at for ep in eps), default=None),
         last_seen=max((ep.created_at for ep in eps), default=None),
     )
+
+
+def _error_classes(eps: Iterable[Episode]) -> dict[str, int]:
+    """How often each named error class failed ``eps`` (the unnamed ``"error"`` left out)."""
+    classes = Counter(c for ep in eps if ep.outcome in FAILING and (c := error_class(ep.error)))
+    classes.pop("error", None)
+    return dict(classes)
 
 
 def _add(a: PageSupport, b: PageSupport) -> PageSupport:
@@ -416,7 +422,7 @@ def _title(claims: Sequence[Claim], work: Sequence[Episode], fix: Fix | None = N
     if lead.role in (ClaimRole.LESSON, ClaimRole.WARNING):
         return _fit(_first_sentence(lead.text), TITLE_LIMIT)
     situation = _fit(_central(work).situation, TITLE_LIMIT - 30).rstrip(" .:;")
-    classes = tally(work).error_classes
+    classes = _error_classes(ep for ep in work if not is_human_edit(ep))
     if classes and situation:
         top = min(classes, key=lambda c: (-classes[c], c))
         return _fit(f"{situation}: fails with {top}", TITLE_LIMIT)
@@ -476,7 +482,7 @@ def _central(work: Sequence[Episode]) -> Episode:
     """
     if len(work) < 3:
         return work[0]
-    token_sets = [frozenset(content_words(f"{ep.situation} {ep.action}")) for ep in work]
+    token_sets = [_word_set(f"{ep.situation} {ep.action}") for ep in work]
     df = Counter(t for tokens in token_sets for t in tokens)
 
     def score(i: int) -> float:
@@ -485,6 +491,11 @@ def _central(work: Sequence[Episode]) -> Episode:
 
     best = max(range(len(work)), key=lambda i: (score(i), -i))
     return work[best]
+
+
+@lru_cache(maxsize=1 << 14)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
 
 
 def _clause(text: str | None, ep: Episode, limit: int) -> str:

@@ -110,7 +110,8 @@ def synthesize_lessons(
     """The distinct lessons of ``work``, most supported first (ties: first taught); lesson
     identity uses ``config``'s overlap settings and ``lesson_cosine``."""
     variants: dict[str, _Variant] = {}
-    for ep in sorted(work, key=_time_order):  # any input order: the first wording is the oldest
+    teaching = (ep for ep in work if ep.lesson)
+    for ep in sorted(teaching, key=_time_order):  # any input order: the first wording is oldest
         if not ep.lesson or is_template_lesson(ep.lesson):
             continue
         text = resolve_relative_dates(ep.lesson.strip(), ep.created_at)
@@ -274,6 +275,7 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
+@lru_cache(maxsize=1 << 16)
 def _same_action(a: frozenset[str], b: frozenset[str]) -> bool:
     flags = {w for w in a if w.startswith("-")} == {w for w in b if w.startswith("-")}
     return flags and _jaccard(a, b) >= SAME_ACTION

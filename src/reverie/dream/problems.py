@@ -39,8 +39,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import repeat
-from operator import mul
+from itertools import chain, pairwise, repeat
+from operator import add, mul, truediv
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
@@ -95,6 +95,7 @@ _MASKS = (
 Features = dict[str, float]
 
 
+@lru_cache(maxsize=1 << 14)
 def _error_line(error: str | None) -> str:
     """The telling line of an error, with ids and hashes masked (they tell nothing about the
     problem)."""
@@ -190,27 +191,44 @@ class _Gathered:
 
 @dataclass(frozen=True)
 class _Signatures:
-    """The distinct problem signatures of the input, in canonical order, and their episodes."""
+    """The distinct problem signatures of the input, in canonical order, and their episodes;
+    ``ordered`` is every episode in store order and ``ordered_keys`` the signature of each."""
 
     keys: list[str]
     episodes: dict[str, list[Episode]]
     sample: dict[str, Episode]
+    ordered: list[Episode]
+    ordered_keys: list[str]
 
 
 def _signatures(episodes: Sequence[Episode]) -> _Signatures:
-    """Episodes with the same problem fields share one signature; its text is made once."""
-    by_fields: dict[tuple[object, ...], list[Episode]] = defaultdict(list)
-    for ep in sorted(episodes, key=order_key):
-        fields = (ep.situation, ep.error, ep.lesson, ep.action, ep.category, tuple(ep.tools))
-        by_fields[fields].append(ep)
-    by_sig: dict[str, list[Episode]] = defaultdict(list)
-    for members in by_fields.values():
-        ep = members[0]
-        by_sig[problem_text(ep) + "\x1f" + " ".join(sorted(_context_terms(ep)))] += members
-    for members in by_sig.values():
-        members.sort(key=order_key)
+    """Episodes with the same problem fields share one signature; its text is made once. Each
+    signature's episodes are gathered from the input in store order, so they need no sort."""
+    ordered = list(episodes) if _in_store_order(episodes) else sorted(episodes, key=order_key)
+    sig_of: dict[tuple[object, ...], str] = {}
+    by_sig: defaultdict[str, list[Episode]] = defaultdict(list)
+    ordered_keys: list[str] = []
+    for ep in ordered:
+        # The five fixed fields first, then the tools: one flat tuple names the field set.
+        fields = (ep.situation, ep.error, ep.lesson, ep.action, ep.category, *ep.tools)
+        sig = sig_of.get(fields)
+        if sig is None:
+            sig = sig_of[fields] = _signature(ep)
+        by_sig[sig].append(ep)
+        ordered_keys.append(sig)
     keys = sorted(by_sig, key=lambda k: (-len(by_sig[k]), k))
-    return _Signatures(keys, dict(by_sig), {k: by_sig[k][0] for k in keys})
+    return _Signatures(keys, dict(by_sig), {k: by_sig[k][0] for k in keys}, ordered, ordered_keys)
+
+
+def _in_store_order(episodes: Sequence[Episode]) -> bool:
+    """Whether ``episodes`` come in strictly increasing ``seq`` (as a store scans them): then
+    they are already sorted by :func:`~reverie.dream.cluster.order_key`."""
+    seqs = [ep.seq for ep in episodes]
+    return all(a is not None and b is not None and a < b for a, b in pairwise(seqs))
+
+
+def _signature(ep: Episode) -> str:
+    return problem_text(ep) + "\x1f" + " ".join(sorted(_context_terms(ep)))
 
 
 def group_by_problem(
@@ -248,14 +266,17 @@ def _grouping(
 
 
 def _groups(leaders: Sequence[_Leader], sigs: _Signatures) -> list[Group]:
-    out: dict[str, list[Episode]] = defaultdict(list)
+    """Each leader's episodes under its topic key; walking the input in store order keeps every
+    group in store order."""
+    key_of: dict[str, str] = {}
     for leader in leaders:
-        if not leader.members:
-            continue
-        key = leader.page.topic_key if leader.page else _new_topic_key(leader, sigs)
-        for sig in leader.members:
-            out[key].extend(sigs.episodes[sig])
-    return [Group(topic_key=k, episodes=tuple(sorted(out[k], key=order_key))) for k in sorted(out)]
+        if leader.members:
+            key = leader.page.topic_key if leader.page else _new_topic_key(leader, sigs)
+            key_of.update(zip(leader.members, repeat(key)))
+    out: dict[str, list[Episode]] = defaultdict(list)
+    for sig, ep in zip(sigs.ordered_keys, sigs.ordered, strict=True):
+        out[key_of[sig]].append(ep)
+    return [Group(topic_key=k, episodes=tuple(out[k])) for k in sorted(out)]
 
 
 def _new_topic_key(leader: _Leader, sigs: _Signatures) -> str:
@@ -289,13 +310,15 @@ def _idf(features: Sequence[Features], page_features: Sequence[Features]) -> dic
 
 
 def _weighted(features: Mapping[str, float], idf: Mapping[str, float]) -> Features:
-    vec = {t: w * idf.get(t, 1.0) for t, w in features.items()}
-    norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-    return {t: v / norm for t, v in vec.items()}
+    values = list(map(mul, features.values(), map(idf.get, features, repeat(1.0))))
+    norm = math.sqrt(sum(map(mul, values, values))) or 1.0
+    return dict(zip(features, map(truediv, values, repeat(norm)), strict=True))
 
 
 def _strongest(vec: Mapping[str, float], k: int = INDEX_TERMS) -> list[str]:
-    return [t for t, _ in sorted(vec.items(), key=lambda tv: (-tv[1], tv[0]))[:k]]
+    """The ``k`` heaviest terms (ties: alphabetical): a stable sort by weight, descending, of
+    the terms in alphabetical order."""
+    return sorted(sorted(vec), key=vec.__getitem__, reverse=True)[:k]
 
 
 def _cosine(a: Mapping[str, float], b: Mapping[str, float], norm_b: float) -> float:
@@ -320,8 +343,9 @@ def _lexical_leaders(
             index[term].append(i)
     for key, feats in zip(sigs.keys, features, strict=True):
         vec = _weighted(feats, idf)
+        terms = _strongest(vec)  # its first QUERY_TERMS are the strongest QUERY_TERMS
         best, best_sim = -1, threshold
-        for i in _candidates(vec, index):
+        for i in _candidates(terms[:QUERY_TERMS], index):
             sim = _cosine(vec, sums[i], norms[i])
             if sim > best_sim or (sim == best_sim and best < 0):
                 best, best_sim = i, sim
@@ -330,7 +354,7 @@ def _lexical_leaders(
             leaders.append(_Leader(founder=key))
             sums.append({})
             norms.append(0.0)
-            for term in _strongest(vec):
+            for term in terms:
                 index[term].append(best)
         weight = _absorb(sums[best], vec, len(sigs.episodes[key]))
         leaders[best].members.append(key)
@@ -356,7 +380,7 @@ def _lexical_converged(
     for i, leader in enumerate(leaders):
         if leader.page is None or not leader.members:
             continue
-        for j in _candidates(sums[i], index):
+        for j in _candidates(_strongest(sums[i], QUERY_TERMS), index):
             if j == i or leaders[j].page is None:
                 continue
             sim = _cosine(sums[i], sums[j], norms[j]) / (norms[i] or 1.0)
@@ -365,20 +389,18 @@ def _lexical_converged(
     return sorted(pairs)
 
 
-def _candidates(vec: Features, index: Mapping[str, list[int]]) -> list[int]:
-    """The leaders sharing most of a signature's strongest terms (ties: the older leader)."""
-    shared: Counter[int] = Counter()
-    for term in _strongest(vec, QUERY_TERMS):
-        shared.update(index.get(term, ()))
-    return sorted(shared, key=lambda i: (-shared[i], i))[:CANDIDATES]
+def _candidates(terms: Sequence[str], index: Mapping[str, list[int]]) -> list[int]:
+    """The leaders sharing most of a signature's strongest ``terms`` (ties: the older leader)."""
+    shared = Counter(chain.from_iterable(map(index.get, terms, repeat(()))))
+    return sorted(sorted(shared), key=shared.__getitem__, reverse=True)[:CANDIDATES]
 
 
 def _absorb(summed: Features, vec: Features, count: int) -> float:
     """Add a signature to a leader's running sum, weighted by how many episodes share it, with
     diminishing returns so one flood of copies does not own the centre; returns the weight."""
     weight = 1.0 + math.log(count)
-    for t, v in vec.items():
-        summed[t] = summed.get(t, 0.0) + weight * v
+    grown = map(add, map(summed.get, vec, repeat(0.0)), map(mul, repeat(weight), vec.values()))
+    summed.update(zip(vec, grown, strict=True))
     return weight
 
 

@@ -10,6 +10,7 @@ the known phrases, or when every word it has is generic: a stop word or one of
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from reverie.dream.cluster import STOP_WORDS
 
@@ -49,6 +50,7 @@ def _normal_words(text: str) -> list[str]:
 _TEMPLATES = frozenset(" ".join(_normal_words(t)) for t in _TEMPLATE_TEXTS)
 
 
+@lru_cache(maxsize=1 << 14)
 def is_template_lesson(text: str | None) -> bool:
     """True for a lesson that says nothing ("approach worked", "N/A.", "", ...)."""
     words = _normal_words(text or "")
