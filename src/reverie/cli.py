@@ -48,7 +48,9 @@ from reverie.cli_worker import migrate_command, worker_command
 from reverie.config import resolve_db
 from reverie.demo import run_demo
 from reverie.engine import Reverie
-from reverie.errors import InvalidInput, NotFound, ReverieError, UndoRefused
+from reverie.errors import InvalidInput, NotFound, ReverieError, ScopesFailed, UndoRefused
+from reverie.isolate import partial
+from reverie.jsonl import decode_lines
 from reverie.models import Revision, Scope, utc
 
 __all__ = ["app", "main"]
@@ -88,15 +90,20 @@ def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False)
 
 
-def _fail(exc: ReverieError) -> NoReturn:
-    """One red line on stderr, exit code 2."""
+def _message(exc: ReverieError) -> list[str]:
     if isinstance(exc, InvalidInput):
-        message = f"invalid {exc.field}: {exc.reason}"
-    elif isinstance(exc, UndoRefused):
-        message = f"undo refused: {exc}"
-    else:
-        message = str(exc)
-    _console(stderr=True).print(Text(f"error: {message}", style="red"), soft_wrap=True)
+        return [f"invalid {exc.field}: {exc.reason}"]
+    if isinstance(exc, UndoRefused):
+        return [f"undo refused: {exc}"]
+    if isinstance(exc, ScopesFailed):
+        return exc.lines()
+    return [str(exc)]
+
+
+def _fail(exc: ReverieError) -> NoReturn:
+    """One red line on stderr (one per failing scope of a multi-scope command), exit code 2."""
+    for message in _message(exc):
+        _console(stderr=True).print(Text(f"error: {message}", style="red"), soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -169,40 +176,21 @@ def init(ctx: typer.Context) -> None:
     typer.echo(f"database ready: {resolve_db(ctx.obj)}")
 
 
-def _read_lines(file: str) -> list[tuple[int, str]]:
-    """Non-blank lines of ``file`` ('-' is stdin) with their 1-based line numbers."""
+def _read_lines(file: str) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
+    """Non-blank lines of ``file`` ('-' is stdin) with their 1-based line numbers, and
+    (line, field, reason) for each line that is not UTF-8 (:mod:`reverie.jsonl`)."""
     try:
-        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        _fail(InvalidInput("FILE", f"cannot read {file}: {exc}"))
-    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as exc:
+        _fail(InvalidInput("FILE", f"cannot read {file}: {exc.strerror or exc}"))
+    return decode_lines(data)
 
 
-def _parse_lines(
-    lines: list[tuple[int, str]],
-) -> tuple[list[dict[str, Any]], list[int], list[tuple[int, str, str]]]:
-    """JSON objects, the line number of each, and (line, field, reason) for lines that are not."""
-    items: list[dict[str, Any]] = []
-    line_of: list[int] = []
-    failures: list[tuple[int, str, str]] = []
-    for number, line in lines:
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            failures.append((number, "json", f"invalid JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        if not isinstance(value, dict):
-            failures.append((number, "input", f"expected an object, got {type(value).__name__}"))
-            continue
-        items.append(value)
-        line_of.append(number)
-    return items, line_of, failures
-
-
-def _adapt(
+def _parse(
     fmt: str, lines: list[tuple[int, str]], has_scope: bool
 ) -> tuple[list[dict[str, Any]], list[int], list[tuple[int, str, str]]]:
-    """Episodes from a transcript format (issue 7, :mod:`reverie.adapters`)."""
+    """Episodes from the lines in ``fmt`` (jsonl or a transcript, :mod:`reverie.adapters`):
+    the objects, the line number of each, and (line, field, reason) for lines not used."""
     from reverie.adapters import parse
 
     try:
@@ -253,10 +241,9 @@ def ingest(
 ) -> None:
     """Append episodes from a JSON-lines file. Bad lines are reported; the good ones are stored."""
     default_scope = _maybe_scope(scope)
-    lines = _read_lines(file)
-    items, line_of, failures = (
-        _parse_lines(lines) if fmt == "jsonl" else _adapt(fmt, lines, default_scope is not None)
-    )
+    lines, unreadable = _read_lines(file)
+    items, line_of, failures = _parse(fmt, lines, default_scope is not None)
+    failures = failures + unreadable
     with _brain(ctx) as rv:
         stored, duplicates, errors = _ingest_all(rv, items, default_scope)
     failures = sorted(failures + [(line_of[i], field, reason) for i, field, reason in errors])
@@ -282,18 +269,21 @@ def dream(
 ) -> None:
     """Run a dream cycle for one scope, or for every scope with pending episodes."""
     target, at = _maybe_scope(scope), _now(now)
+    failed = None
     with _brain(ctx) as rv:
         if target is None:
-            reports = rv.dream_all(now=at, dry_run=dry_run, review=review)
+            reports, failed = partial(lambda: rv.dream_all(now=at, dry_run=dry_run, review=review))
         else:
             reports = [rv.dream(target, now=at, dry_run=dry_run, review=review)]
     if as_json:
         _emit_json([r.model_dump(mode="json") for r in reports])
-        return
-    if not reports:
-        typer.echo("nothing to dream: no scope has pending episodes")
-    for report in reports:
-        _console().print(report_table(report))
+    else:
+        if not reports and failed is None:
+            typer.echo("nothing to dream: no scope has pending episodes")
+        for report in reports:
+            _console().print(report_table(report))
+    if failed is not None:
+        _fail(failed)
 
 
 @app.command()

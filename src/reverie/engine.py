@@ -27,6 +27,7 @@ from reverie.dream.undo import UndoReport, plan_undo
 from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
 from reverie.intake import IngestClock, admit
+from reverie.isolate import each_scope, raise_failures, readable
 from reverie.models import (
     Cycle,
     CycleReport,
@@ -325,11 +326,19 @@ class Reverie:
         self, *, now: datetime | None = None, dry_run: bool = False, review: bool = False
     ) -> list[CycleReport]:
         """One cycle for every scope that has episodes waiting; a scope whose plan awaits review
-        is skipped (issue 4, point 8) unless ``dry_run``."""
+        is skipped (issue 4, point 8) unless ``dry_run``.
+
+        A scope whose cycle fails changes nothing and stops no other: every other scope is
+        dreamed, then :class:`~reverie.errors.ScopesFailed` names the failures and carries the
+        other scopes' reports as ``done``.
+        """
         scopes = self.store.pending_scopes()
         if not dry_run:
             scopes = [s for s in scopes if _review.waiting_plan(self.store, s) is None]
-        return [self.dream(s, now=now, dry_run=dry_run, review=review) for s in scopes]
+        reports, failures = each_scope(
+            scopes, lambda s: self.dream(s, now=now, dry_run=dry_run, review=review), "dream"
+        )
+        return raise_failures("dream", failures, reports)
 
     def undo(self, cycle_id: str, *, now: datetime | None = None) -> UndoReport:
         """Restore every page ``cycle_id`` touched and make its episodes eligible again."""
@@ -427,7 +436,7 @@ class Reverie:
         return Lineage(
             page=page,
             revisions=revisions,
-            episodes=resolve_archived(self.store, self.store.episodes(cited)),  # issue 6
+            episodes=readable(resolve_archived(self.store, self.store.episodes(cited))),
             cited_pages=pages,
         )
 
@@ -440,7 +449,7 @@ class Reverie:
     # -- service (issue 7) ------------------------------------------------------------------
 
     def episode(self, episode_id: str) -> Episode:
-        return resolve_archived(self.store, [self.store.episode(episode_id)])[0]  # issue 6
+        return readable(resolve_archived(self.store, [self.store.episode(episode_id)]))[0]
 
     @property
     def keys(self) -> KeyRing:

@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +42,7 @@ from reverie.dream.apply import WriteContext, _next
 from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import InvalidInput, NotFound
+from reverie.files import write_atomically
 from reverie.frontmatter import FrontMatterError, dump, split
 from reverie.hashing import short_id
 from reverie.journal import render_journal
@@ -113,28 +112,13 @@ class ImportReport:
 def atomic_write(
     path: Path, data: bytes, *, before_replace: Callable[[Path], None] | None = None
 ) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix.
+    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix
+    (:func:`reverie.files.write_atomically`: a fresh temporary name, no links followed, only
+    regular files replaced).
 
     ``before_replace`` (issue 9: the crash harness kills there) is called with the temporary
     file once it holds every byte, before the rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if before_replace is not None:
-            before_replace(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if hasattr(os, "O_DIRECTORY"):
-        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+    write_atomically(path, data, field="directory", before_replace=before_replace)
 
 
 def _real_folder(directory: Path) -> Path:
