@@ -29,6 +29,7 @@ from rich.text import Text
 from reverie import __version__
 from reverie.cli_bench import bench_app
 from reverie.cli_doctor import doctor as doctor_command
+from reverie.cli_edge import EDGE_ERRORS, REPORTED, edge_error, refuse_missing
 from reverie.cli_memory import register as register_memory_commands
 from reverie.cli_ops import register as register_ops_commands
 from reverie.cli_render import (
@@ -108,13 +109,22 @@ def _fail(exc: ReverieError) -> NoReturn:
 
 
 @contextmanager
-def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    """Open the database named by ``--db`` / ``REVERIE_DB`` / the default; map errors to exit 2."""
+def _brain(ctx: typer.Context, *, create: bool = False) -> Iterator[Reverie]:
+    """Open the database named by ``--db`` / ``REVERIE_DB`` / the default; map errors to exit 2.
+
+    Only commands that store (``create``: init, ingest, serve, mcp, keys create) may create
+    the database; any other names a missing one as an error and creates nothing.
+    """
+    db = resolve_db(ctx.obj)
     try:
-        with Reverie.open(resolve_db(ctx.obj)) as rv:
+        if not create:
+            refuse_missing(db)
+        with Reverie.open(db) as rv:
             yield rv
     except ReverieError as exc:
         _fail(exc)
+    except EDGE_ERRORS as exc:
+        _fail(edge_error(exc, db))
 
 
 def _scope(value: str) -> Scope:
@@ -171,7 +181,7 @@ def _root(
 @app.command()
 def init(ctx: typer.Context) -> None:
     """Create the database (or bring its schema up to date) and print where it is."""
-    with _brain(ctx):
+    with _brain(ctx, create=True):
         pass
     typer.echo(f"database ready: {resolve_db(ctx.obj)}")
 
@@ -199,10 +209,20 @@ def _parse(
         _fail(exc)
 
 
+def _stopped(stored: int, duplicates: int, line: int, exc: BaseException) -> NoReturn:
+    """The database failed midway (disk full, say): what is stored stays; say so, then fail."""
+    typer.echo(
+        f"stored {stored} episodes, {duplicates} duplicates skipped before the failure;"
+        f" nothing from line {line} on was stored"
+    )
+    _fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
+
+
 def _ingest_all(
-    rv: Reverie, items: list[dict[str, Any]], scope: Scope | None
+    rv: Reverie, items: list[dict[str, Any]], line_of: list[int], scope: Scope | None
 ) -> tuple[int, int, list[tuple[int, str, str]]]:
-    """Ingest in chunks under a progress bar; errors come back as (item index, field, reason)."""
+    """Ingest in chunks under a progress bar; errors come back as (item index, field, reason).
+    Each chunk commits on its own, so a failure keeps the chunks before it."""
     stored = duplicates = 0
     errors: list[tuple[int, str, str]] = []
     columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn())
@@ -210,7 +230,11 @@ def _ingest_all(
         task = progress.add_task("ingest", total=len(items))
         for start in range(0, len(items), INGEST_CHUNK):
             chunk = items[start : start + INGEST_CHUNK]
-            result = rv.ingest(chunk, scope=scope)
+            try:
+                result = rv.ingest(chunk, scope=scope)
+            except REPORTED as exc:
+                progress.stop()
+                _stopped(stored, duplicates, line_of[start], exc)
             stored += result.stored
             duplicates += result.duplicates
             errors += [(start + e.index, e.field, e.reason) for e in result.errors]
@@ -244,8 +268,8 @@ def ingest(
     lines, unreadable = _read_lines(file)
     items, line_of, failures = _parse(fmt, lines, default_scope is not None)
     failures = failures + unreadable
-    with _brain(ctx) as rv:
-        stored, duplicates, errors = _ingest_all(rv, items, default_scope)
+    with _brain(ctx, create=True) as rv:
+        stored, duplicates, errors = _ingest_all(rv, items, line_of, default_scope)
     failures = sorted(failures + [(line_of[i], field, reason) for i, field, reason in errors])
     err = _console(stderr=True)
     for number, field, reason in failures:
@@ -489,8 +513,8 @@ def main() -> None:
     """Console-script entry point."""
     try:
         app()
-    except ReverieError as exc:  # a command that forgot _brain(); still no traceback
+    except REPORTED as exc:  # a command that forgot _brain(); no traceback
         try:
-            _fail(exc)
+            _fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
         except typer.Exit as done:
             sys.exit(done.exit_code)

@@ -420,34 +420,64 @@ def _collect_edits(
     return edits
 
 
+_Accepted = tuple[_Edit, PageWrite, Episode | None]
+
+
+def _one_file_per_page(accepted: list[_Accepted], report: ImportReport) -> list[_Accepted]:
+    """Two files that would each revise one page cannot both be its next revision: neither is
+    imported, and the problem names them both."""
+    by_page: dict[str, list[_Accepted]] = {}
+    for item in accepted:
+        by_page.setdefault(item[0].page.id, []).append(item)
+    for page_id, same in by_page.items():
+        if len(same) > 1:
+            files = ", ".join(str(edit.path) for edit, _w, _h in same)
+            report.problems.append(
+                f"{files}: all edit page {page_id}; none of them was imported (keep one file"
+                " per page: merge the edits into one and import again)"
+            )
+    return [item for item in accepted if len(by_page[item[0].page.id]) == 1]
+
+
+def _accept(edit: _Edit, ctx: WriteContext, store: Store, report: ImportReport) -> _Accepted | None:
+    """The revision one edited file makes, or None (reported, or a change of layout only)."""
+    scope, now = ctx.scope, ctx.now
+    added = any(not ids for _t, ids in edit.claims)
+    if added and scope.is_org:
+        report.problems.append(
+            f"{edit.path}: page {edit.page.id}: a new line needs an episode as its evidence,"
+            " and the org brain takes none (it is written only by promotion); add the line"
+            " to the source page in its agent's mirror, or cite existing episode ids"
+        )
+        return None
+    human = _human_episode(edit, scope, now) if added else None
+    try:
+        rev = _edited_revision(edit, ctx, human, store)
+    except InvalidInput as exc:
+        report.problems.append(f"{edit.path}: page {edit.page.id}: {exc}")
+        return None
+    if rev.hash == edit.page.revision.hash:
+        report.unchanged += 1  # a change of layout only
+        return None
+    return edit, PageWrite(scope, edit.page.topic_key, rev, edit.page.revision.number), human
+
+
 def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetime) -> ImportReport:
     """New ``human`` revisions for the files a person edited since the export (one transaction)."""
+    if not (directory / FOLDER).is_dir():
+        raise InvalidInput(
+            "directory",
+            f"{directory} holds no {FOLDER}/ folder (or does not exist); give the folder"
+            " `reverie export markdown` wrote",
+        )
     report = ImportReport(directory=str(directory))
     cycle_id = new_cycle_id(now)
     ctx = WriteContext(scope, cycle_id, now, {}, author="human")
-    changes: list[tuple[str, PageWrite, int]] = []
-    humans: list[Episode] = []
-    for edit in _collect_edits(store, scope, directory, report):
-        added = any(not ids for _t, ids in edit.claims)
-        if added and scope.is_org:
-            report.problems.append(
-                f"{edit.path}: page {edit.page.id}: a new line needs an episode as its evidence,"
-                " and the org brain takes none (it is written only by promotion); add the line"
-                " to the source page in its agent's mirror, or cite existing episode ids"
-            )
-            continue
-        human = _human_episode(edit, scope, now) if added else None
-        try:
-            rev = _edited_revision(edit, ctx, human, store)
-        except InvalidInput as exc:
-            report.problems.append(f"{edit.path}: page {edit.page.id}: {exc}")
-            continue
-        if rev.hash == edit.page.revision.hash:
-            report.unchanged += 1  # a change of layout only
-            continue
-        humans += [human] if human else []
-        write = PageWrite(scope, edit.page.topic_key, rev, edit.page.revision.number)
-        changes.append(("revised", write, 1 if human else 0))
+    edits = _collect_edits(store, scope, directory, report)
+    accepted = [a for e in edits if (a := _accept(e, ctx, store, report)) is not None]
+    accepted = _one_file_per_page(accepted, report)
+    changes = [("revised", write, 1 if human else 0) for _e, write, human in accepted]
+    humans = [human for _e, _w, human in accepted if human]
     if not changes:
         return report
     base = one_page_change(

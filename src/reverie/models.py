@@ -61,6 +61,7 @@ __all__ = [
     "Revision",
     "Scope",
     "ScopeLike",
+    "check_metadata",
     "meta_fields",
     "parse_model",
     "recall_weight",
@@ -226,7 +227,7 @@ _Tool = Annotated[str, StringConstraints(max_length=MAX_TOOL)]
 _Entity = Annotated[str, StringConstraints(max_length=MAX_ENTITY)]
 
 
-def _check_metadata(value: dict[str, Any]) -> None:
+def check_metadata(value: dict[str, Any]) -> None:
     """Plain JSON within :mod:`reverie.limits`: depth first, since encoding a value nested
     past the interpreter's recursion limit would itself fail."""
     if json_depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
@@ -294,7 +295,7 @@ class Episode(BaseModel):
     @classmethod
     def _json_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
         if value:
-            _check_metadata(value)
+            check_metadata(value)
         return value
 
     @field_validator("id")
