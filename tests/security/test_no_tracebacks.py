@@ -173,3 +173,18 @@ def test_a_mutated_episode_is_still_held_to_the_metadata_limits(tmp_path: Path) 
     with Reverie.open(tmp_path / "b.db") as rv:
         result = rv.ingest([episode])
     assert result.stored == 0 and result.errors[0].field == "metadata"
+
+
+def test_sqlite_s_read_only_refusal_reads_as_what_to_do(good_db: Path) -> None:
+    """The words SQLite uses for a read-only file (as root, chmod cannot make one, so the
+    refusal is produced by a read-only connection) become the read-only hint."""
+    from reverie.cli_edge import edge_error
+
+    conn = sqlite3.connect(f"file:{good_db}?mode=ro", uri=True)
+    try:
+        with pytest.raises(sqlite3.OperationalError) as refused:
+            conn.execute("CREATE TABLE t (x)")
+    finally:
+        conn.close()
+    message = str(edge_error(refused.value, str(good_db)))
+    assert message.startswith(f"database {good_db}: the database is read-only")
