@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from reverie import Reverie
-from reverie.archive import Archive, BundleFiles, VerificationFailed, bundle_bytes
-from reverie.errors import UndoRefused
+from reverie.archive import Archive, BundleFiles, bundle_bytes
+from reverie.errors import ScopesFailed, UndoRefused
 from reverie.models import Scope
 from reverie.store.archive import is_stub
 from tests.conftest import T0, EpisodeFactory
@@ -88,8 +88,9 @@ def test_failed_verification_removes_nothing(tmp_path: Path, make_episode: Episo
     with _brain(tmp_path / "b.db", make_episode) as rv:
         before = [e.model_dump() for e in rv.store.recent_episodes(SCOPE, 100)]
         archive = Archive(rv.store, files=CorruptingFiles(tmp_path / "archive"))
-        with pytest.raises(VerificationFailed):
+        with pytest.raises(ScopesFailed, match="does not hash to its name") as failed:
             archive.run(timedelta(days=30), LATER, apply=True)
+        assert list(failed.value.failures) == [SCOPE.key] and failed.value.done.bundles == []
         assert [e.model_dump() for e in rv.store.recent_episodes(SCOPE, 100)] == before
         assert Archive(rv.store).bundles() == []
         assert rv.recall("rollout", SCOPE).items  # still searchable
@@ -169,3 +170,14 @@ def test_restored_episodes_are_found_by_vectors_again_without_a_model_call(
         index = rv._vectors.index(rv.store, SCOPE)  # type: ignore[arg-type]
         query = rv._vectors.embed_query("deploying service to the staging cluster")
         assert {h.ref for h in index.search(query, 10, "episode")} == indexed
+
+
+def test_a_line_separator_in_an_episode_survives_the_bundle(
+    tmp_path: Path, make_episode: EpisodeFactory
+) -> None:
+    with Reverie.open(tmp_path / "b.db") as rv:
+        rv.ingest([make_episode(lesson=f"wait\u2028for\x85rollout {i}") for i in range(4)])
+        rv.dream(SCOPE, now=T0 + timedelta(days=1))
+        run = Archive(rv.store).run(timedelta(days=30), LATER, apply=True)
+        assert run.episodes == 4
+        assert rv.episode("ep-00001").lesson == "wait\u2028for\x85rollout 0"

@@ -9,12 +9,14 @@ from __future__ import annotations
 from reverie.config import Config, DreamConfig, RecallConfig
 from reverie.engine import IngestResult, Reverie, UndoReport
 from reverie.errors import (
+    ArchiveUnreadable,
     Conflict,
     InvalidInput,
     InvalidScope,
     NotFound,
     PlanRejected,
     ReverieError,
+    ScopesFailed,
     StoreError,
     UndoRefused,
 )
@@ -36,6 +38,7 @@ from reverie.models import (
 )
 
 __all__ = [
+    "ArchiveUnreadable",
     "Citation",
     "Claim",
     "Config",
@@ -61,6 +64,7 @@ __all__ = [
     "ReverieError",
     "Revision",
     "Scope",
+    "ScopesFailed",
     "StoreError",
     "UndoRefused",
     "UndoReport",

@@ -25,14 +25,15 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from reverie.errors import InvalidInput, NotFound, ReverieError, UndoRefused
+from reverie.errors import ArchiveUnreadable, InvalidInput, NotFound, ReverieError, UndoRefused
+from reverie.files import write_atomically
+from reverie.isolate import each_scope, raise_failures
 from reverie.models import Episode, Scope
 from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
 from reverie.store.base import Store
@@ -72,7 +73,7 @@ def bundle_bytes(episodes: Sequence[Episode]) -> bytes:
 
 def _parse_bundle(data: bytes) -> list[Episode]:
     text = gzip.decompress(data).decode()
-    return [Episode.model_validate_json(line) for line in text.splitlines() if line]
+    return [Episode.model_validate_json(line) for line in text.split("\n") if line]
 
 
 def _name(data: bytes) -> str:
@@ -92,14 +93,7 @@ class BundleFiles:
         return self.root / f"{digest}.jsonl.gz"
 
     def write(self, bundle_hash: str, data: bytes) -> None:
-        target = self.path(bundle_hash)
-        self.root.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        write_atomically(self.path(bundle_hash), data, field="bundle")
 
     def read(self, bundle_hash: str) -> bytes:
         try:
@@ -164,16 +158,23 @@ class Archive:
         ``apply``), one bundle per scope and ``limit`` episodes."""
         cutoff = now - older_than
         run = ArchiveRun(applied=apply, cutoff=cutoff)
-        for scope in scopes if scopes is not None else self.store.scopes():
-            for batch in self._batches(scope, cutoff, limit, apply):
-                data = bundle_bytes(batch)
-                info = _info(scope, batch, data, now)
-                if apply:
-                    self._move(info, batch, data)
-                run.bundles.append(info)
-                run.episodes += len(batch)
-                run.bytes_hot += sum(len(ep.text.encode()) for ep in batch)
-        return run
+        chosen = scopes if scopes is not None else self.store.scopes()
+        _done, failures = each_scope(
+            chosen, lambda scope: self._run_scope(run, scope, now, limit), "archive"
+        )
+        return raise_failures("archive", failures, run)
+
+    def _run_scope(self, run: ArchiveRun, scope: Scope, now: datetime, limit: int) -> None:
+        """Bundle (and, when applying, move) ``scope``'s eligible episodes into ``run``; each
+        bundle commits on its own, so a scope failing midway keeps the bundles it moved."""
+        for batch in self._batches(scope, run.cutoff, limit, run.applied):
+            data = bundle_bytes(batch)
+            info = _info(scope, batch, data, now)
+            if run.applied:
+                self._move(info, batch, data)
+            run.bundles.append(info)
+            run.episodes += len(batch)
+            run.bytes_hot += sum(len(ep.text.encode()) for ep in batch)
 
     def _batches(
         self, scope: Scope, cutoff: datetime, limit: int, apply: bool
@@ -215,6 +216,20 @@ class Archive:
             raise VerificationFailed(f"bundle {bundle_hash} does not hash to its name")
         return _parse_bundle(data)
 
+    def fetch_known(self, bundle_hash: str) -> list[Episode]:
+        """:meth:`fetch` of a bundle this database names, so any failure to read it back is
+        :class:`~reverie.errors.ArchiveUnreadable` saying which file and what to do."""
+        where = self.files.path(bundle_hash) if isinstance(self.files, BundleFiles) else "?"
+        try:
+            return self.fetch(bundle_hash)
+        except NotFound:
+            raise ArchiveUnreadable(bundle_hash, str(where), "is missing") from None
+        except VerificationFailed:
+            raise ArchiveUnreadable(bundle_hash, str(where), "was altered") from None
+        except (OSError, ValueError, EOFError) as exc:
+            problem = f"cannot be read ({type(exc).__name__})"
+            raise ArchiveUnreadable(bundle_hash, str(where), problem) from None
+
     def restore(self, bundle_hash: str, now: datetime) -> int:
         """Put a bundle's episodes back into the hot store; the number restored."""
         bundle_hash = bundle_hash if bundle_hash.startswith("sha256:") else "sha256:" + bundle_hash
@@ -242,8 +257,9 @@ def _info(scope: Scope, batch: Sequence[Episode], data: bytes, now: datetime) ->
 def resolve(store: Store, episodes: list[Episode]) -> list[Episode]:
     """``episodes`` with every archived stub replaced by its copy from the cold tier.
 
-    Free when nothing is archived (a stub is recognised without a query); a bundle that cannot be
-    read leaves its stubs in place rather than failing the caller.
+    Free when nothing is archived (a stub is recognised without a query). A bundle that is
+    missing or altered raises :class:`~reverie.errors.ArchiveUnreadable` naming it: showing the
+    empty stubs instead would pass off lost evidence as empty evidence.
     """
     stubs = [e.id for e in episodes if is_stub(e)]
     if not stubs or not isinstance(store, ArchiveStore):
@@ -254,10 +270,7 @@ def resolve(store: Store, episodes: list[Episode]) -> list[Episode]:
     archive = Archive(store)
     found: dict[str, Episode] = {}
     for bundle_hash in sorted(set(where.values())):
-        try:
-            found.update((e.id, e) for e in archive.fetch(bundle_hash) if e.id in where)
-        except ReverieError:
-            continue
+        found.update((e.id, e) for e in archive.fetch_known(bundle_hash) if e.id in where)
     return [
         found[e.id].model_copy(update={"consolidated_in": e.consolidated_in})
         if e.id in found

@@ -29,6 +29,7 @@ from rich.text import Text
 from reverie import __version__
 from reverie.cli_bench import bench_app
 from reverie.cli_doctor import doctor as doctor_command
+from reverie.cli_edge import EDGE_ERRORS, REPORTED, edge_error, refuse_missing
 from reverie.cli_memory import register as register_memory_commands
 from reverie.cli_ops import register as register_ops_commands
 from reverie.cli_render import (
@@ -48,7 +49,9 @@ from reverie.cli_worker import migrate_command, worker_command
 from reverie.config import resolve_db
 from reverie.demo import run_demo
 from reverie.engine import Reverie
-from reverie.errors import InvalidInput, NotFound, ReverieError, UndoRefused
+from reverie.errors import InvalidInput, NotFound, ReverieError, ScopesFailed, UndoRefused
+from reverie.isolate import partial
+from reverie.jsonl import decode_lines
 from reverie.models import Revision, Scope, utc
 
 __all__ = ["app", "main"]
@@ -88,26 +91,40 @@ def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False)
 
 
-def _fail(exc: ReverieError) -> NoReturn:
-    """One red line on stderr, exit code 2."""
+def _message(exc: ReverieError) -> list[str]:
     if isinstance(exc, InvalidInput):
-        message = f"invalid {exc.field}: {exc.reason}"
-    elif isinstance(exc, UndoRefused):
-        message = f"undo refused: {exc}"
-    else:
-        message = str(exc)
-    _console(stderr=True).print(Text(f"error: {message}", style="red"), soft_wrap=True)
+        return [f"invalid {exc.field}: {exc.reason}"]
+    if isinstance(exc, UndoRefused):
+        return [f"undo refused: {exc}"]
+    if isinstance(exc, ScopesFailed):
+        return exc.lines()
+    return [str(exc)]
+
+
+def _fail(exc: ReverieError) -> NoReturn:
+    """One red line on stderr (one per failing scope of a multi-scope command), exit code 2."""
+    for message in _message(exc):
+        _console(stderr=True).print(Text(f"error: {message}", style="red"), soft_wrap=True)
     raise typer.Exit(2)
 
 
 @contextmanager
-def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    """Open the database named by ``--db`` / ``REVERIE_DB`` / the default; map errors to exit 2."""
+def _brain(ctx: typer.Context, *, create: bool = False) -> Iterator[Reverie]:
+    """Open the database named by ``--db`` / ``REVERIE_DB`` / the default; map errors to exit 2.
+
+    Only commands that store (``create``: init, ingest, serve, mcp, keys create) may create
+    the database; any other names a missing one as an error and creates nothing.
+    """
+    db = resolve_db(ctx.obj)
     try:
-        with Reverie.open(resolve_db(ctx.obj)) as rv:
+        if not create:
+            refuse_missing(db)
+        with Reverie.open(db) as rv:
             yield rv
     except ReverieError as exc:
         _fail(exc)
+    except EDGE_ERRORS as exc:
+        _fail(edge_error(exc, db))
 
 
 def _scope(value: str) -> Scope:
@@ -164,45 +181,26 @@ def _root(
 @app.command()
 def init(ctx: typer.Context) -> None:
     """Create the database (or bring its schema up to date) and print where it is."""
-    with _brain(ctx):
+    with _brain(ctx, create=True):
         pass
     typer.echo(f"database ready: {resolve_db(ctx.obj)}")
 
 
-def _read_lines(file: str) -> list[tuple[int, str]]:
-    """Non-blank lines of ``file`` ('-' is stdin) with their 1-based line numbers."""
+def _read_lines(file: str) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
+    """Non-blank lines of ``file`` ('-' is stdin) with their 1-based line numbers, and
+    (line, field, reason) for each line that is not UTF-8 (:mod:`reverie.jsonl`)."""
     try:
-        text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        _fail(InvalidInput("FILE", f"cannot read {file}: {exc}"))
-    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as exc:
+        _fail(InvalidInput("FILE", f"cannot read {file}: {exc.strerror or exc}"))
+    return decode_lines(data)
 
 
-def _parse_lines(
-    lines: list[tuple[int, str]],
-) -> tuple[list[dict[str, Any]], list[int], list[tuple[int, str, str]]]:
-    """JSON objects, the line number of each, and (line, field, reason) for lines that are not."""
-    items: list[dict[str, Any]] = []
-    line_of: list[int] = []
-    failures: list[tuple[int, str, str]] = []
-    for number, line in lines:
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            failures.append((number, "json", f"invalid JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        if not isinstance(value, dict):
-            failures.append((number, "input", f"expected an object, got {type(value).__name__}"))
-            continue
-        items.append(value)
-        line_of.append(number)
-    return items, line_of, failures
-
-
-def _adapt(
+def _parse(
     fmt: str, lines: list[tuple[int, str]], has_scope: bool
 ) -> tuple[list[dict[str, Any]], list[int], list[tuple[int, str, str]]]:
-    """Episodes from a transcript format (issue 7, :mod:`reverie.adapters`)."""
+    """Episodes from the lines in ``fmt`` (jsonl or a transcript, :mod:`reverie.adapters`):
+    the objects, the line number of each, and (line, field, reason) for lines not used."""
     from reverie.adapters import parse
 
     try:
@@ -211,10 +209,20 @@ def _adapt(
         _fail(exc)
 
 
+def _stopped(stored: int, duplicates: int, line: int, exc: BaseException) -> NoReturn:
+    """The database failed midway (disk full, say): what is stored stays; say so, then fail."""
+    typer.echo(
+        f"stored {stored} episodes, {duplicates} duplicates skipped before the failure;"
+        f" nothing from line {line} on was stored"
+    )
+    _fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
+
+
 def _ingest_all(
-    rv: Reverie, items: list[dict[str, Any]], scope: Scope | None
+    rv: Reverie, items: list[dict[str, Any]], line_of: list[int], scope: Scope | None
 ) -> tuple[int, int, list[tuple[int, str, str]]]:
-    """Ingest in chunks under a progress bar; errors come back as (item index, field, reason)."""
+    """Ingest in chunks under a progress bar; errors come back as (item index, field, reason).
+    Each chunk commits on its own, so a failure keeps the chunks before it."""
     stored = duplicates = 0
     errors: list[tuple[int, str, str]] = []
     columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn())
@@ -222,7 +230,11 @@ def _ingest_all(
         task = progress.add_task("ingest", total=len(items))
         for start in range(0, len(items), INGEST_CHUNK):
             chunk = items[start : start + INGEST_CHUNK]
-            result = rv.ingest(chunk, scope=scope)
+            try:
+                result = rv.ingest(chunk, scope=scope)
+            except REPORTED as exc:
+                progress.stop()
+                _stopped(stored, duplicates, line_of[start], exc)
             stored += result.stored
             duplicates += result.duplicates
             errors += [(start + e.index, e.field, e.reason) for e in result.errors]
@@ -253,12 +265,11 @@ def ingest(
 ) -> None:
     """Append episodes from a JSON-lines file. Bad lines are reported; the good ones are stored."""
     default_scope = _maybe_scope(scope)
-    lines = _read_lines(file)
-    items, line_of, failures = (
-        _parse_lines(lines) if fmt == "jsonl" else _adapt(fmt, lines, default_scope is not None)
-    )
-    with _brain(ctx) as rv:
-        stored, duplicates, errors = _ingest_all(rv, items, default_scope)
+    lines, unreadable = _read_lines(file)
+    items, line_of, failures = _parse(fmt, lines, default_scope is not None)
+    failures = failures + unreadable
+    with _brain(ctx, create=True) as rv:
+        stored, duplicates, errors = _ingest_all(rv, items, line_of, default_scope)
     failures = sorted(failures + [(line_of[i], field, reason) for i, field, reason in errors])
     err = _console(stderr=True)
     for number, field, reason in failures:
@@ -282,18 +293,21 @@ def dream(
 ) -> None:
     """Run a dream cycle for one scope, or for every scope with pending episodes."""
     target, at = _maybe_scope(scope), _now(now)
+    failed = None
     with _brain(ctx) as rv:
         if target is None:
-            reports = rv.dream_all(now=at, dry_run=dry_run, review=review)
+            reports, failed = partial(lambda: rv.dream_all(now=at, dry_run=dry_run, review=review))
         else:
             reports = [rv.dream(target, now=at, dry_run=dry_run, review=review)]
     if as_json:
         _emit_json([r.model_dump(mode="json") for r in reports])
-        return
-    if not reports:
-        typer.echo("nothing to dream: no scope has pending episodes")
-    for report in reports:
-        _console().print(report_table(report))
+    else:
+        if not reports and failed is None:
+            typer.echo("nothing to dream: no scope has pending episodes")
+        for report in reports:
+            _console().print(report_table(report))
+    if failed is not None:
+        _fail(failed)
 
 
 @app.command()
@@ -499,8 +513,8 @@ def main() -> None:
     """Console-script entry point."""
     try:
         app()
-    except ReverieError as exc:  # a command that forgot _brain(); still no traceback
+    except REPORTED as exc:  # a command that forgot _brain(); no traceback
         try:
-            _fail(exc)
+            _fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
         except typer.Exit as done:
             sys.exit(done.exit_code)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -24,7 +24,11 @@ from rich.text import Text
 
 from reverie.engine import Reverie
 from reverie.errors import ReverieError
+from reverie.isolate import partial
 from reverie.models import Cycle, CycleReport, Scope, now_utc
+
+if TYPE_CHECKING:
+    from reverie.archive import ArchiveRun
 
 __all__ = ["archive_app", "register", "report_view"]
 
@@ -197,14 +201,18 @@ def export_training(
 
     scopes = _scopes(scope)
     with _brain(ctx) as rv:
-        done = write_training(rv.store, out, scopes, min_confidence=min_confidence)
+        done, failed = partial(
+            lambda: write_training(rv.store, out, scopes, min_confidence=min_confidence)
+        )
     if as_json:
         _emit({**asdict(done), "path": str(done.path)})
-        return
-    typer.echo(
-        f"wrote {done.rows} rows ({done.episodes} cited episodes, {done.scopes} scopes,"
-        f" {done.bytes:,} bytes) to {done.path}"
-    )
+    else:
+        typer.echo(
+            f"wrote {done.rows} rows ({done.episodes} cited episodes, {done.scopes} scopes,"
+            f" {done.bytes:,} bytes) to {done.path}"
+        )
+    if failed is not None:
+        _fail(failed)
 
 
 # -- archive ---------------------------------------------------------------------------------
@@ -240,10 +248,16 @@ def archive(
         return
     scopes, at = _scopes(scope), _now(now)
     with _brain(ctx) as rv:
-        run = Archive(rv.store).run(age, at, apply=apply, scopes=scopes)
+        run, failed = partial(lambda: Archive(rv.store).run(age, at, apply=apply, scopes=scopes))
     if as_json:
         _emit({**asdict(run), "bytes_cold": run.bytes_cold})
-        return
+    else:
+        _archive_view(run)
+    if failed is not None:
+        _fail(failed)
+
+
+def _archive_view(run: ArchiveRun) -> None:
     table = _table(
         f"archive ({'applied' if run.applied else 'dry run'}) · before {run.cutoff:%Y-%m-%d}",
         "bundle",

@@ -54,7 +54,7 @@ def serve_command(
     err = Console(stderr=True, highlight=False)
     if host not in _LOCAL_HOSTS:
         err.print(Text(f"warning: listening on {host}: reachable from other machines", "yellow"))
-    with _brain(ctx) as rv:
+    with _brain(ctx, create=True) as rv:  # the service takes episodes
         app = create_app(rv, max_body_bytes=max_body)
         err.print(Text(f"dashboard: http://{host}:{port}/dashboard/  (keys: reverie keys create)"))
         uvicorn.run(app, host=host, port=port, log_level=log_level, ws="none")
@@ -73,7 +73,7 @@ def mcp_command(
     from reverie.cli import _brain, _maybe_scope
 
     bound = _maybe_scope(scope)
-    with _brain(ctx) as rv:
+    with _brain(ctx, create=True) as rv:  # remember stores episodes
         from reverie.mcp import serve_stdio
 
         serve_stdio(rv, bound)
@@ -99,7 +99,7 @@ def create_key(
     """Create a key and print its token once (only a salted hash is stored)."""
     from reverie.cli import _brain
 
-    with _brain(ctx) as rv:
+    with _brain(ctx, create=True) as rv:  # the first step of setting up a service
         key, token = rv.keys.create(tenant, agent=agent, rights=rights, name=name)
     if as_json:
         typer.echo(json.dumps({**key.public(), "token": token}, indent=2))

@@ -27,12 +27,14 @@ from reverie.dream.undo import UndoReport, plan_undo
 from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
 from reverie.intake import IngestClock, admit
+from reverie.isolate import describe, each_scope, raise_failures, readable
 from reverie.models import (
     Cycle,
     CycleReport,
     Episode,
     Lineage,
     Page,
+    PageStatus,
     Recall,
     Revision,
     Scope,
@@ -58,6 +60,12 @@ log = logging.getLogger("reverie")
 DREAM_ATTEMPTS = 3
 """A cycle that loses a race with another process's cycle of the same scope (its commit finds the
 checkpoint moved) runs again on the new state; model answers are cached, so the rerun is cheap."""
+
+
+ITEM_ERRORS = (Conflict, ValueError, TypeError, OverflowError, RecursionError)
+"""What one item can make a batch's append raise: the batch is retried item by item and only
+the items that raise again are reported. A failure of the store itself (:class:`StoreError`,
+the disk full) is not an item's fault and propagates: the batches before it stay stored."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,14 @@ def open_store(target: str | Path) -> Store:
             "db", f"unsupported database URL {text!r}; give a file path or sqlite:///path"
         )
     return SQLiteStore(text)
+
+
+def _status(status: str) -> str:
+    try:
+        return str(PageStatus(status))
+    except ValueError:
+        known = ", ".join(str(s) for s in PageStatus)
+        raise InvalidInput("status", f"{status!r} is not a page status ({known}, or all)") from None
 
 
 class Reverie:
@@ -234,14 +250,19 @@ class Reverie:
     def _append_batch(self, batch: list[tuple[int, Episode]], result: IngestResult) -> None:
         try:
             stored = self.store.append([ep for _i, ep in batch])
-        except Conflict:
+        except ITEM_ERRORS:
             for index, ep in batch:  # find the culprit(s); the rest still land
-                try:
-                    self._count(self.store.append([ep]), 1, result)
-                except Conflict as exc:
-                    result.errors.append(IngestError(index, "id", str(exc)))
+                self._append_one(index, ep, result)
             return
         self._count(stored, len(batch), result)
+
+    def _append_one(self, index: int, ep: Episode, result: IngestResult) -> None:
+        try:
+            self._count(self.store.append([ep]), 1, result)
+        except Conflict as exc:
+            result.errors.append(IngestError(index, "id", str(exc)))
+        except ITEM_ERRORS as exc:
+            result.errors.append(IngestError(index, "item", f"cannot be stored: {describe(exc)}"))
 
     @staticmethod
     def _count(stored: list[Episode], asked: int, result: IngestResult) -> None:
@@ -325,11 +346,19 @@ class Reverie:
         self, *, now: datetime | None = None, dry_run: bool = False, review: bool = False
     ) -> list[CycleReport]:
         """One cycle for every scope that has episodes waiting; a scope whose plan awaits review
-        is skipped (issue 4, point 8) unless ``dry_run``."""
+        is skipped (issue 4, point 8) unless ``dry_run``.
+
+        A scope whose cycle fails changes nothing and stops no other: every other scope is
+        dreamed, then :class:`~reverie.errors.ScopesFailed` names the failures and carries the
+        other scopes' reports as ``done``.
+        """
         scopes = self.store.pending_scopes()
         if not dry_run:
             scopes = [s for s in scopes if _review.waiting_plan(self.store, s) is None]
-        return [self.dream(s, now=now, dry_run=dry_run, review=review) for s in scopes]
+        reports, failures = each_scope(
+            scopes, lambda s: self.dream(s, now=now, dry_run=dry_run, review=review), "dream"
+        )
+        return raise_failures("dream", failures, reports)
 
     def undo(self, cycle_id: str, *, now: datetime | None = None) -> UndoReport:
         """Restore every page ``cycle_id`` touched and make its episodes eligible again."""
@@ -410,7 +439,8 @@ class Reverie:
         )
 
     def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]:
-        return self.store.pages(Scope.parse(scope), None if status is None else [status])
+        """The pages of ``scope`` with ``status`` (active, superseded, retired; None: all)."""
+        return self.store.pages(Scope.parse(scope), None if status is None else [_status(status)])
 
     def page(self, page_id: str) -> Page:
         return self.store.page(page_id)
@@ -427,7 +457,7 @@ class Reverie:
         return Lineage(
             page=page,
             revisions=revisions,
-            episodes=resolve_archived(self.store, self.store.episodes(cited)),  # issue 6
+            episodes=readable(resolve_archived(self.store, self.store.episodes(cited))),
             cited_pages=pages,
         )
 
@@ -440,7 +470,7 @@ class Reverie:
     # -- service (issue 7) ------------------------------------------------------------------
 
     def episode(self, episode_id: str) -> Episode:
-        return resolve_archived(self.store, [self.store.episode(episode_id)])[0]  # issue 6
+        return readable(resolve_archived(self.store, [self.store.episode(episode_id)]))[0]
 
     @property
     def keys(self) -> KeyRing:

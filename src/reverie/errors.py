@@ -16,7 +16,9 @@ The tree::
     ├── LLMError              a model call failed (network, status, retries exhausted)
     │   └── LLMBadOutput      the model answered, but not with JSON matching the schema
     ├── StoreError            the database failed or is not what we expect
-    │   └── MigrationError    the schema cannot be brought up to date
+    │   ├── MigrationError    the schema cannot be brought up to date
+    │   └── ArchiveUnreadable an archive bundle the database names is missing or altered
+    ├── ScopesFailed          a multi-scope operation did every scope it could; names the rest
     └── MissingExtra          an optional dependency is not installed; names the extra
 
 Edges (CLI, HTTP) turn these into messages and exit or status codes; they never leak a traceback
@@ -25,7 +27,10 @@ for a ``ReverieError``.
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 __all__ = [
+    "ArchiveUnreadable",
     "Conflict",
     "GroupDeferred",
     "InvalidInput",
@@ -40,9 +45,12 @@ __all__ = [
     "PlanRejected",
     "PlanStale",
     "ReverieError",
+    "ScopesFailed",
     "StoreError",
     "UndoRefused",
 ]
+
+T = TypeVar("T")
 
 
 class ReverieError(Exception):
@@ -162,6 +170,44 @@ class StoreError(ReverieError):
 
 class MigrationError(StoreError):
     """The schema could not be migrated."""
+
+
+class ArchiveUnreadable(StoreError):
+    """An archive bundle holding episodes of this database cannot be read back as written.
+
+    ``bundle`` is its ``sha256:`` name, ``where`` the file it should be; the episodes it holds
+    exist nowhere else, so the remedy is putting that file back, never dropping the stubs.
+    """
+
+    def __init__(self, bundle: str, where: str, problem: str) -> None:
+        self.bundle = bundle
+        self.where = where
+        super().__init__(
+            f"archive bundle {bundle} {problem} ({where}); its episodes are archived in it, so"
+            " put that file back from a backup (it must hash to its name); `reverie archive"
+            " list` shows every bundle this database expects"
+        )
+
+
+class ScopesFailed(ReverieError, Generic[T]):
+    """A multi-scope operation (dream all, archive, export) went on past failing scopes.
+
+    Every other scope was done; ``done`` is the operation's usual result for them and
+    ``failures`` maps each failing scope's key to why it failed.
+    """
+
+    def __init__(self, operation: str, failures: dict[str, str], done: T) -> None:
+        self.operation = operation
+        self.failures = failures
+        self.done = done
+        listed = "; ".join(f"{key}: {why}" for key, why in failures.items())
+        super().__init__(
+            f"{operation} failed for {len(failures)} scope(s), the others went on: {listed}"
+        )
+
+    def lines(self) -> list[str]:
+        """One line per failing scope."""
+        return [f"{self.operation} of {key} failed: {why}" for key, why in self.failures.items()]
 
 
 class MissingExtra(ReverieError, ImportError):

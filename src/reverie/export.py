@@ -13,13 +13,14 @@ Deterministic: the same brain gives the same bytes — scopes by key, pages by i
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reverie.archive import resolve
+from reverie.files import write_atomically
+from reverie.isolate import each_scope, raise_failures
 from reverie.models import Episode, Page, Scope
 from reverie.redact import redact
 from reverie.store.base import Store
@@ -80,17 +81,27 @@ def _row(page: Page, episodes: Sequence[Episode]) -> dict[str, Any]:
     }
 
 
+def _scope_rows(store: Store, scope: Scope, min_confidence: float) -> list[dict[str, Any]]:
+    rows = []
+    for page in sorted(store.pages(scope, ["active"]), key=lambda p: p.id):
+        if page.confidence < min_confidence:
+            continue
+        episodes = resolve(store, store.episodes(page.citations))
+        if episodes:
+            rows.append(_row(page, episodes))
+    return rows
+
+
+def _sorted_scopes(store: Store, scopes: Sequence[Scope] | None) -> list[Scope]:
+    return sorted(scopes if scopes is not None else store.scopes(), key=lambda s: s.key)
+
+
 def training_rows(
     store: Store, scopes: Sequence[Scope] | None = None, *, min_confidence: float = 0.0
 ) -> Iterator[dict[str, Any]]:
     """One chat row per active page (with at least ``min_confidence``), deterministic order."""
-    for scope in sorted(scopes if scopes is not None else store.scopes(), key=lambda s: s.key):
-        for page in sorted(store.pages(scope, ["active"]), key=lambda p: p.id):
-            if page.confidence < min_confidence:
-                continue
-            episodes = resolve(store, store.episodes(page.citations))
-            if episodes:
-                yield _row(page, episodes)
+    for scope in _sorted_scopes(store, scopes):
+        yield from _scope_rows(store, scope, min_confidence)
 
 
 def write_training(
@@ -100,18 +111,25 @@ def write_training(
     *,
     min_confidence: float = 0.0,
 ) -> TrainingExport:
-    """Write :func:`training_rows` to ``out`` (atomically) and say what was written."""
-    rows = list(training_rows(store, scopes, min_confidence=min_confidence))
+    """Write :func:`training_rows` to ``out`` (atomically) and say what was written.
+
+    A scope that cannot be exported (an archive bundle it cites is missing, say) is left out
+    and the others are written; then :class:`~reverie.errors.ScopesFailed` names it, with the
+    export of the rest as ``done``.
+    """
+    chosen = _sorted_scopes(store, scopes)
+    per_scope, failures = each_scope(
+        chosen, lambda s: _scope_rows(store, s, min_confidence), "export training"
+    )
+    rows = [row for scope_rows in per_scope for row in scope_rows]
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
     data = text.encode()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, out)
-    return TrainingExport(
+    write_atomically(out, data)
+    done = TrainingExport(
         path=out,
         rows=len(rows),
         scopes=len({r["metadata"]["scope"] for r in rows}),
         episodes=sum(len(r["metadata"]["episodes"]) for r in rows),
         bytes=len(data),
     )
+    return raise_failures("export training", failures, done)

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reverie.errors import InvalidInput
-from reverie.models import Episode, Scope
+from reverie.models import Episode, Scope, check_metadata
 
 __all__ = ["IngestClock", "admit"]
 
@@ -36,9 +36,19 @@ class IngestClock:
         return cls(given, (given or wall) + timedelta(seconds=skew_s), skew_s)
 
 
+def _recheck(ep: Episode) -> Episode:
+    """An :class:`Episode` built by the caller was validated when made, but its metadata is a
+    mutable dict: the limits (:mod:`reverie.limits`) are checked again as it is admitted."""
+    try:
+        check_metadata(ep.metadata)
+    except ValueError as exc:
+        raise InvalidInput("metadata", str(exc)) from None
+    return ep
+
+
 def _parse(item: Episode | dict[str, Any], scope: Scope | None, clock: IngestClock) -> Episode:
     if isinstance(item, Episode):
-        return item
+        return _recheck(item)
     if isinstance(item, dict):
         if scope is not None and "scope" not in item:
             item = {**item, "scope": scope}

@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +42,7 @@ from reverie.dream.apply import WriteContext, _next
 from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import InvalidInput, NotFound
+from reverie.files import write_atomically
 from reverie.frontmatter import FrontMatterError, dump, split
 from reverie.hashing import short_id
 from reverie.journal import render_journal
@@ -113,28 +112,13 @@ class ImportReport:
 def atomic_write(
     path: Path, data: bytes, *, before_replace: Callable[[Path], None] | None = None
 ) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix.
+    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix
+    (:func:`reverie.files.write_atomically`: a fresh temporary name, no links followed, only
+    regular files replaced).
 
     ``before_replace`` (issue 9: the crash harness kills there) is called with the temporary
     file once it holds every byte, before the rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if before_replace is not None:
-            before_replace(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if hasattr(os, "O_DIRECTORY"):
-        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+    write_atomically(path, data, field="directory", before_replace=before_replace)
 
 
 def _real_folder(directory: Path) -> Path:
@@ -436,34 +420,64 @@ def _collect_edits(
     return edits
 
 
+_Accepted = tuple[_Edit, PageWrite, Episode | None]
+
+
+def _one_file_per_page(accepted: list[_Accepted], report: ImportReport) -> list[_Accepted]:
+    """Two files that would each revise one page cannot both be its next revision: neither is
+    imported, and the problem names them both."""
+    by_page: dict[str, list[_Accepted]] = {}
+    for item in accepted:
+        by_page.setdefault(item[0].page.id, []).append(item)
+    for page_id, same in by_page.items():
+        if len(same) > 1:
+            files = ", ".join(str(edit.path) for edit, _w, _h in same)
+            report.problems.append(
+                f"{files}: all edit page {page_id}; none of them was imported (keep one file"
+                " per page: merge the edits into one and import again)"
+            )
+    return [item for item in accepted if len(by_page[item[0].page.id]) == 1]
+
+
+def _accept(edit: _Edit, ctx: WriteContext, store: Store, report: ImportReport) -> _Accepted | None:
+    """The revision one edited file makes, or None (reported, or a change of layout only)."""
+    scope, now = ctx.scope, ctx.now
+    added = any(not ids for _t, ids in edit.claims)
+    if added and scope.is_org:
+        report.problems.append(
+            f"{edit.path}: page {edit.page.id}: a new line needs an episode as its evidence,"
+            " and the org brain takes none (it is written only by promotion); add the line"
+            " to the source page in its agent's mirror, or cite existing episode ids"
+        )
+        return None
+    human = _human_episode(edit, scope, now) if added else None
+    try:
+        rev = _edited_revision(edit, ctx, human, store)
+    except InvalidInput as exc:
+        report.problems.append(f"{edit.path}: page {edit.page.id}: {exc}")
+        return None
+    if rev.hash == edit.page.revision.hash:
+        report.unchanged += 1  # a change of layout only
+        return None
+    return edit, PageWrite(scope, edit.page.topic_key, rev, edit.page.revision.number), human
+
+
 def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetime) -> ImportReport:
     """New ``human`` revisions for the files a person edited since the export (one transaction)."""
+    if not (directory / FOLDER).is_dir():
+        raise InvalidInput(
+            "directory",
+            f"{directory} holds no {FOLDER}/ folder (or does not exist); give the folder"
+            " `reverie export markdown` wrote",
+        )
     report = ImportReport(directory=str(directory))
     cycle_id = new_cycle_id(now)
     ctx = WriteContext(scope, cycle_id, now, {}, author="human")
-    changes: list[tuple[str, PageWrite, int]] = []
-    humans: list[Episode] = []
-    for edit in _collect_edits(store, scope, directory, report):
-        added = any(not ids for _t, ids in edit.claims)
-        if added and scope.is_org:
-            report.problems.append(
-                f"{edit.path}: page {edit.page.id}: a new line needs an episode as its evidence,"
-                " and the org brain takes none (it is written only by promotion); add the line"
-                " to the source page in its agent's mirror, or cite existing episode ids"
-            )
-            continue
-        human = _human_episode(edit, scope, now) if added else None
-        try:
-            rev = _edited_revision(edit, ctx, human, store)
-        except InvalidInput as exc:
-            report.problems.append(f"{edit.path}: page {edit.page.id}: {exc}")
-            continue
-        if rev.hash == edit.page.revision.hash:
-            report.unchanged += 1  # a change of layout only
-            continue
-        humans += [human] if human else []
-        write = PageWrite(scope, edit.page.topic_key, rev, edit.page.revision.number)
-        changes.append(("revised", write, 1 if human else 0))
+    edits = _collect_edits(store, scope, directory, report)
+    accepted = [a for e in edits if (a := _accept(e, ctx, store, report)) is not None]
+    accepted = _one_file_per_page(accepted, report)
+    changes = [("revised", write, 1 if human else 0) for _e, write, human in accepted]
+    humans = [human for _e, _w, human in accepted if human]
     if not changes:
         return report
     base = one_page_change(

@@ -13,12 +13,13 @@ import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Self, TypeVar
+from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StringConstraints,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -27,6 +28,14 @@ from pydantic import (
 
 from reverie.errors import InvalidInput, InvalidScope
 from reverie.hashing import canonical_json, content_hash
+from reverie.limits import (
+    MAX_ENTITY,
+    MAX_METADATA_BYTES,
+    MAX_METADATA_DEPTH,
+    MAX_TEXT,
+    MAX_TOOL,
+    json_depth,
+)
 
 __all__ = [
     "ORG_AGENT",
@@ -52,6 +61,7 @@ __all__ = [
     "Revision",
     "Scope",
     "ScopeLike",
+    "check_metadata",
     "meta_fields",
     "parse_model",
     "recall_weight",
@@ -61,7 +71,6 @@ __all__ = [
     "utc",
 ]
 
-MAX_TEXT = 64_000
 M = TypeVar("M", bound=BaseModel)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
 ORG_AGENT = "_org"
@@ -82,7 +91,7 @@ def now_utc() -> datetime:
 def _first_error(exc: ValidationError) -> InvalidInput:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or "input"
-    return InvalidInput(field, err["msg"])
+    return InvalidInput(field, str(err["msg"]).removeprefix("Value error, "))
 
 
 def parse_model(cls: type[M], data: Any) -> M:
@@ -214,6 +223,25 @@ def _clean_list(values: list[str]) -> list[str]:
     return list(seen)
 
 
+_Tool = Annotated[str, StringConstraints(max_length=MAX_TOOL)]
+_Entity = Annotated[str, StringConstraints(max_length=MAX_ENTITY)]
+
+
+def check_metadata(value: dict[str, Any]) -> None:
+    """Plain JSON within :mod:`reverie.limits`: depth first, since encoding a value nested
+    past the interpreter's recursion limit would itself fail."""
+    if json_depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise ValueError(f"is nested more than {MAX_METADATA_DEPTH} levels deep")
+    try:
+        encoded = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+        _check_utf8(encoded)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"must be plain JSON (objects, arrays, strings, numbers): {exc}") from None
+    size = len(encoded.encode("utf-8"))
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"is {size:,} bytes as JSON; at most {MAX_METADATA_BYTES:,} are accepted")
+
+
 class Episode(BaseModel):
     """One immutable record of experience.
 
@@ -226,7 +254,7 @@ class Episode(BaseModel):
     id: str = Field(default_factory=lambda: f"ep_{uuid.uuid4().hex}", min_length=1, max_length=128)
     seq: int | None = None
     scope: Scope
-    session_id: str | None = Field(default=None, max_length=256)
+    session_id: str | None = Field(default=None, max_length=MAX_TOOL)
     created_at: datetime = Field(default_factory=now_utc)
     situation: str = Field(default="", max_length=MAX_TEXT)
     action: str = Field(default="", max_length=MAX_TEXT)
@@ -235,9 +263,9 @@ class Episode(BaseModel):
     error: str | None = Field(default=None, max_length=MAX_TEXT)
     lesson: str | None = Field(default=None, max_length=MAX_TEXT)
     importance: int | None = Field(default=None, ge=1, le=10)
-    category: str | None = Field(default=None, max_length=256)
-    tools: list[str] = Field(default_factory=list, max_length=256)
-    entities: list[str] = Field(default_factory=list, max_length=1024)
+    category: str | None = Field(default=None, max_length=MAX_TOOL)
+    tools: list[_Tool] = Field(default_factory=list, max_length=256)
+    entities: list[_Entity] = Field(default_factory=list, max_length=1024)
     metadata: dict[str, Any] = Field(default_factory=dict)
     consolidated_in: str | None = None
 
@@ -266,14 +294,8 @@ class Episode(BaseModel):
     @field_validator("metadata")
     @classmethod
     def _json_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if not value:
-            return value
-        try:
-            _check_utf8(json.dumps(value, allow_nan=False, ensure_ascii=False))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"must be plain JSON (objects, arrays, strings, numbers): {exc}"
-            ) from None
+        if value:
+            check_metadata(value)
         return value
 
     @field_validator("id")

@@ -54,6 +54,8 @@ class VerifyReport:
     pages: int = 0
     revisions: int = 0
     problems: list[str] = field(default_factory=list)
+    integrity: str = "ok"
+    """What the database's own integrity check said of its file (``ok`` when sound)."""
 
     @property
     def ok(self) -> bool:
@@ -76,9 +78,20 @@ def _check_page(revisions: Sequence[Revision], current: Revision) -> list[str]:
     return problems
 
 
+def _integrity(store: Store) -> str:
+    try:
+        return store.integrity_check()
+    except Exception as exc:  # a file too damaged to check is the answer, not a crash
+        return f"{type(exc).__name__}: {exc}"
+
+
 def verify(store: Store, scopes: Sequence[Scope]) -> VerifyReport:
-    """Re-derive the hash of every revision of every page of ``scopes``."""
-    report = VerifyReport()
+    """The database's own integrity check of its file (SQLite's ``PRAGMA integrity_check``:
+    a page of zeros inside the file hashes nothing we wrote, so only it can see one), then the
+    hash of every revision of every page of ``scopes`` re-derived."""
+    report = VerifyReport(integrity=_integrity(store))
+    if report.integrity != "ok":
+        report.problems.append(f"database integrity check failed: {report.integrity}")
     for scope in scopes:
         for page in store.pages(scope, None):
             revisions = store.revisions(page.id)

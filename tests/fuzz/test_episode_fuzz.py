@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from reverie import InvalidInput, Reverie, ReverieError
 from reverie.cli import app
+from reverie.limits import MAX_METADATA_DEPTH
 
 FIELDS = [
     "id", "scope", "session_id", "created_at", "situation", "action", "outcome",
@@ -110,3 +111,57 @@ def test_lone_surrogates_and_unserialisable_metadata_are_input_errors(tmp_path: 
         with pytest.raises(InvalidInput, match="metadata"):
             rv.remember({"scope": "acme/coder", "situation": "s", "metadata": {"when": object()}})
         assert rv.status().episodes == 0
+
+
+def _nest(shape: list[bool]) -> Any:
+    """Metadata as deep as ``shape`` is long: an array where True, an object where False."""
+    value: Any = "leaf"
+    for is_list in shape:
+        value = [value] if is_list else {"k": value}
+    return {"m": value}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.lists(st.booleans(), max_size=1500))
+def test_metadata_of_any_depth_is_stored_readable_or_refused(
+    tmp_path_factory: pytest.TempPathFactory, shape: list[bool]
+) -> None:
+    with Reverie.open(tmp_path_factory.mktemp("deep") / "d.db") as rv:
+        try:
+            stored = rv.remember(
+                {"scope": "acme/coder", "situation": "s", "metadata": _nest(shape)}
+            )
+        except InvalidInput as exc:
+            assert exc.field == "metadata" and "levels deep" in exc.reason
+            assert len(shape) + 1 > MAX_METADATA_DEPTH
+        else:
+            assert len(shape) + 1 <= MAX_METADATA_DEPTH
+            assert json.loads(rv.episode(stored.id).model_dump_json())["metadata"]
+
+
+line_bytes = st.one_of(
+    payloads.map(lambda p: json.dumps(p, ensure_ascii=False).encode("utf-8", "surrogatepass")),
+    st.binary(max_size=40),
+    st.sampled_from(["\u2028", "\u2029", "\x85", "\r"]).map(
+        lambda sep: json.dumps(
+            {"scope": "acme/coder", "situation": f"a{sep}b"}, ensure_ascii=False
+        ).encode()
+    ),
+    st.integers(min_value=1, max_value=50_000).map(lambda n: b"[" * n + b"]" * n),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(line_bytes.map(lambda b: b.replace(b"\n", b" ")), min_size=1, max_size=6))
+def test_every_reported_line_number_is_a_line_of_the_file(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes]
+) -> None:
+    folder = tmp_path_factory.mktemp("lines")
+    source = folder / "in.jsonl"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    result = CliRunner().invoke(app, ["--db", str(folder / "c.db"), "ingest", str(source)])
+    assert result.exit_code in (0, 1), result.output
+    reported = [int(line.split()[1].rstrip(":")) for line in result.stderr.splitlines()
+                if line.startswith("line ")]  # fmt: skip
+    assert all(1 <= n <= len(lines) for n in reported)
+    assert len(set(reported)) == len(reported)

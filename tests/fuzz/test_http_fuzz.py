@@ -24,6 +24,7 @@ pytest.importorskip("uvicorn")
 import httpx
 
 from reverie import Reverie
+from reverie.limits import MAX_METADATA_DEPTH
 from reverie.server import create_app
 from tests.fuzz.test_episode_fuzz import payloads, values
 from tests.server.conftest import start_server, stop_server
@@ -128,3 +129,21 @@ def test_oversized_body_is_413_with_the_error_shape(api: httpx.Client) -> None:
     response = api.post("/v1/episodes", content=big)
     assert response.status_code == 413
     _names_the_problem(response)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=HEALTH)
+@given(levels=st.integers(min_value=1, max_value=3000), as_list=st.booleans())
+def test_metadata_nested_any_depth_is_a_record_or_a_4xx(
+    api: httpx.Client, levels: int, as_list: bool
+) -> None:
+    opening, closing = ("[", "]") if as_list else ('{"k": ', "}")
+    deep = opening * levels + "1" + closing * levels
+    body = '{"scope": "acme/coder", "situation": "deep", "metadata": {"m": ' + deep + "}}"
+    headers = {"Content-Type": "application/json"}
+    response = api.post("/v1/episodes", content=body.encode(), headers=headers)
+    _names_the_problem(response)
+    assert response.status_code in (201, 400, 422)
+    assert (response.status_code == 201) == (levels + 1 <= MAX_METADATA_DEPTH)
+    if response.status_code == 201:
+        assert api.get(f"/v1/episodes/{response.json()['id']}").status_code == 200
+    _kept(api)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reverie.hashing import short_id
+from reverie.jsonl import parse_line
 
 __all__ = ["Lines", "Parsed", "episode_id", "excerpt", "looks_failed", "parse_jsonl", "text_of"]
 
@@ -43,9 +44,9 @@ def load_objects(lines: Lines, parsed: Parsed) -> list[tuple[int, dict[str, Any]
     found: list[tuple[int, dict[str, Any]]] = []
     for number, line in lines:
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            parsed.fail(number, "json", f"invalid JSON: {exc.msg} at column {exc.colno}")
+            value = parse_line(line)
+        except ValueError as exc:
+            parsed.fail(number, "json", str(exc))
             continue
         if not isinstance(value, dict):
             parsed.fail(number, "input", f"expected an object, got {type(value).__name__}")

@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from reverie.errors import (
+    ArchiveUnreadable,
     Conflict,
     InvalidInput,
     MissingExtra,
@@ -29,6 +30,7 @@ from reverie.errors import (
     StoreError,
     UndoRefused,
 )
+from reverie.limits import MAX_METADATA_DEPTH
 
 __all__ = ["ApiError", "install_handlers"]
 
@@ -59,6 +61,7 @@ _STATUS: list[tuple[type[ReverieError], int, str]] = [
     (Conflict, 409, "conflict"),
     (UndoRefused, 409, "undo_refused"),
     (MissingExtra, 501, "missing_extra"),
+    (ArchiveUnreadable, 503, "archive_unreadable"),  # a bundle to put back; names it
     (StoreError, 503, "store_error"),
 ]
 
@@ -100,8 +103,18 @@ def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return _body(422, "invalid_input", message, **first, problems=problems)
 
 
+_UNPARSED = "There was an error parsing the body"
+"""FastAPI's words for a body its JSON parser gave up on (nested past the recursion limit)."""
+
+
 def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 400 and exc.detail == _UNPARSED:
+        message = (
+            "the body could not be parsed as JSON (malformed, or nested far too deeply);"
+            f" send one JSON object, its metadata nested at most {MAX_METADATA_DEPTH} levels"
+        )
+        return _body(400, "invalid_body", message, field="body", reason=message)
     codes = {404: "not_found", 405: "method_not_allowed"}
     return _body(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
 

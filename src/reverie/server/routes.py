@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 
 from reverie import __version__
-from reverie.errors import InvalidInput
+from reverie.errors import InvalidInput, NotFound
 from reverie.keys import ApiKey, allows
 from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Recall, Revision, Scope
 from reverie.server.auth import Brain, Reader, Writer, ensure_visible, scope_for
@@ -120,11 +120,18 @@ def recall(body: RecallIn, rv: Brain, key: Reader) -> Recall:
 
 
 @router.post("/dreams", status_code=202, tags=["dreams"])
-def start_dream(body: DreamIn, runner: Runner, key: Writer) -> DreamOut:
-    """Start a dream cycle in the background; poll ``/v1/dreams/{cycle_id}`` for its report."""
-    job = runner.start(
-        scope_for(key, body.scope, write=True), dry_run=body.dry_run, review=body.review
-    )
+def start_dream(body: DreamIn, rv: Brain, runner: Runner, key: Writer) -> DreamOut:
+    """Start a dream cycle in the background; poll ``/v1/dreams/{cycle_id}`` for its report.
+
+    Only a scope that holds something can dream: a name never written to is a 404, and
+    leaves no trace (no scope row, no lease)."""
+    scope = scope_for(key, body.scope, write=True)
+    if scope not in rv.scopes():
+        raise NotFound(
+            f"no scope {scope.key}: nothing was ever stored there; append episodes first"
+            " (GET /v1/scopes lists the scopes this key can see)"
+        )
+    job = runner.start(scope, dry_run=body.dry_run, review=body.review)
     return DreamOut(**job.view())
 
 

@@ -1,0 +1,76 @@
+"""What the command line turns into one red line instead of a traceback.
+
+:class:`~reverie.errors.ReverieError` already says what to fix. The failures of the world
+around the library — the database file unreadable, read-only, corrupt or on a full disk, a
+path that cannot be written, input nested past the interpreter's recursion limit — arrive as
+``sqlite3.Error``, ``OSError`` or ``RecursionError``; :func:`edge_error` names the database
+and what to do for each. Commands that only read never create a database:
+:func:`refuse_missing` stops them before a folder or a file is made.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from reverie.errors import NotFound, ReverieError, StoreError
+
+__all__ = ["EDGE_ERRORS", "REPORTED", "edge_error", "refuse_missing", "sqlite_path"]
+
+EDGE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, RecursionError)
+REPORTED: tuple[type[Exception], ...] = (ReverieError, *EDGE_ERRORS)
+"""Everything a command reports in one red line (exit 2)."""
+
+_SQLITE_HINTS = [
+    ("readonly", "the database is read-only; give reverie write access to it and its folder"),
+    ("read-only", "the database is read-only; give reverie write access to it and its folder"),
+    ("disk is full", "the disk is full (or a file size limit was hit); free space and retry"),
+    (
+        "disk i/o error",
+        "the database could not be written (disk full, a file size limit, or a"
+        " failing disk); free space and retry",
+    ),
+    ("not a database", "this is not a Reverie database (not SQLite, or damaged); check --db"),
+    ("malformed", "the database file is damaged; restore it from a backup"),
+    ("unable to open", "the database cannot be opened; check the path and its permissions"),
+    ("locked", "another process holds the database; retry when it is done"),
+]
+
+
+def sqlite_path(db: str) -> Path | None:
+    """The file behind ``db`` when it names a SQLite file (not ``:memory:``, not a URL)."""
+    text = db.removeprefix("sqlite://") if db.startswith("sqlite://") else db
+    if text in ("", ":memory:", "/:memory:") or "://" in text:
+        return None
+    return Path(text)
+
+
+def refuse_missing(db: str) -> None:
+    """:class:`NotFound` when ``db`` is a SQLite file that does not exist."""
+    path = sqlite_path(db)
+    if path is not None and not path.exists():
+        raise NotFound(
+            f"no database at {path}; create it with `reverie init` (or `reverie ingest`),"
+            " or point --db / REVERIE_DB at an existing one"
+        )
+
+
+def _sqlite_message(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    for needle, hint in _SQLITE_HINTS:
+        if needle in text.lower():
+            return f"{hint} ({text})"
+    return f"the database failed: {text}"
+
+
+def edge_error(exc: BaseException, db: str | None) -> ReverieError:
+    """``exc`` as an error the CLI reports in one line."""
+    where = f"database {db}: " if db else ""
+    if isinstance(exc, sqlite3.Error):
+        return StoreError(where + _sqlite_message(exc))
+    if isinstance(exc, RecursionError):
+        return StoreError("a value is nested too deeply to process (RecursionError)")
+    if isinstance(exc, OSError):
+        target = f" {exc.filename}" if exc.filename else ""
+        return StoreError(f"cannot use{target}: {exc.strerror or exc}")
+    return StoreError(f"{type(exc).__name__}: {exc}")
