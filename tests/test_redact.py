@@ -271,3 +271,46 @@ def test_a_policy_outside_off_tag_redact_is_refused() -> None:
 def test_a_secret_wins_over_a_personal_data_tag() -> None:
     redactor = Redactor(RedactionConfig(email="tag"))
     assert redactor.text("https://bob:hunter2x@example.com") == f"https://bob:{MARK}@example.com"
+
+
+def test_the_engine_applies_its_policy_to_pages_and_recall(make_episode: EpisodeFactory) -> None:
+    from reverie.config import Config
+
+    config = Config(redaction=RedactionConfig(email="tag"))
+    with Reverie.open(":memory:", config=config) as rv:
+        lesson = "mail the release notes to ops-team@example.com before tagging"
+        rv.ingest([make_episode(lesson=lesson) for _ in range(3)])
+        rv.dream("acme/coder", now=datetime(2026, 11, 10, tzinfo=UTC))
+        page = rv.pages("acme/coder")[0].to_markdown()
+        assert "ops-team@example.com" not in page and "[EMAIL]" in page
+        found = rv.recall("release notes mail before tagging", "acme/coder")
+        assert found.items and "ops-team@example.com" not in found.text
+    with Reverie.open(":memory:") as rv:  # the default keeps personal data
+        rv.ingest([make_episode(lesson=lesson) for _ in range(3)])
+        rv.dream("acme/coder", now=datetime(2026, 11, 10, tzinfo=UTC))
+        assert "ops-team@example.com" in rv.pages("acme/coder")[0].to_markdown()
+
+
+# other shapes of the same leaks: names read by words, commands with their own password flags
+MORE_CONTEXTS = [
+    ('  - name: DB_PASSWORD\n    value: "pr0d-Passw0rd-2026"', "pr0d-Passw0rd-2026"),
+    ("PGPASSWORD='s3cr3t-Pa55' psql -h db -U app", "s3cr3t-Pa55"),
+    ('$env:API_TOKEN = "f3A9kL2mQ8xZ1pW7vB4n"', "f3A9kL2mQ8xZ1pW7vB4n"),
+    ("az login --service-principal -u http://app -p Zx8~Qw7.Er6-Ty5_Ui4", "Zx8~Qw7.Er6-Ty5_Ui4"),
+    ("sqlcmd -S db -U sa -P 'Str0ng!Pass'", "Str0ng!Pass"),
+    ("openssl enc -aes-256-cbc -k MyS3cr3tK3y! -in f", "MyS3cr3tK3y!"),
+    ("htpasswd -b .htpasswd admin Sup3rS3cret", "Sup3rS3cret"),
+    ("redis-cli -h cache -a Sup3rS3cr3t! ping", "Sup3rS3cr3t!"),
+    ("docker run -e POSTGRES_PASSWORD=hunter2hunter2 postgres", "hunter2hunter2"),
+    ("Password=P@ssw0rd123;Encrypt=true", "P@ssw0rd123"),
+    ("sentry_dsn = 'https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1'",
+     "0123456789abcdef0123456789abcdef"),
+    ("X-Amz-Signature=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+     "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "secret"), MORE_CONTEXTS)
+def test_other_contexts_are_redacted(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out and MARK in out

@@ -197,7 +197,9 @@ def export_training(
 
     scopes = _scopes(scope)
     with _brain(ctx) as rv:
-        done = write_training(rv.store, out, scopes, min_confidence=min_confidence)
+        done = write_training(
+            rv.store, out, scopes, min_confidence=min_confidence, redactor=rv.redactor
+        )
     if as_json:
         _emit({**asdict(done), "path": str(done.path)})
         return

@@ -21,7 +21,7 @@ from typing import Any
 
 from reverie.archive import resolve
 from reverie.models import Episode, Page, Scope
-from reverie.redact import redact
+from reverie.redact import DEFAULT, Redactor
 from reverie.store.base import Store
 
 __all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]
@@ -58,15 +58,15 @@ def _episode_block(ep: Episode) -> str:
     return "\n".join(lines)
 
 
-def _row(page: Page, episodes: Sequence[Episode]) -> dict[str, Any]:
+def _row(page: Page, episodes: Sequence[Episode], redactor: Redactor) -> dict[str, Any]:
     user = f"Episodes of {page.scope} about `{page.topic_key}`:\n\n" + "\n\n".join(
         _episode_block(ep) for ep in episodes
     )
     return {
         "messages": [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": redact(user)},
-            {"role": "assistant", "content": redact(page.to_markdown())},
+            {"role": "user", "content": redactor.text(user)},
+            {"role": "assistant", "content": redactor.text(page.to_markdown())},
         ],
         "metadata": {
             "scope": page.scope.key,
@@ -81,7 +81,11 @@ def _row(page: Page, episodes: Sequence[Episode]) -> dict[str, Any]:
 
 
 def training_rows(
-    store: Store, scopes: Sequence[Scope] | None = None, *, min_confidence: float = 0.0
+    store: Store,
+    scopes: Sequence[Scope] | None = None,
+    *,
+    min_confidence: float = 0.0,
+    redactor: Redactor = DEFAULT,
 ) -> Iterator[dict[str, Any]]:
     """One chat row per active page (with at least ``min_confidence``), deterministic order."""
     for scope in sorted(scopes if scopes is not None else store.scopes(), key=lambda s: s.key):
@@ -90,7 +94,7 @@ def training_rows(
                 continue
             episodes = resolve(store, store.episodes(page.citations))
             if episodes:
-                yield _row(page, episodes)
+                yield _row(page, episodes, redactor)
 
 
 def write_training(
@@ -99,9 +103,10 @@ def write_training(
     scopes: Sequence[Scope] | None = None,
     *,
     min_confidence: float = 0.0,
+    redactor: Redactor = DEFAULT,
 ) -> TrainingExport:
     """Write :func:`training_rows` to ``out`` (atomically) and say what was written."""
-    rows = list(training_rows(store, scopes, min_confidence=min_confidence))
+    rows = list(training_rows(store, scopes, min_confidence=min_confidence, redactor=redactor))
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
     data = text.encode()
     out.parent.mkdir(parents=True, exist_ok=True)

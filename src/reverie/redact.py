@@ -40,6 +40,7 @@ from reverie.redaction.commands import (
 )
 from reverie.redaction.context import (
     find_assignments,
+    find_name_value,
     find_prose,
     find_random,
     find_sql,
@@ -51,7 +52,7 @@ from reverie.redaction.pii import PII_CLASSES, find_pii
 if TYPE_CHECKING:
     from reverie.dream.plan import Plan
 
-__all__ = ["MARK", "Redactor", "Span", "redact", "redact_plan", "redact_value"]
+__all__ = ["DEFAULT", "MARK", "Redactor", "Span", "redact", "redact_plan", "redact_value"]
 
 MARK = "[REDACTED]"
 
@@ -92,6 +93,12 @@ _COMMAND_CUES = (
     "smbclient",
     "rpcclient",
     "smbmap",
+    "sqlcmd",
+    "bcp",
+    "osql",
+    "openssl",
+    "htpasswd",
+    "wandb",
     "curl",
     "wget",
     "http ",
@@ -107,6 +114,7 @@ _FINDERS: tuple[tuple[Finder, tuple[str, ...] | None], ...] = (
     (find_flags, _NAME_CUES),
     (find_command_secrets, _COMMAND_CUES),
     (find_assignments, _NAME_CUES),
+    (find_name_value, ("value:",)),
     (find_xml, ("</",)),
     (find_sql, ("identified", "password")),
     (find_prose, _NAME_CUES),
@@ -149,6 +157,11 @@ class Redactor:
             for name, policy in policies.items()
         }
         self._clean: set[str] = set()
+
+    @property
+    def handles_personal_data(self) -> bool:
+        """Whether any personal-data class is tagged or redacted (not ``off``)."""
+        return bool(self._pii)
 
     def spans(self, text: str) -> list[Span]:
         """The merged spans of ``text`` to replace, in order, none overlapping."""

@@ -39,7 +39,7 @@ _SHORT_FLAGS = [
     (re.compile(r"\bsshpass\b"), re.compile(rf"(?<!\S)-p[ \t]*{_VALUE}")),
     (re.compile(r"\bredis-cli\b"), re.compile(rf"(?<!\S)-a[ \t]+{_VALUE}")),
     (
-        re.compile(r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)\b[^\n]*\blogin\b"),
+        re.compile(r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|az)\b[^\n]*\blogin\b"),
         re.compile(rf"(?<!\S)-p[ \t]+(?!-){_VALUE}"),
     ),
     (
@@ -50,6 +50,16 @@ _SHORT_FLAGS = [
         re.compile(r"\bldap(?:search|add|modify|delete|passwd|whoami)\b"),
         re.compile(rf"(?<!\S)-w[ \t]+{_VALUE}"),
     ),
+    (re.compile(r"\b(?:sqlcmd|bcp|osql)\b"), re.compile(rf"(?<!\S)-P[ \t]+{_VALUE}")),
+    (
+        re.compile(r"\bopenssl\b"),
+        re.compile(rf"(?<!\S)(?:-k[ \t]+|-pass(?:in|out)?[ \t]+pass:){_VALUE}"),
+    ),
+    (
+        re.compile(r"\bhtpasswd\b"),
+        re.compile(rf"(?<!\S)-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+{_VALUE}"),
+    ),
+    (re.compile(r"\bwandb[ \t]+login\b"), re.compile(r"[ \t](?P<bare>[0-9a-f]{40})\b")),
     (
         re.compile(r"\b(?:smbclient|rpcclient|smbmap)\b"),
         re.compile(r"(?<!\S)-U[ \t]+[^\s%]+%(?P<bare>\S+)"),

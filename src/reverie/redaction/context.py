@@ -28,7 +28,14 @@ from reverie.redaction.judge import (
     secret_value,
 )
 
-__all__ = ["find_assignments", "find_prose", "find_random", "find_sql", "find_xml"]
+__all__ = [
+    "find_assignments",
+    "find_name_value",
+    "find_prose",
+    "find_random",
+    "find_sql",
+    "find_xml",
+]
 
 Found = Iterator[tuple[int, int, str]]
 
@@ -88,8 +95,8 @@ def _name_around(text: str, at: int) -> tuple[int, int] | None:
     found = _NAME.match(text, start)
     if found is None or not (text[start].isalpha() or text[start] == "_"):
         return None
-    if start > 0 and text[start - 1] in ":/":
-        return None
+    if start > 0 and text[start - 1] in ":/" and not text.endswith("$env:", 0, start):
+        return None  # inside a URL or an ARN; PowerShell's $env:NAME is a name
     return start, found.end()
 
 
@@ -134,6 +141,21 @@ def _reads_as_prose(text: str, m: re.Match[str], value: str) -> bool:
         return False
     rest = text[m.end("bare") : m.end("bare") + 2]  # the lookahead ends the match at the sep
     return rest.startswith(" ") and rest[1:].isalpha()
+
+
+_NAME_VALUE = re.compile(
+    r"\bname:[ \t]*[\"']?(?P<name>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*\n[ \t]*-?[ \t]*value:[ \t]*"
+    r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n]{1,500})(?P=q)|(?P<bare>[^\s#]{1,500}))"
+)
+
+
+def find_name_value(text: str) -> Found:
+    """A Kubernetes env entry: ``- name: DB_PASSWORD`` then ``value: …`` on the next line."""
+    for m in _NAME_VALUE.finditer(text):
+        strength = name_strength(m.group("name"))
+        group = "quoted" if m.group("quoted") is not None else "bare"
+        if strength is not None and secret_value(m.group(group), strength):
+            yield m.start(group), m.end(group), f"name_value:{strength.value}"
 
 
 def find_xml(text: str) -> Found:
