@@ -112,12 +112,14 @@ def _assigned(text: str, name: str, end: int) -> Found:
         return
     group = "quoted" if m.group("quoted") is not None else "bare"
     value = m.group(group)
+    if group == "bare":  # "…with KEY=abc123: it failed" — the colon ends the sentence's clause
+        value = value.rstrip(".:") or value
     if spaced and not _spaced_value(value):
         return
     if group == "bare" and (_reads_as_prose(text, m, value) or _nested(value)):
         return
     if secret_value(value, strength):
-        yield m.start(group), m.end(group), f"assignment:{strength.value}"
+        yield m.start(group), m.start(group) + len(value), f"assignment:{strength.value}"
 
 
 def _nested(value: str) -> bool:
