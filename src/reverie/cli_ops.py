@@ -202,7 +202,9 @@ def export_training(
     scopes = _scopes(scope)
     with _brain(ctx) as rv:
         done, failed = partial(
-            lambda: write_training(rv.store, out, scopes, min_confidence=min_confidence)
+            lambda: write_training(
+                rv.store, out, scopes, min_confidence=min_confidence, redactor=rv.redactor
+            )
         )
     if as_json:
         _emit({**asdict(done), "path": str(done.path)})

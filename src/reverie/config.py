@@ -9,12 +9,19 @@ import os
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
+
+from reverie.errors import InvalidInput
+
+PIIPolicy = Literal["off", "tag", "redact"]
 
 __all__ = [
     "Config",
     "DreamConfig",
     "MemoryConfig",
+    "PIIPolicy",
     "RecallConfig",
+    "RedactionConfig",
     "default_db_path",
     "resolve_db",
 ]
@@ -143,10 +150,35 @@ class RecallConfig:
     """Issue 6: also search the tenant's org brain (``tenant/_org``); its claims are labelled."""
 
 
+_PII_POLICIES = ("off", "tag", "redact")
+
+
+@dataclass(frozen=True)
+class RedactionConfig:
+    """What happens to personal data that is not a credential (docs/security.md).
+
+    Credentials are always redacted; these classes each get a policy: ``off`` keeps them,
+    ``tag`` replaces them with their class (``[EMAIL]``, ``[PHONE]``, ``[CARD]``) so a page still
+    says that an address was there, ``redact`` replaces them with ``[REDACTED]``. The policy
+    applies wherever Reverie redacts: pages a cycle writes, text sent to a model, recall's
+    episode excerpts, Markdown import and the training export.
+    """
+
+    email: PIIPolicy = "off"
+    phone: PIIPolicy = "off"
+    card: PIIPolicy = "off"
+
+    def __post_init__(self) -> None:
+        for name in ("email", "phone", "card"):
+            if getattr(self, name) not in _PII_POLICIES:
+                raise InvalidInput(f"redaction.{name}", "must be 'off', 'tag' or 'redact'")
+
+
 @dataclass(frozen=True)
 class Config:
     dream: DreamConfig = field(default_factory=DreamConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
+    redaction: RedactionConfig = field(default_factory=RedactionConfig)
 
 
 def default_db_path() -> Path:

@@ -43,6 +43,7 @@ from reverie.models import (
     utc,
 )
 from reverie.recall.vectors import VectorSearch, cached, index_scope
+from reverie.redact import Redactor
 from reverie.store.base import Changeset, Store, StoreStats
 from reverie.store.plans import PendingPlan
 from reverie.store.vectors import VectorStore
@@ -129,6 +130,8 @@ class Reverie:
     ) -> None:
         self.store = store
         self.config = config or Config()
+        self.redactor = Redactor(self.config.redaction)
+        """Redaction under this engine's policy: pages, recall, model prompts, training export."""
         # issue 3: a name ("auto", "minilm", "hashing", "openai:MODEL") or an Embedder; None
         # keeps recall lexical. Vectors are computed after cycles, never at ingest.
         self.embedder = resolve_embedder(embedder)
@@ -166,7 +169,8 @@ class Reverie:
         if distiller is None:
             from reverie.dream.llm_distill import llm_distiller_from_env
 
-            distiller = llm_distiller_from_env(cache=store)
+            redactor = Redactor((config or Config()).redaction)
+            distiller = llm_distiller_from_env(cache=store, redactor=redactor)
         return cls(store, config=config, embedder=embedder, distiller=distiller)
 
     def close(self) -> None:
@@ -278,6 +282,7 @@ class Reverie:
             config=self.config.dream,
             embedder=cached(self.store, self.embedder),
             on_phase=self._on_phase,
+            redactor=self.redactor,
         )
 
     def dream(
@@ -436,6 +441,7 @@ class Reverie:
             now=now,
             as_of=utc(as_of) if as_of is not None else None,
             vectors=self._vectors,
+            redactor=self.redactor,
         )
 
     def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]:

@@ -22,7 +22,7 @@ from reverie.archive import resolve
 from reverie.files import write_atomically
 from reverie.isolate import each_scope, raise_failures
 from reverie.models import Episode, Page, Scope
-from reverie.redact import redact
+from reverie.redact import DEFAULT, Redactor
 from reverie.store.base import Store
 
 __all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]
@@ -59,15 +59,15 @@ def _episode_block(ep: Episode) -> str:
     return "\n".join(lines)
 
 
-def _row(page: Page, episodes: Sequence[Episode]) -> dict[str, Any]:
+def _row(page: Page, episodes: Sequence[Episode], redactor: Redactor) -> dict[str, Any]:
     user = f"Episodes of {page.scope} about `{page.topic_key}`:\n\n" + "\n\n".join(
         _episode_block(ep) for ep in episodes
     )
     return {
         "messages": [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": redact(user)},
-            {"role": "assistant", "content": redact(page.to_markdown())},
+            {"role": "user", "content": redactor.text(user)},
+            {"role": "assistant", "content": redactor.text(page.to_markdown())},
         ],
         "metadata": {
             "scope": page.scope.key,
@@ -81,14 +81,16 @@ def _row(page: Page, episodes: Sequence[Episode]) -> dict[str, Any]:
     }
 
 
-def _scope_rows(store: Store, scope: Scope, min_confidence: float) -> list[dict[str, Any]]:
+def _scope_rows(
+    store: Store, scope: Scope, min_confidence: float, redactor: Redactor
+) -> list[dict[str, Any]]:
     rows = []
     for page in sorted(store.pages(scope, ["active"]), key=lambda p: p.id):
         if page.confidence < min_confidence:
             continue
         episodes = resolve(store, store.episodes(page.citations))
         if episodes:
-            rows.append(_row(page, episodes))
+            rows.append(_row(page, episodes, redactor))
     return rows
 
 
@@ -97,11 +99,15 @@ def _sorted_scopes(store: Store, scopes: Sequence[Scope] | None) -> list[Scope]:
 
 
 def training_rows(
-    store: Store, scopes: Sequence[Scope] | None = None, *, min_confidence: float = 0.0
+    store: Store,
+    scopes: Sequence[Scope] | None = None,
+    *,
+    min_confidence: float = 0.0,
+    redactor: Redactor = DEFAULT,
 ) -> Iterator[dict[str, Any]]:
     """One chat row per active page (with at least ``min_confidence``), deterministic order."""
     for scope in _sorted_scopes(store, scopes):
-        yield from _scope_rows(store, scope, min_confidence)
+        yield from _scope_rows(store, scope, min_confidence, redactor)
 
 
 def write_training(
@@ -110,6 +116,7 @@ def write_training(
     scopes: Sequence[Scope] | None = None,
     *,
     min_confidence: float = 0.0,
+    redactor: Redactor = DEFAULT,
 ) -> TrainingExport:
     """Write :func:`training_rows` to ``out`` (atomically) and say what was written.
 
@@ -119,7 +126,7 @@ def write_training(
     """
     chosen = _sorted_scopes(store, scopes)
     per_scope, failures = each_scope(
-        chosen, lambda s: _scope_rows(store, s, min_confidence), "export training"
+        chosen, lambda s: _scope_rows(store, s, min_confidence, redactor), "export training"
     )
     rows = [row for scope_rows in per_scope for row in scope_rows]
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)

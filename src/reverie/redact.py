@@ -2,127 +2,256 @@
 
 :func:`redact` replaces what looks like a credential with ``[REDACTED]`` and keeps the text around
 it, so a prompt or a claim still reads naturally ("export OPENAI_API_KEY=[REDACTED]"). It runs on
-every text sent to a model (:mod:`reverie.dream.llm_distill`) and on every text a cycle writes
-into a page (:func:`redact_plan`, called by :mod:`reverie.dream.cycle` for every distiller).
+every text sent to a model (:mod:`reverie.llm.prompts`), on every text a cycle writes into a page
+(:func:`redact_plan`, called by :mod:`reverie.dream.cycle` for every distiller), on recall's
+episode excerpts, on Markdown import and on the training export.
 
-It errs towards redacting: a false positive costs a few characters of a page, a false negative
-leaks a credential. Patterns match well-known token formats by their prefixes and lengths, PEM
-private keys, credentials inside URLs, bearer/basic authorization values, and assignments whose
-name says secret (``password=``, ``api_key:``, ``"token": "..."``). It never touches ids or
-content hashes Reverie itself produces (``ep_...``, ``pg_...``, ``sha256:...``).
+A secret is found in one of three ways (the rules live in :mod:`reverie.redaction`):
+
+1. by **shape** — a vendor's documented prefix and alphabet (``ghp_…``, ``AKIA…``, Slack and
+   Discord webhook URLs, PEM private key blocks, JWTs; :mod:`~reverie.redaction.formats`);
+2. by **context** — a name that says secret next to a value that is not plainly something else
+   (``DB_PASSWORD=…``, ``--api-key …``, ``mysql -pX``, ``curl -u user:pass``,
+   ``postgres://u:pass@h``, ``Authorization: …``, "the password is …";
+   :mod:`~reverie.redaction.context`, :mod:`~reverie.redaction.commands`,
+   :mod:`~reverie.redaction.judge`);
+3. by **randomness** alone — a long string whose alphabet, character classes and entropy say it
+   was drawn at random, outside public keys, labelled digests and Reverie's own ids
+   (:mod:`~reverie.redaction.entropy`).
+
+Every rule reports the span of the secret only; overlapping spans are merged and each replaced
+once, so redacting is idempotent (``redact(redact(t)) == redact(t)``). Personal data (e-mail,
+phone, card numbers) follows :class:`reverie.config.RedactionConfig`: kept by default, tagged
+(``[EMAIL]``) or redacted. The figures on a generated corpus are ``reverie bench redact``'s.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from reverie.config import RedactionConfig
+from reverie.redaction.commands import (
+    find_auth_headers,
+    find_command_secrets,
+    find_flags,
+    find_url_credentials,
+)
+from reverie.redaction.context import (
+    find_assignments,
+    find_name_value,
+    find_prose,
+    find_random,
+    find_sql,
+    find_xml,
+)
+from reverie.redaction.formats import find_formats
+from reverie.redaction.pii import PII_CLASSES, find_pii
 
 if TYPE_CHECKING:
     from reverie.dream.plan import Plan
 
-__all__ = ["MARK", "redact", "redact_plan"]
+__all__ = ["DEFAULT", "MARK", "Redactor", "Span", "redact", "redact_plan", "redact_value"]
 
 MARK = "[REDACTED]"
 
-_TOKENS = re.compile(
-    r"""
-    -----BEGIN[ A-Z0-9]*PRIVATE\ KEY(?:\ BLOCK)?-----.*?
-        (?:-----END[ A-Z0-9]*PRIVATE\ KEY(?:\ BLOCK)?-----|\Z)
-    | \bsk-ant-[A-Za-z0-9_-]{16,}
-    | \bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}
-    | \b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b
-    | \bgh[pousr]_[A-Za-z0-9]{30,}
-    | \bgithub_pat_[A-Za-z0-9_]{30,}
-    | \bglpat-[A-Za-z0-9_-]{20,}
-    | \bxox[abposr]-[A-Za-z0-9-]{10,}
-    | \bAIza[0-9A-Za-z_-]{35}
-    | \b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}
-    | \bhf_[A-Za-z0-9]{30,}
-    | \bnpm_[A-Za-z0-9]{36}
-    | \beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}
-    """,
-    re.S | re.X,
+Finder = Callable[[str], Iterator[tuple[int, int, str]]]
+_NAME_CUES = (
+    "pass",
+    "pw",
+    "pin",
+    "secret",
+    "token",
+    "key",
+    "cred",
+    "bearer",
+    "pat",
+    "connection",
+    "sig",
+    "salt",
+    "session",
+    "sid",
+    "cookie",
+    "auth",
+    "hmac",
+    "dsn",
+    "webhook",
+    "nonce",
+    "seed",
 )
-_AUTH = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{12,}", re.I)
-_URL_PASSWORD = re.compile(r"\b([a-z][a-z0-9+.-]*://[^\s:/@\"']*:)[^\s@/\"']+(@)", re.I)
-_SECRET_NAME = (
-    r"[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key"
-    r"|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key|client[_-]?secret"
-    r"|token(?!s)|credentials?)[A-Za-z0-9_.-]*"
+"""Every name :mod:`reverie.redaction.judge` reads as secret holds one of these (lower case)."""
+_COMMAND_CUES = (
+    "mysql",
+    "mariadb",
+    "mycli",
+    "sshpass",
+    "redis-cli",
+    "login",
+    "mongo",
+    "ldap",
+    "smbclient",
+    "rpcclient",
+    "smbmap",
+    "sqlcmd",
+    "bcp",
+    "osql",
+    "openssl",
+    "htpasswd",
+    "wandb",
+    "curl",
+    "wget",
+    "http ",
+    "https ",
+    "xh ",
+    "aria2c",
+    "lynx",
 )
-_ASSIGNMENT = re.compile(
-    rf"""(?ix)
-    (?P<head>["']?\b{_SECRET_NAME}["']?\s*(?:=>|:=|:|=)\s*)
-    (?P<quote>["']?)
-    (?P<value>(?(quote)[^"'\n]+|[^\s,;"'&)}}\]]+))
-    """
+_FINDERS: tuple[tuple[Finder, tuple[str, ...] | None], ...] = (
+    (find_formats, None),
+    (find_url_credentials, ("://",)),
+    (find_auth_headers, ("authori", "bearer", "basic", "token")),
+    (find_flags, _NAME_CUES),
+    (find_command_secrets, _COMMAND_CUES),
+    (find_assignments, _NAME_CUES),
+    (find_name_value, ("value:",)),
+    (find_xml, ("</",)),
+    (find_sql, ("identified", "password")),
+    (find_prose, _NAME_CUES),
+    (find_random, None),
 )
-_HARMLESS = re.compile(
-    r"^(?:\[REDACTED\]|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|null|none|true|false|)$", re.I
-)
+"""Each finder with the lower-case strings one of which a text must hold for it to find
+anything (None: always run); the cues keep ordinary sentences cheap."""
+_SECRET_FINDERS = [
+    (finder, None if cues is None else re.compile("|".join(map(re.escape, cues))))
+    for finder, cues in _FINDERS
+]
 _TEXT_FIELDS = frozenset({"title", "text", "reason"})
-
-
-def _assignment(match: re.Match[str]) -> str:
-    value = match.group("value")
-    if value.startswith(MARK[:-1]) or _HARMLESS.match(value.strip()) or len(value.strip()) < 4:
-        return match.group(0)
-    return f"{match.group('head')}{match.group('quote')}{MARK}"
-
-
-def redact(text: str) -> str:
-    """``text`` with every credential-looking span replaced by ``[REDACTED]``."""
-    if not text:
-        return text
-    if text in _CLEAN:  # recall redacts the same excerpts and titles again and again
-        return text
-    redacted = _redact(text)
-    if redacted == text and len(text) <= _CLEAN_UP_TO:  # never keeps a text holding a secret
-        if len(_CLEAN) >= _CLEAN_KEPT:
-            _CLEAN.clear()
-        _CLEAN.add(text)
-    return redacted
-
-
-_CLEAN: set[str] = set()
-"""Short texts already found to hold nothing to redact."""
+_LIMITS = {"title": 200, "text": 4000, "reason": 1000}
 _CLEAN_UP_TO = 1024
 _CLEAN_KEPT = 4096
 
 
-def _redact(text: str) -> str:
-    text = _TOKENS.sub(MARK, text)
-    text = _AUTH.sub(lambda m: f"{m.group(1)} {MARK}", text)
-    text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{MARK}{m.group(2)}", text)
-    return _ASSIGNMENT.sub(_assignment, text)
+class Span(NamedTuple):
+    """``text[start:end]`` gives way to ``replacement``; ``rule`` says which rule found it."""
+
+    start: int
+    end: int
+    rule: str
+    replacement: str
+
+
+class Redactor:
+    """Redaction under one :class:`~reverie.config.RedactionConfig`.
+
+    Keeps a bounded set of short texts already found clean: recall redacts the same excerpts
+    and titles again and again. A text that held anything to redact is never remembered.
+    """
+
+    def __init__(self, config: RedactionConfig | None = None) -> None:
+        self.config = config or RedactionConfig()
+        policies = {name: getattr(self.config, name) for name in PII_CLASSES}
+        self._pii = frozenset(name for name, policy in policies.items() if policy != "off")
+        self._pii_mark = {
+            name: MARK if policy == "redact" else f"[{name.upper()}]"
+            for name, policy in policies.items()
+        }
+        self._clean: set[str] = set()
+
+    @property
+    def handles_personal_data(self) -> bool:
+        """Whether any personal-data class is tagged or redacted (not ``off``)."""
+        return bool(self._pii)
+
+    def spans(self, text: str) -> list[Span]:
+        """The merged spans of ``text`` to replace, in order, none overlapping."""
+        low = text.lower()
+        found = [
+            Span(start, end, rule, MARK)
+            for finder, cues in _SECRET_FINDERS
+            if cues is None or cues.search(low)
+            for start, end, rule in finder(text)
+            if end > start
+        ]
+        if self._pii:
+            found += [Span(s, e, c, self._pii_mark[c]) for s, e, c in find_pii(text, self._pii)]
+        return _merge(found)
+
+    def text(self, text: str) -> str:
+        """``text`` with every credential (and personal data, by policy) replaced."""
+        if not text or text in self._clean:
+            return text
+        spans = self.spans(text)
+        if not spans:
+            if len(text) <= _CLEAN_UP_TO:
+                if len(self._clean) >= _CLEAN_KEPT:
+                    self._clean.clear()
+                self._clean.add(text)
+            return text
+        return _replace(text, spans)
+
+    def value(self, value: Any) -> Any:
+        """``value`` with :meth:`text` applied to every string inside it (dicts, lists, tuples)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(v) for v in value]
+        return value
+
+    def plan(self, plan: Plan) -> Plan:
+        """``plan`` with titles, claim texts and reasons redacted; ids and hashes untouched."""
+        data = plan.model_dump(mode="python")
+        cleaned = self._fields(data)
+        return plan if cleaned == data else type(plan).model_validate(cleaned)
+
+    def _fields(self, value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {k: self._fields(v, k) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self._fields(v, key) for v in value)
+        if isinstance(value, str) and key in _TEXT_FIELDS:
+            return self.text(value)[: _LIMITS[key]]
+        return value
+
+
+def _merge(spans: list[Span]) -> list[Span]:
+    """Overlapping spans become one; a secret's mark wins over a personal-data tag."""
+    merged: list[Span] = []
+    for span in sorted(spans):
+        if merged and span.start < merged[-1].end:
+            last = merged[-1]
+            mark = MARK if MARK in (last.replacement, span.replacement) else last.replacement
+            merged[-1] = Span(last.start, max(last.end, span.end), last.rule, mark)
+        else:
+            merged.append(span)
+    return merged
+
+
+def _replace(text: str, spans: list[Span]) -> str:
+    parts, at = [], 0
+    for span in spans:
+        parts += [text[at : span.start], span.replacement]
+        at = span.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+DEFAULT = Redactor()
+"""The redactor of the default :class:`~reverie.config.RedactionConfig` (personal data kept)."""
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential-looking span replaced by ``[REDACTED]``."""
+    return DEFAULT.text(text)
 
 
 def redact_value(value: Any) -> Any:
     """``value`` with :func:`redact` applied to every string inside it (dicts, lists, tuples)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact_value(v) for v in value]
-    return value
-
-
-_LIMITS = {"title": 200, "text": 4000, "reason": 1000}
-
-
-def _redact_fields(value: Any, key: str = "") -> Any:
-    if isinstance(value, dict):
-        return {k: _redact_fields(v, k) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_redact_fields(v, key) for v in value)
-    if isinstance(value, str) and key in _TEXT_FIELDS:
-        return redact(value)[: _LIMITS[key]]
-    return value
+    return DEFAULT.value(value)
 
 
 def redact_plan(plan: Plan) -> Plan:
     """``plan`` with titles, claim texts and reasons redacted; ids and hashes untouched."""
-    data = plan.model_dump(mode="python")
-    cleaned = _redact_fields(data)
-    return plan if cleaned == data else type(plan).model_validate(cleaned)
+    return DEFAULT.plan(plan)

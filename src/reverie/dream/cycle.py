@@ -45,7 +45,7 @@ from reverie.errors import GroupDeferred, PlanRejected
 from reverie.journal import cycle_entry
 from reverie.llm.base import MeteredDistiller
 from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, PageStatus, Scope
-from reverie.redact import redact_plan
+from reverie.redact import DEFAULT, Redactor
 from reverie.store.base import (
     Changeset,
     CycleTally,
@@ -137,11 +137,15 @@ class DreamCycle:
         config: DreamConfig | None = None,
         embedder: Embedder | None = None,
         on_phase: Callable[[str], None] | None = None,
+        redactor: Redactor = DEFAULT,
     ) -> None:
         self.store = store
         self.distiller = distiller
         self.config = config or DreamConfig()
         self.embedder = embedder
+        self.redactor = redactor
+        """What every plan is redacted with before it is applied (secrets, and personal data by
+        :class:`~reverie.config.RedactionConfig`)."""
         self.extractive = ExtractiveDistiller(self.config, embedder)
         """What a group is distilled with when no model is called for it, or a model failed it."""
         self.on_phase: StepHook = on_phase or (lambda _name: None)
@@ -419,7 +423,7 @@ class DreamCycle:
                 out.leftover += ev.episodes
                 continue
             plan = keep_pins(plan, ctx.pages)  # a person's corrections stick
-            clean = redact_plan(plan)  # secrets never land in a page, whatever the distiller
+            clean = self.redactor.plan(plan)  # no secret lands in a page, whatever the distiller
             writes = [w for op in clean.operations for w in operation_writes(op, ctx)]
             if not writes:
                 out.unchanged += 1

@@ -35,6 +35,7 @@ from reverie.llm.base import LLM, ModelUsage, llm_from_env
 from reverie.llm.cache import ResponseCache, cache_key
 from reverie.llm.prompts import PROMPT_VERSION, SYSTEM_PROMPT, plan_schema, render_evidence
 from reverie.recall.tokens import count_tokens
+from reverie.redact import DEFAULT, Redactor
 
 __all__ = ["LLMDistillConfig", "LLMDistiller", "llm_distiller_from_env", "plan_problems"]
 
@@ -79,8 +80,10 @@ class LLMDistiller:
         config: LLMDistillConfig | None = None,
         *,
         cache: ResponseCache | None = None,
+        redactor: Redactor = DEFAULT,
     ) -> None:
         self.llm = llm
+        self.redactor = redactor
         self.config = config or LLMDistillConfig()
         self.cache = cache
         self._schema = plan_schema()
@@ -165,7 +168,7 @@ class LLMDistiller:
     def prompt(self, evidence: Evidence) -> str:
         """The user prompt for ``evidence``, or :class:`GroupDeferred` when it cannot fit."""
         for with_history in (True, False):
-            user = render_evidence(evidence, with_history=with_history)
+            user = render_evidence(evidence, with_history=with_history, redactor=self.redactor)
             if self._fits(user):
                 return user
         fit = self._largest_prefix(evidence)
@@ -190,7 +193,7 @@ class LLMDistiller:
         while low < high:
             mid = (low + high + 1) // 2
             head = evidence.model_copy(update={"episodes": evidence.episodes[:mid]})
-            if self._fits(render_evidence(head, with_history=False)):
+            if self._fits(render_evidence(head, with_history=False, redactor=self.redactor)):
                 low = mid
             else:
                 high = mid - 1
@@ -198,11 +201,13 @@ class LLMDistiller:
 
 
 def llm_distiller_from_env(
-    cache: ResponseCache | None = None, config: LLMDistillConfig | None = None
+    cache: ResponseCache | None = None,
+    config: LLMDistillConfig | None = None,
+    redactor: Redactor = DEFAULT,
 ) -> LLMDistiller | None:
     """An :class:`LLMDistiller` for the model named by ``REVERIE_LLM_MODEL`` (see
     :func:`reverie.llm.base.llm_from_env`), or None when no model is configured: then the
     extractive distiller stays the default. Pass the store as ``cache``."""
     if not os.environ.get("REVERIE_LLM_MODEL"):
         return None
-    return LLMDistiller(llm_from_env(), config, cache=cache)
+    return LLMDistiller(llm_from_env(), config, cache=cache, redactor=redactor)

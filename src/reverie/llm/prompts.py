@@ -8,7 +8,7 @@ per line (JSON escaping means no episode can start a line of its own) between tw
 carrying a nonce derived from the fenced content itself, which an episode cannot predict because
 it would have to contain its own hash. The system prompt declares everything inside the fence to
 be data and says what to do with instructions found there: nothing. Every string is redacted
-(:func:`reverie.redact.redact_value`) before it is serialised. Pages are shown whole, never
+(:meth:`reverie.redact.Redactor.value`) before it is serialised. Pages are shown whole, never
 truncated; what does not fit is the caller's to defer (:mod:`reverie.dream.llm_distill`).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from reverie.dream.plan import Evidence, Plan
 from reverie.models import Episode, Page
-from reverie.redact import redact_value
+from reverie.redact import DEFAULT, Redactor
 
 __all__ = ["PROMPT_VERSION", "SYSTEM_PROMPT", "plan_schema", "render_evidence"]
 
@@ -116,7 +116,7 @@ def _page_line(page: Page) -> dict[str, Any]:
     }
 
 
-def _lines(evidence: Evidence, with_history: bool) -> list[str]:
+def _lines(evidence: Evidence, with_history: bool, redactor: Redactor) -> list[str]:
     items: list[dict[str, Any]] = [_page_line(p) for p in evidence.pages]
     if with_history:
         seen = {e.id for e in evidence.episodes}
@@ -125,15 +125,17 @@ def _lines(evidence: Evidence, with_history: bool) -> list[str]:
         ]
         items += [_episode_line("history", e) for e in dict((e.id, e) for e in history).values()]
     items += [_episode_line("new", e) for e in evidence.episodes]
-    return [json.dumps(redact_value(item), ensure_ascii=False, sort_keys=True) for item in items]
+    return [json.dumps(redactor.value(item), ensure_ascii=False, sort_keys=True) for item in items]
 
 
-def render_evidence(evidence: Evidence, *, with_history: bool = True) -> str:
+def render_evidence(
+    evidence: Evidence, *, with_history: bool = True, redactor: Redactor = DEFAULT
+) -> str:
     """The user prompt for one group: the task, then every page and episode inside the fence."""
-    lines = _lines(evidence, with_history)
+    lines = _lines(evidence, with_history, redactor)
     body = "\n".join(lines)
     nonce = hashlib.sha256(body.encode("utf-8")).hexdigest()[:24]
-    topic = json.dumps(redact_value(evidence.topic_key), ensure_ascii=False)
+    topic = json.dumps(redactor.value(evidence.topic_key), ensure_ascii=False)
     return (
         f"Group topic_key (use it for a create): {topic}\n"
         f'Shown: {len(evidence.pages)} page(s); episodes: section "new" (to consolidate now)'

@@ -59,7 +59,7 @@ from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
 from reverie.recall.render import render
 from reverie.recall.tokens import count_tokens
-from reverie.redact import redact
+from reverie.redact import Redactor, redact
 from reverie.store.base import Store
 
 if TYPE_CHECKING:
@@ -115,6 +115,7 @@ def recall(
     now: datetime | None = None,
     as_of: datetime | None = None,
     vectors: VectorSearch | None = None,
+    redactor: Redactor | None = None,
 ) -> Recall:
     """The prompt section ``store`` holds for ``query`` in ``scope``, within ``budget_tokens``.
 
@@ -123,6 +124,9 @@ def recall(
 
     With ``vectors`` (an embedder and its per-scope indexes), lexical units are fused with
     vector hits (:mod:`reverie.recall.hybrid`); without, the lexical path runs alone.
+
+    With a ``redactor`` whose policy redacts personal data, every unit is redacted by it before
+    packing (episode excerpts are always redacted of secrets; pages were when written).
 
     Never raises on a store failure: the result is then empty and carries a ``warning``.
     """
@@ -144,6 +148,8 @@ def recall(
                          history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
         valid = [page for page in read.values() if _current(page, when)]  # as_of: as then
         units = newest_values(units, valid)
+        if redactor is not None and redactor.handles_personal_data:
+            units = [_redacted(unit, redactor) for unit in units]
         covers = {pid: frozenset(page.citations) for pid, page in read.items() if _whole(page)}
         items = pack(units, budget_tokens, scope=scope, covers=covers)
         text = render(items, scope=scope)
@@ -625,6 +631,13 @@ def _failure(unit: RecallItem) -> bool:
 
 def _time(unit: RecallItem) -> datetime:
     return utc(unit.created_at) if unit.created_at else _EPOCH
+
+
+def _redacted(unit: RecallItem, redactor: Redactor) -> RecallItem:
+    title, text = redactor.text(unit.title), redactor.text(unit.text)
+    if title == unit.title and text == unit.text:
+        return unit
+    return unit.model_copy(update={"title": title, "text": text})
 
 
 def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
