@@ -124,3 +124,67 @@ def test_a_rerun_after_undoing_a_model_created_page_brings_it_back_without_a_cal
     page = problem.page()  # active again, as the model wrote it, citing every episode
     assert page.revision.hash == written
     assert page.citations == sorted(e.id for e in problem.episodes)
+
+
+def _model_page(
+    brain: Reverie, key: str, situation: str, lesson: str | None, ids: list[str]
+) -> Page:
+    """A page a model wrote from ``ids`` (its support stamped ``distilled_at``), committed as an
+    earlier cycle left it; with no ``lesson``, it only tells what happened."""
+    from reverie.dream.plan import page_id_for
+    from reverie.models import Claim, PageKind, PageStatus, PageSupport, Revision, revision_hash
+    from reverie.store.base import Changeset, PageWrite
+
+    scope = brain.store.episodes(ids)[0].scope
+    told = Claim(text=f"{situation}: timed out.", episode_ids=tuple(ids), role=ClaimRole.ANECDOTE)
+    taught = [Claim(text=lesson, episode_ids=tuple(ids), role=ClaimRole.LESSON)] if lesson else []
+    fields = {
+        "title": situation,
+        "kind": PageKind.LESSON,
+        "claims": (*taught, told),
+        "confidence": 0.8,
+        "status": PageStatus.ACTIVE,
+        "valid_from": None,
+        "valid_until": None,
+        "superseded_by": None,
+        "support": PageSupport(episodes=len(ids), failures=len(ids), distilled_at=len(ids)),
+    }
+    page_id = page_id_for(scope, key)
+    identity = {"page_id": page_id, "number": 1, "created_at": DAY}
+    revision = Revision.model_validate({**fields, **identity, "hash": revision_hash(**fields)})
+    head = brain.store.checkpoint(scope)
+    brain.store.commit(
+        Changeset(
+            scope=scope,
+            expected_checkpoint=head,
+            checkpoint=max(e.seq or 0 for e in brain.store.episodes(ids)),
+            page_writes=[PageWrite(scope, key, revision, expected_revision=None)],
+            marks=ids,
+            mark_cycle="cy_before",
+        )
+    )
+    return brain.store.page(page_id)
+
+
+def test_pages_that_converge_merge_without_a_call_until_their_evidence_makes_one_due(
+    rv: tuple[Reverie, FakeLLMServer], make_episode: EpisodeFactory
+) -> None:
+    brain, server = rv
+    eps = [
+        make_episode(situation=f"deploying the api to {where} cluster", lesson=None)
+        for where in ("the staging", "the staging eu") * 4
+    ]
+    brain.ingest(eps)
+    a = _model_page(brain, "deploy|kubectl|api~a", eps[0].situation, "Wait for the rollout.",
+                    [e.id for e in eps[0::2]])  # fmt: skip
+    b = _model_page(brain, "deploy|kubectl|api~b", eps[1].situation, None,
+                    [e.id for e in eps[1::2]])  # fmt: skip
+    brain.ingest([make_episode(situation="deploying the api to the staging cluster", lesson=None)])
+    report = brain.dream(SCOPE, now=DAY + timedelta(days=1))
+    assert (report.merged, report.superseded, report.model_calls) == (1, 1, 0)
+    assert server.requests == []  # 4 + 4 + 1 episodes: not yet 3x what the model wrote (4)
+    [home] = brain.pages(SCOPE)
+    assert {a.id, b.id} - {home.id}
+    assert set(a.citations) | set(b.citations) <= set(home.citations)
+    assert "Wait for the rollout." in _model_claims(home)  # as the model wrote it
+    assert home.revision.support is not None and home.revision.support.episodes == 9

@@ -6,19 +6,25 @@ episodes, 4; until then the extractive distiller writes its page), and again onl
 page's evidence has grown by ``DreamConfig.model_refresh_growth`` (3.0: at 4, 12, 36, …
 episodes), so a problem met *n* times costs about ``log3(n / 4) + 1`` calls. In between, new
 episodes *reinforce* the page without a call: its claims stay as the model wrote them, the new
-episodes are cited by the page's evidence line and added to its tallies. The response cache
-(:mod:`reverie.llm.cache`) covers the rest: a re-run after a crash or an undo pays nothing.
+episodes are cited by the page's evidence line and added to its tallies. A merge (one lesson,
+or one problem, on several pages) follows the same rule over the pages' summed evidence; when
+no call is due, the home page *absorbs* the others: its claims as the model wrote them, then
+the actionable claims of the pages it absorbs that it lacks, one evidence line for the rest.
+The response cache (:mod:`reverie.llm.cache`) covers the rest: a re-run after a crash or an
+undo pays nothing.
 
 Pure functions of the evidence; the cycle applies them (:mod:`reverie.dream.cycle`).
 """
 
 from __future__ import annotations
 
-from reverie.dream.distill import evidence_line, page_support
+from reverie.dream.distill import MAX_CLAIMS, evidence_line, page_support
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
 from reverie.models import Claim, ClaimRole, Page, PageStatus, PageSupport
 
-__all__ = ["model_due", "reinforce", "with_support"]
+__all__ = ["absorb", "model_due", "reinforce", "with_support"]
+
+_ACTIONABLE = (ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX, ClaimRole.FACT)
 
 
 def _page(evidence: Evidence) -> Page | None:
@@ -28,9 +34,9 @@ def _page(evidence: Evidence) -> Page | None:
 def model_due(evidence: Evidence, growth: float | None, min_support: int = 1) -> bool:
     """Whether this group is worth a model call (module docstring). ``growth=None``: always."""
     page = _page(evidence)
-    if growth is None or len(evidence.pages) > 1:
-        return True  # pages to merge: the model must write it
-    grown = page_support(evidence).episodes
+    if growth is None:
+        return True
+    grown = page_support(evidence).episodes  # a merge: every page's evidence together
     if grown < min_support:
         return False  # too little evidence yet: written extractively until it recurs
     support = page.revision.support if page is not None else None
@@ -65,6 +71,42 @@ def reinforce(evidence: Evidence, name: str) -> Plan:
         pins=rev.pins,
     )
     return Plan(operations=(revise,), distiller=name)
+
+
+def absorb(evidence: Evidence, name: str) -> Plan:
+    """A merge without a call (module docstring): every page's citations stay on the home."""
+    page = _page(evidence)
+    assert page is not None, "absorb needs the group's page"
+    sources = [p for p in evidence.pages if p.id != page.id and p.status is PageStatus.ACTIVE]
+    claims = [c for c in page.revision.claims if c.role is not ClaimRole.EVIDENCE]
+    seen = {_said(c.text) for c in claims}
+    for claim in (c for s in sources for c in s.revision.claims if c.role in _ACTIONABLE):
+        if len(claims) < MAX_CLAIMS - 1 and _said(claim.text) not in seen:
+            claims.append(claim)
+            seen.add(_said(claim.text))
+    cited = {e for c in claims for e in c.episode_ids}
+    everything = [*page.citations, *(e for s in sources for e in s.citations)]
+    every = dict.fromkeys([*everything, *(e.id for e in evidence.episodes)])
+    rest = [e for e in every if e not in cited]
+    known = [*evidence.episodes, *(e for eps in evidence.history.values() for e in eps)]
+    rev = page.revision
+    merge = MergePages(
+        page_id=page.id,
+        expected_hash=rev.hash,
+        sources={s.id: s.revision.hash for s in sources},
+        title=rev.title,
+        kind=rev.kind,
+        confidence=rev.confidence,
+        claims=(*claims, evidence_line(rest, known)) if rest else tuple(claims),
+        valid_from=rev.valid_from,
+        support=page_support(evidence),
+        pins=rev.pins,
+    )
+    return Plan(operations=(merge,), distiller=name)
+
+
+def _said(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def _with_evidence(claims: tuple[Claim, ...], new: list[str]) -> tuple[Claim, ...]:

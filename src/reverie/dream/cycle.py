@@ -21,7 +21,7 @@ from datetime import datetime
 from reverie.archive import resolve as resolve_archived  # issue 6: cold-tier history
 from reverie.config import DreamConfig
 from reverie.dream.apply import WriteContext, change_of, operation_writes
-from reverie.dream.budget import model_due, reinforce, with_support
+from reverie.dream.budget import absorb, model_due, reinforce, with_support
 from reverie.dream.cluster import Group
 from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.decay import merge_observations, observed
@@ -357,13 +357,15 @@ class DreamCycle:
             out.stopped = out.stopped or exc.rest
 
     def _without_model(self, ev: Evidence) -> Plan:
-        """A group a model is not called for: its page reinforced, or, for a problem too new
-        for a call, its page written extractively."""
+        """A group a model is not called for: its page reinforced (or absorbing the pages it
+        merges), or, for a problem too new for a call, its page written extractively."""
         page = next((p for p in ev.pages if p.topic_key == ev.topic_key), None)
         support = page.revision.support if page is not None else None
-        if support is not None and support.distilled_at is not None:
-            return reinforce(ev, self.distiller.name)
-        return self.extractive.distill(ev)
+        if support is None or support.distilled_at is None:
+            return self.extractive.distill(ev)
+        if len(ev.pages) > 1:
+            return absorb(ev, self.distiller.name)
+        return reinforce(ev, self.distiller.name)
 
     def _remember(
         self,
