@@ -118,6 +118,7 @@ class _Gated(HashingEmbedder):
         (0.3, "kubectl rollout undo", True),  # best cosine 0.41: above the floor
         (0.9, "kubectl rollout undo", True),  # below it, but a unit holds every word asked
         (0.9, "kubectl rollout undo for the payments ledger database migration tonight", False),
+        (0.9, "kubectl rollout undo in Spinnaker", False),  # a name never seen: words alone fail
     ],
 )
 def test_a_section_is_empty_unless_its_best_unit_reaches_the_answer_floor(

@@ -129,9 +129,13 @@ def fuse(
     history: bool = False,
     wanted: Sequence[str] = (),
     known: Mapping[str, Page] | None = None,
+    stranger: bool = False,
 ) -> list[RecallItem]:
     """``lexical`` re-scored with cosine similarity (in place: they are this recall's own
     units), plus the units only vectors found.
+
+    ``stranger``: the question names something the scope never saw, so no unit can hold all of
+    it: shared words alone do not answer it (no :data:`STRONG_COVERAGE` pass), only meaning.
 
     ``known``: pages the lexical path already read (by id), so resolving a claim hit on one of
     them costs no store read; the other hit pages are read in one batch."""
@@ -159,7 +163,8 @@ def fuse(
     for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
     gate = answer_floor(vectors.embedder)
-    if gate is not None and not _answers(units.values(), gate, lexical, wanted, floor):
+    strong = () if stranger else lexical
+    if gate is not None and not _answers(units.values(), gate, strong, wanted, floor):
         return []  # nothing here is about the question, whatever words it shares with it
     episodes = {u.id for u, _ in units.values() if u.kind == "episode"}
     cited = cited_by_claims((u for u, _ in units.values()), episodes)

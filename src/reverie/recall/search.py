@@ -145,7 +145,8 @@ def recall(
         if vectors is not None:  # issue 3: hybrid, see reverie.recall.hybrid
             wanted = [stem(t) for t in terms]
             units = fuse(units, store, scope, query, config, when, vectors,
-                         history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
+                         history=as_of is not None, wanted=wanted, known=read,
+                         stranger=stranger)  # fmt: skip
         valid = [page for page in read.values() if _current(page, when)]  # as_of: as then
         units = newest_values(units, valid)
         if redactor is not None and redactor.handles_personal_data:
