@@ -44,7 +44,7 @@ from reverie.cli_render import (
 from reverie.cli_review import ReviewFlag
 from reverie.cli_review import register as register_review_commands
 from reverie.cli_serve import keys_app, mcp_command, serve_command
-from reverie.cli_stats import register as register_stats_commands  # issue 5
+from reverie.cli_stats import register as register_stats_commands
 from reverie.cli_worker import migrate_command, worker_command
 from reverie.config import resolve_db
 from reverie.demo import run_demo
@@ -67,8 +67,8 @@ app = typer.Typer(
 )
 
 app.add_typer(bench_app, name="bench")
-app.command("worker")(worker_command)  # issue 8
-app.command("migrate")(migrate_command)  # issue 8
+app.command("worker")(worker_command)  # scale-out: docs/scaling.md
+app.command("migrate")(migrate_command)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 ScopeOpt = Annotated[
@@ -287,7 +287,7 @@ def dream(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Plan and report; change nothing.")
     ] = False,
-    review: ReviewFlag = False,  # issue 4 (8)
+    review: ReviewFlag = False,
     now: NowOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -499,14 +499,14 @@ def demo(
         _fail(exc)
 
 
-app.command(name="doctor")(doctor_command)  # issue 4: does the configured model answer?
-register_memory_commands(app)  # issue 5: history, restore, verify, journal, export/import
-register_ops_commands(app)  # issue 6: daemon, schedule, report, archive, export training
-register_stats_commands(app)  # issue 5: stats, log (cumulative stats + journal)
-app.command(name="serve")(serve_command)  # issue 7: HTTP API + dashboard
-app.command(name="mcp")(mcp_command)  # issue 7: MCP server over stdio
-app.add_typer(keys_app, name="keys")  # issue 7: API keys
-register_review_commands(app)  # issue 4 (8): plans, plan show/apply/reject
+app.command(name="doctor")(doctor_command)  # does the configured model answer?
+register_memory_commands(app)  # memory over time: history, restore, verify, journal, export/import
+register_ops_commands(app)  # running on its own: daemon, schedule, report, archive, export training
+register_stats_commands(app)  # stats, log (cumulative stats + journal)
+app.command(name="serve")(serve_command)  # HTTP API + dashboard
+app.command(name="mcp")(mcp_command)  # MCP server over stdio
+app.add_typer(keys_app, name="keys")  # API keys of the HTTP service
+register_review_commands(app)  # review mode: plans, plan show/apply/reject
 
 
 def main() -> None:

@@ -130,7 +130,7 @@ def crash(
         bool,
         typer.Option(
             help="Also kill on the model path, during markdown export and during archiving"
-            " (issue 9); --no-lanes kills the model-free cycle only."
+            "; --no-lanes kills the model-free cycle only."
         ),
     ] = True,
 ) -> None:
@@ -143,7 +143,7 @@ def crash(
     targets = ", ".join(f"{t} {n}" for t, n in sorted(result.by_target.items()))
     console.print(f"kills {result.kills} (rounds finished unkilled: {result.completed})")
     console.print(f"killed at: {targets}")
-    if lanes:  # issue 9
+    if lanes:
         by_lane = ", ".join(f"{name} {n}" for name, n in sorted(result.by_lane.items()))
         console.print(
             f"kills by lane: {by_lane}; model calls {result.model_calls},"
@@ -172,7 +172,7 @@ def scale(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the bench schema.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
-    """Cycle throughput with 1, 2 and 4 worker processes (ratios) and recall p99 (issue 8)."""
+    """Cycle throughput with 1, 2 and 4 worker processes (ratios), recall p99 (docs/scaling.md)."""
     from reverie.bench.scale import render_scale, run_scale
 
     counts = _sizes(workers)

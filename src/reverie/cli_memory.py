@@ -1,4 +1,4 @@
-"""CLI commands for memory over time (issue 5): history, restore, verify, journal, and the
+"""CLI commands for memory over time (docs/memory.md): history, restore, verify, journal, and the
 Markdown mirror (``export markdown DIR`` / ``import markdown DIR``).
 
 Registered on the main app by :func:`register`; they hold no logic, only argument parsing, a

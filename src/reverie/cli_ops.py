@@ -1,4 +1,4 @@
-"""CLI commands for running Reverie on its own (issue 6): ``daemon``, ``schedule``, ``report``,
+"""CLI commands for running Reverie on its own: ``daemon``, ``schedule``, ``report``,
 ``export training`` and ``archive``.
 
 Registered on the main app by :func:`register`; they parse arguments, call the library and

@@ -1,4 +1,4 @@
-"""CLI commands for review mode (issue 4, point 8): ``plans`` and ``plan show|apply|reject``.
+"""CLI commands for review mode (docs/review.md): ``plans`` and ``plan show|apply|reject``.
 
 ``reverie dream --review`` (:data:`ReviewFlag`, on the ``dream`` command) holds a cycle's changes
 as a pending plan; these commands list plans, show one as a readable diff with its cited

@@ -1,4 +1,4 @@
-"""CLI commands for the dream log and cumulative stats (issue 5): ``reverie stats`` and
+"""CLI commands for the dream log and cumulative stats: ``reverie stats`` and
 ``reverie log``.
 
 ``stats`` shows, per scope, what dreaming has cost and done so far — cycles completed and failed,

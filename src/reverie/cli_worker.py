@@ -1,4 +1,4 @@
-"""``reverie worker`` and ``reverie migrate``: the scale-out commands (issue 8).
+"""``reverie worker`` and ``reverie migrate``: the scale-out commands (docs/scaling.md).
 
 Thin edges: the worker loop lives in :mod:`reverie.worker`, the copy in
 :mod:`reverie.store.copy`. ``worker`` prints one JSON line per step on stdout (claimed, dreamed,

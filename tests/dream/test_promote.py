@@ -1,4 +1,4 @@
-"""Org promotion (issue 6, point 8): a page reinforced in 3 distinct cycles is copied to the
+"""Org promotion: a page reinforced in 3 distinct cycles is copied to the
 tenant's org brain, in the cycle's transaction, with attribution; later revisions follow; recall
 reads the org brain only when asked, labelled; nothing else ever crosses a scope."""
 

@@ -1,4 +1,4 @@
-"""Issue 5, point 1: time decides "current" — newer evidence wins by created_at, in code."""
+"""Time decides "current" — newer evidence wins by created_at, in code."""
 
 from __future__ import annotations
 

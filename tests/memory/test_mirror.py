@@ -1,4 +1,4 @@
-"""Issue 5, point 4: the Markdown mirror — export, a person's edits, import, conflicts."""
+"""The Markdown mirror — export, a person's edits, import, conflicts."""
 
 from __future__ import annotations
 

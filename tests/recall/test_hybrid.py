@@ -233,7 +233,7 @@ def _answers(rv: Reverie) -> list[str]:
 def test_postgres_answers_vector_questions_in_the_database_and_recalls_as_sqlite(
     tmp_path: Path,
 ) -> None:
-    """Issue 8, point 2: on PostgreSQL the HNSW-indexed table answers the vector side (no
+    """On PostgreSQL the HNSW-indexed table answers the vector side (no
     in-memory index is loaded) with the same ranking and floor as SQLite's in-memory index."""
     from tests.pg import schema_url
 

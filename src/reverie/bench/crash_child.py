@@ -7,7 +7,7 @@ between the writes of its commit — then pauses a moment there, so a SIGKILL se
 lands inside that phase. It never exits on its own before the harness kills it or ``ROUNDS``
 batches are done.
 
-``python -m reverie.bench.crash_child DB SEED ROUND LANE TARGET`` (issue 9) also runs the lane's
+``python -m reverie.bench.crash_child DB SEED ROUND LANE TARGET`` also runs the lane's
 steps after every cycle — the model path, the Markdown export, the cold tier; see
 :mod:`reverie.bench.crash_lanes` — and pauses only at ``TARGET``, the phase it will be killed at.
 """
@@ -33,7 +33,7 @@ ROUNDS = 6
 PAUSE_S = 0.02
 
 
-_PAUSE_AT: list[str] = []  # issue 9: pause only at these phases (empty: at every phase)
+_PAUSE_AT: list[str] = []  # pause only at these phases (empty: at every phase)
 
 
 def _announce(phase: str) -> None:

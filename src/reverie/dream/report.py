@@ -1,4 +1,4 @@
-"""Issue 6: the parts of a cycle report beyond counts — volumes, scored insights, advice.
+"""The parts of a cycle report beyond counts — volumes, scored insights, advice.
 
 Filled after validation and before the commit, so they are stored with the cycle. ``bytes_in`` is
 the UTF-8 text of the episodes this cycle consolidates, ``bytes_out`` the title and body of the

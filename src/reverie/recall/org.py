@@ -1,4 +1,4 @@
-"""Recall from the tenant's org brain (issue 6): searched only when asked, and labelled.
+"""Recall from the tenant's org brain: searched only when asked, and labelled.
 
 ``RecallConfig.include_org`` (``Reverie.recall(..., include_org=True)``) adds the claims of the
 org brain (``tenant/_org``, written only by promotion, :mod:`reverie.dream.promote`) to an

@@ -120,7 +120,7 @@ def recall(
     """The prompt section ``store`` holds for ``query`` in ``scope``, within ``budget_tokens``.
 
     With ``as_of``, the brain as it stood then: pages (active or superseded) whose validity
-    interval contains ``as_of``, and only evidence recorded by then (issue 5, docs/memory.md).
+    interval contains ``as_of``, and only evidence recorded by then (docs/memory.md).
 
     With ``vectors`` (an embedder and its per-scope indexes), lexical units are fused with
     vector hits (:mod:`reverie.recall.hybrid`); without, the lexical path runs alone.
@@ -142,7 +142,7 @@ def recall(
         units, read = _units(
             store, scope, terms, config, when, history=as_of is not None, stranger=stranger
         )
-        if vectors is not None:  # issue 3: hybrid, see reverie.recall.hybrid
+        if vectors is not None:  # hybrid, see reverie.recall.hybrid
             wanted = [stem(t) for t in terms]
             units = fuse(units, store, scope, query, config, when, vectors,
                          history=as_of is not None, wanted=wanted, known=read)  # fmt: skip
@@ -192,7 +192,7 @@ def _units(
     """The lexical units for ``terms``, and the pages read to find them (by id). A question
     naming something the scope never saw (``stranger``) must share one term more with a unit."""
     wanted = [stem(t) for t in terms]
-    statuses = ("active", "superseded") if history else ("active",)  # issue 5: as_of
+    statuses = ("active", "superseded") if history else ("active",)  # as_of sees the past
     pages = (
         store.search_pages(scope, terms, config.page_candidates, statuses)
         if config.include_pages
@@ -207,7 +207,7 @@ def _units(
     weights = term_weights(wanted, _pool(pages, episodes, now))
     need = _Need(config.min_matched_terms, 1 if stranger else 0)
     units = _claim_units(pages, wanted, config.min_term_coverage, now, weights, need)
-    if config.include_org and config.include_pages and not scope.is_org:  # issue 6, labelled
+    if config.include_org and config.include_pages and not scope.is_org:  # labelled org
         from reverie.recall.org import org_units
 
         units += org_units(store, scope, terms, config, now, statuses)
@@ -390,7 +390,7 @@ def term_weights(wanted: Sequence[str], pool: Iterable[frozenset[str]]) -> dict[
 
 
 def _evidence_at(episode: Episode, now: datetime, history: bool) -> bool:
-    """Issue 5: a consolidated fact assertion is answered by its fact page, which knows what is
+    """A consolidated fact assertion is answered by its fact page, which knows what is
     current; as of a past time, only evidence recorded by then counts."""
     if episode.consolidated_in is not None and asserts_fact(episode):
         return False

@@ -324,7 +324,7 @@ class VectorIndex:
 class StoreNeighbours:
     """The same questions as :class:`VectorIndex`, answered by a store that searches vectors
     itself (PostgreSQL with pgvector's HNSW index): nothing is loaded into memory, so any number
-    of scopes and workers share the database's index (issue 8, point 2)."""
+    of scopes and workers share the database's index."""
 
     def __init__(self, store: NearestNeighbours, scope: Scope, model: str) -> None:
         self.store, self.scope, self.model = store, scope, model
