@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from reverie.cli_edge import open_brain
 from reverie.cli_render import report_table, shorten
 from reverie.dream.review import render_review, settled_line
 from reverie.engine import Reverie
@@ -49,9 +50,7 @@ _STYLES = {"+": "green", "-": "red", "@": "cyan", "=": "bold"}
 
 @contextmanager
 def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    from reverie import cli
-
-    with cli._brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         yield rv
 
 

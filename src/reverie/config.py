@@ -11,6 +11,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
+from platformdirs import user_data_dir
+
 from reverie.errors import InvalidInput
 
 PIIPolicy = Literal["off", "tag", "redact"]
@@ -183,8 +185,6 @@ class Config:
 
 def default_db_path() -> Path:
     """``<user data dir>/reverie/reverie.db`` (platformdirs)."""
-    from platformdirs import user_data_dir
-
     return Path(user_data_dir("reverie", appauthor=False)) / "reverie.db"
 
 

@@ -21,6 +21,7 @@ from reverie.config import Config
 from reverie.dream import review as _review
 from reverie.dream.cycle import DreamCycle
 from reverie.dream.distill import ExtractiveDistiller
+from reverie.dream.llm_distill import llm_distiller_from_env
 from reverie.dream.plan import Distiller
 from reverie.dream.stats import TalliedCycle
 from reverie.dream.undo import UndoReport, plan_undo
@@ -28,6 +29,8 @@ from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
 from reverie.intake import IngestClock, admit
 from reverie.isolate import describe, each_scope, raise_failures, readable
+from reverie.keys import KeyRing
+from reverie.mirror import export_markdown, import_markdown
 from reverie.models import (
     Cycle,
     CycleReport,
@@ -42,10 +45,14 @@ from reverie.models import (
     now_utc,
     utc,
 )
+from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redact import Redactor
+from reverie.revisions import plan_restore, verify
 from reverie.store.base import Changeset, Store, StoreStats
 from reverie.store.plans import PendingPlan
+from reverie.store.postgres import PostgresStore
+from reverie.store.sqlite import SQLiteStore
 from reverie.store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -87,12 +94,8 @@ class IngestResult:
 
 def open_store(target: str | Path) -> Store:
     """A store for a file path, ``sqlite:///path``, ``:memory:`` or ``postgresql://…``."""
-    from reverie.store.sqlite import SQLiteStore
-
     text = str(target)
     if text.startswith(("postgres://", "postgresql://")):
-        from reverie.store.postgres import PostgresStore
-
         return PostgresStore(text)
     if text.startswith("sqlite://"):
         text = text.removeprefix("sqlite://") or ":memory:"
@@ -167,8 +170,6 @@ class Reverie:
         store = open_store(target)
         store.migrate()
         if distiller is None:
-            from reverie.dream.llm_distill import llm_distiller_from_env
-
             redactor = Redactor((config or Config()).redaction)
             distiller = llm_distiller_from_env(cache=store, redactor=redactor)
         return cls(store, config=config, embedder=embedder, distiller=distiller)
@@ -423,8 +424,6 @@ class Reverie:
         ``include_org`` (default ``RecallConfig.include_org``, off): also the tenant's org brain,
         its claims labelled ``org`` (:mod:`reverie.dream.promote`).
         """
-        from reverie.recall import recall as run_recall
-
         budget = self.config.recall.budget_tokens if budget_tokens is None else budget_tokens
         if budget < 0:
             raise InvalidInput("budget_tokens", "must be 0 or more")
@@ -481,8 +480,6 @@ class Reverie:
     @property
     def keys(self) -> KeyRing:
         """API keys of the HTTP service: create, list, revoke, authenticate."""
-        from reverie.keys import KeyRing
-
         return KeyRing(self.store)
 
     def status(self, scope: ScopeLike | None = None) -> StoreStats:
@@ -496,16 +493,12 @@ class Reverie:
 
     def restore(self, page_id: str, revision: int, *, now: datetime | None = None) -> Cycle:
         """A new revision of ``page_id`` with the content of ``revision``; undo it like a cycle."""
-        from reverie.revisions import plan_restore
-
         changes = plan_restore(self.store, page_id, revision, utc(now) if now else now_utc())
         self.store.commit(changes)
         return self.store.cycle(changes.cycle.id if changes.cycle else "")
 
     def verify(self, scope: ScopeLike | None = None) -> VerifyReport:
         """Re-derive the sha256 of every stored revision; list what does not match."""
-        from reverie.revisions import verify
-
         scopes = [Scope.parse(scope)] if scope is not None else self.store.scopes()
         return verify(self.store, scopes)
 
@@ -527,8 +520,6 @@ class Reverie:
         journal: bool = False,
     ) -> ExportReport:
         """Write the Markdown mirror of ``scope`` (MEMORY.md + memories/*.md) to ``directory``."""
-        from reverie.mirror import export_markdown
-
         return export_markdown(
             self.store, Scope.parse(scope), Path(directory), line_limit=line_limit, journal=journal
         )
@@ -537,7 +528,5 @@ class Reverie:
         self, scope: ScopeLike, directory: str | Path, *, now: datetime | None = None
     ) -> ImportReport:
         """Turn a person's edits of the mirror into new revisions authored ``human``."""
-        from reverie.mirror import import_markdown
-
         when = utc(now) if now else now_utc()
         return import_markdown(self.store, Scope.parse(scope), Path(directory), now=when)

@@ -614,7 +614,7 @@ def revision_hash(**content: Any) -> str:
     return content_hash(revision_content(**content))
 
 
-def revision_content(
+def revision_content(  # noqa: PLR0913 (keyword-only: the fields of a revision)
     *,
     title: str,
     kind: PageKind,

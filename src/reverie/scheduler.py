@@ -78,7 +78,7 @@ class Scheduler:
     ``phase``, ``dreamed``, ``failed``, ``lost``, ``stopped``).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (public constructor: keyword-only options)
         self,
         rv: Reverie,
         schedules: Schedules | ScheduleConfig | None = None,

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from reverie import Reverie, Scope
+from reverie.config import Config, DreamConfig
 from reverie.errors import InvalidInput, StoreError
 from reverie.store.base import Changeset, PageWrite
 from reverie.store.sqlite import SQLiteStore
@@ -123,8 +124,6 @@ def test_the_org_brain_takes_no_episodes_and_is_not_dreamed(rv: Reverie) -> None
 
 
 def test_promotion_can_be_turned_off() -> None:
-    from reverie.config import Config, DreamConfig
-
     store = SQLiteStore(":memory:")
     store.migrate()
     with Reverie(store, config=Config(dream=DreamConfig(promote_after_cycles=0))) as off:

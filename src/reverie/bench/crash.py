@@ -148,7 +148,7 @@ def _check_pages(store: SQLiteStore, scope: Scope, seen: Observed, ids: set[str]
     return problems
 
 
-def _kill_at(
+def _kill_at(  # noqa: PLR0913 (one crash-test round, called positionally by tests/test_crash.py)
     db: Path,
     seed: int,
     round_no: int,

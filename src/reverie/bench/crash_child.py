@@ -20,9 +20,11 @@ from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
 
+from reverie.bench.crash_lanes import Lane, mirror_dir, model_lane
 from reverie.config import Config, DreamConfig
 from reverie.engine import Reverie
 from reverie.models import Scope
+from reverie.store.sqlite import SQLiteStore
 from reverie.synth import DEFAULT_START, synthetic_episodes
 
 __all__ = ["BATCH", "ROUNDS", "SCOPE", "main"]
@@ -57,9 +59,6 @@ def main(argv: list[str]) -> int:
     # between calls of one cycle (reinforcement until a page's evidence grows stays on)
     config = Config(dream=DreamConfig(max_episodes_per_cycle=25, model_min_support=1))
     with Reverie.open(db, config=config) as rv, ExitStack() as stack:
-        from reverie.bench.crash_lanes import Lane, mirror_dir, model_lane
-        from reverie.store.sqlite import SQLiteStore
-
         assert isinstance(rv.store, SQLiteStore)
         distiller = None
         if lane_name == "model":

@@ -37,7 +37,7 @@ from reverie.dream.problems import Grouping, is_problem_page, problem_groups
 from reverie.dream.promote import journal_lines
 from reverie.dream.promote import promotions as org_promotions
 from reverie.dream.remember import decay_due, memory_step
-from reverie.dream.report import fill_extras
+from reverie.dream.report import CycleWork, fill_extras
 from reverie.dream.score import rank_for_cap, score_groups
 from reverie.dream.split import find_split, split_due
 from reverie.embed import Embedder
@@ -204,17 +204,16 @@ class DreamCycle:
         new_checkpoint = next_checkpoint(collection.last_scanned_seq or checkpoint, result.leftover)
         self._fill(report, collection, groups, result, new_checkpoint)
         report.collected -= len(grouping.passed)
-        fill_extras(  # volumes, insights, recommendations
-            report,
-            self.store,
-            self.config,
+        work = CycleWork(
             scanned=scanned,
             taken=collection.taken,
-            groups=(kept, overflow),
+            kept=kept,
+            overflow=overflow,
             scores=scores,
             revisions=[w.revision for _a, w, _n in result.writes],
             marks=result.marks,
         )
+        fill_extras(report, self.store, self.config, work)  # volumes, insights, recommendations
         if dry_run:
             report.status, report.message = CycleStatus.DRY_RUN, "dry run: nothing was changed"
             report.timings = timer.done()
