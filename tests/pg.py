@@ -32,7 +32,7 @@ def server_url() -> str:
 @contextmanager
 def schema_url() -> Iterator[str]:
     """A URL whose connections live in a new, empty schema (dropped on exit)."""
-    import psycopg
+    import psycopg  # noqa: PLC0415 (extra: postgres)
 
     base = server_url()
     schema = f"t_{uuid.uuid4().hex[:12]}"

@@ -11,9 +11,11 @@ import pytest
 
 from reverie import Reverie
 from reverie.archive import Archive, BundleFiles, bundle_bytes
-from reverie.errors import ScopesFailed, UndoRefused
+from reverie.embed import HashingEmbedder
+from reverie.errors import InvalidInput, ScopesFailed, UndoRefused
 from reverie.models import Scope
 from reverie.store.archive import is_stub
+from tests import conftest
 from tests.conftest import T0, EpisodeFactory
 
 SCOPE = Scope.parse("acme/coder")
@@ -33,8 +35,6 @@ def _brain(path: Path, make_episode: EpisodeFactory, n: int = 6) -> Reverie:
 
 def _fresh_factory() -> EpisodeFactory:
     """The conftest factory again, numbering from 1: a second brain holds the same episodes."""
-    from tests import conftest
-
     return conftest.make_episode.__wrapped__()  # type: ignore[attr-defined,no-any-return]
 
 
@@ -134,8 +134,6 @@ def test_bundle_bytes_do_not_depend_on_input_order(make_episode: EpisodeFactory)
 
 
 def test_memory_store_has_no_cold_tier() -> None:
-    from reverie.errors import InvalidInput
-
     with Reverie.open(":memory:") as rv, pytest.raises(InvalidInput):
         Archive(rv.store)
 
@@ -143,8 +141,6 @@ def test_memory_store_has_no_cold_tier() -> None:
 def test_restored_episodes_are_found_by_vectors_again_without_a_model_call(
     tmp_path: Path, make_episode: EpisodeFactory
 ) -> None:
-    from reverie.embed import HashingEmbedder
-
     embedder = HashingEmbedder()
     with Reverie.open(tmp_path / "b.db", embedder=embedder) as rv:
         rv.ingest([make_episode(lesson=f"wait for rollout {i}") for i in range(6)])

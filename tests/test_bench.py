@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
 from reverie.bench.core import CoreResult, render_core, run_core
+from reverie.cli import app
 
 
 def _assert_positive(result: CoreResult) -> None:
@@ -46,10 +48,6 @@ def test_core_targets_at_real_sizes(tmp_path: Path) -> None:
 
 
 def test_bench_recall_measures_an_existing_brain_and_never_creates_one(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from reverie.cli import app
-
     run_core(sizes=(300,), queries=5, workdir=tmp_path)  # leaves core-300.db behind
     brain = tmp_path / "core-300.db"
     before = brain.stat().st_size

@@ -1,6 +1,6 @@
 """Crash injection: 20 SIGKILLs of a real dreaming process, every invariant checked after each.
 
-Issue 9: the rounds are spread over the extractive and the model lane (the LLM distiller against
+The rounds are spread over the extractive and the model lane (the LLM distiller against
 the local fake model server), and also kill between model calls, during the Markdown export and
 during archiving; the file-side checks are tested here against files broken on purpose.
 """

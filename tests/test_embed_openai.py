@@ -10,6 +10,7 @@ import pytest
 
 from reverie import Reverie
 from reverie.embed import HashingEmbedder, resolve_embedder
+from reverie.embed_openai import BATCH, OpenAIEmbedder
 from reverie.errors import LLMBadOutput
 from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply
 from tests.conftest import dream_deploys
@@ -38,8 +39,6 @@ def server() -> Iterator[FakeLLMServer]:
 
 
 def test_vectors_are_batched_ordered_and_normalised(server: FakeLLMServer) -> None:
-    from reverie.embed_openai import BATCH, OpenAIEmbedder
-
     embedder = OpenAIEmbedder("emb-1", server.openai_base_url, "sk-test")
     texts = [f"deploy number {i} timed out" for i in range(BATCH * 2 + 5)] + [""]
     out = embedder.embed(texts)
@@ -54,8 +53,6 @@ def test_vectors_are_batched_ordered_and_normalised(server: FakeLLMServer) -> No
 
 
 def test_a_malformed_answer_is_a_clear_error(server: FakeLLMServer) -> None:
-    from reverie.embed_openai import OpenAIEmbedder
-
     server.push(Reply(body={"data": [{"index": 0}]}))
     with pytest.raises(LLMBadOutput, match="malformed"):
         OpenAIEmbedder("emb-1", server.openai_base_url).embed(["one"])

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from reverie import Reverie
+
 pytest.importorskip("langchain_core", reason="the example needs langchain-core (dev extra)")
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +24,6 @@ def test_langchain_chain_recalls_and_remembers(tmp_path: Path) -> None:
     spec.loader.exec_module(module)
     answers = module.main(tmp_path / "brain.db")
     assert answers[-1] == "Refund it in the billing portal."
-    from reverie import Reverie
 
     with Reverie.open(tmp_path / "brain.db") as rv:
         assert rv.status("acme/support-bot").episodes == 3

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from reverie import Reverie
-from reverie.config import RedactionConfig
+from reverie.config import Config, RedactionConfig
 from reverie.dream.plan import CreatePage, Plan, RetirePage
 from reverie.errors import InvalidInput
 from reverie.models import Claim, PageKind
@@ -274,8 +274,6 @@ def test_a_secret_wins_over_a_personal_data_tag() -> None:
 
 
 def test_the_engine_applies_its_policy_to_pages_and_recall(make_episode: EpisodeFactory) -> None:
-    from reverie.config import Config
-
     config = Config(redaction=RedactionConfig(email="tag"))
     with Reverie.open(":memory:", config=config) as rv:
         lesson = "mail the release notes to ops-team@example.com before tagging"

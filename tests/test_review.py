@@ -1,4 +1,4 @@
-"""Review mode (issue 4, point 8): ``dream --review`` holds a plan; show, apply, reject; stale.
+"""Review mode: ``dream --review`` holds a plan; show, apply, reject; stale.
 
 Every test runs against real stores (SQLite files; PostgreSQL when REVERIE_TEST_POSTGRES_URL is
 set) and, for the model path, a real local HTTP server speaking the OpenAI wire format.

@@ -1,4 +1,4 @@
-"""Soak: writers, dreamers and a recaller on one SQLite file for 20 s (issue 9, point 3)."""
+"""Soak: writers, dreamers and a recaller on one SQLite file for 20 s."""
 
 from __future__ import annotations
 

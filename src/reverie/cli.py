@@ -14,22 +14,28 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
 from reverie import __version__
+from reverie.adapters import parse
 from reverie.cli_bench import bench_app
 from reverie.cli_doctor import doctor as doctor_command
-from reverie.cli_edge import EDGE_ERRORS, REPORTED, edge_error, refuse_missing
+from reverie.cli_edge import (
+    REPORTED,
+    edge_error,
+    fail,
+    maybe_scope,
+    new_console,
+    open_brain,
+    parse_now,
+    parse_scope,
+)
 from reverie.cli_memory import register as register_memory_commands
 from reverie.cli_ops import register as register_ops_commands
 from reverie.cli_render import (
@@ -44,15 +50,15 @@ from reverie.cli_render import (
 from reverie.cli_review import ReviewFlag
 from reverie.cli_review import register as register_review_commands
 from reverie.cli_serve import keys_app, mcp_command, serve_command
-from reverie.cli_stats import register as register_stats_commands  # issue 5
+from reverie.cli_stats import register as register_stats_commands
 from reverie.cli_worker import migrate_command, worker_command
 from reverie.config import resolve_db
 from reverie.demo import run_demo
 from reverie.engine import Reverie
-from reverie.errors import InvalidInput, NotFound, ReverieError, ScopesFailed, UndoRefused
+from reverie.errors import InvalidInput, NotFound, ReverieError
 from reverie.isolate import partial
 from reverie.jsonl import decode_lines
-from reverie.models import Revision, Scope, utc
+from reverie.models import Revision, Scope
 
 __all__ = ["app", "main"]
 
@@ -67,8 +73,8 @@ app = typer.Typer(
 )
 
 app.add_typer(bench_app, name="bench")
-app.command("worker")(worker_command)  # issue 8
-app.command("migrate")(migrate_command)  # issue 8
+app.command("worker")(worker_command)  # scale-out: docs/scaling.md
+app.command("migrate")(migrate_command)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 ScopeOpt = Annotated[
@@ -85,66 +91,6 @@ NowOpt = Annotated[
 
 
 # -- plumbing ------------------------------------------------------------------------------------
-
-
-def _console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)
-
-
-def _message(exc: ReverieError) -> list[str]:
-    if isinstance(exc, InvalidInput):
-        return [f"invalid {exc.field}: {exc.reason}"]
-    if isinstance(exc, UndoRefused):
-        return [f"undo refused: {exc}"]
-    if isinstance(exc, ScopesFailed):
-        return exc.lines()
-    return [str(exc)]
-
-
-def _fail(exc: ReverieError) -> NoReturn:
-    """One red line on stderr (one per failing scope of a multi-scope command), exit code 2."""
-    for message in _message(exc):
-        _console(stderr=True).print(Text(f"error: {message}", style="red"), soft_wrap=True)
-    raise typer.Exit(2)
-
-
-@contextmanager
-def _brain(ctx: typer.Context, *, create: bool = False) -> Iterator[Reverie]:
-    """Open the database named by ``--db`` / ``REVERIE_DB`` / the default; map errors to exit 2.
-
-    Only commands that store (``create``: init, ingest, serve, mcp, keys create) may create
-    the database; any other names a missing one as an error and creates nothing.
-    """
-    db = resolve_db(ctx.obj)
-    try:
-        if not create:
-            refuse_missing(db)
-        with Reverie.open(db) as rv:
-            yield rv
-    except ReverieError as exc:
-        _fail(exc)
-    except EDGE_ERRORS as exc:
-        _fail(edge_error(exc, db))
-
-
-def _scope(value: str) -> Scope:
-    try:
-        return Scope.parse(value)
-    except ReverieError as exc:
-        _fail(exc)
-
-
-def _maybe_scope(value: str | None) -> Scope | None:
-    return None if value is None else _scope(value)
-
-
-def _now(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return utc(datetime.fromisoformat(value))
-    except ValueError:
-        _fail(InvalidInput("--now", f"{value!r} is not an ISO 8601 date-time"))
 
 
 def _emit_json(data: Any) -> None:
@@ -181,7 +127,7 @@ def _root(
 @app.command()
 def init(ctx: typer.Context) -> None:
     """Create the database (or bring its schema up to date) and print where it is."""
-    with _brain(ctx, create=True):
+    with open_brain(ctx, create=True):
         pass
     typer.echo(f"database ready: {resolve_db(ctx.obj)}")
 
@@ -192,7 +138,7 @@ def _read_lines(file: str) -> tuple[list[tuple[int, str]], list[tuple[int, str, 
     try:
         data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as exc:
-        _fail(InvalidInput("FILE", f"cannot read {file}: {exc.strerror or exc}"))
+        fail(InvalidInput("FILE", f"cannot read {file}: {exc.strerror or exc}"))
     return decode_lines(data)
 
 
@@ -201,12 +147,10 @@ def _parse(
 ) -> tuple[list[dict[str, Any]], list[int], list[tuple[int, str, str]]]:
     """Episodes from the lines in ``fmt`` (jsonl or a transcript, :mod:`reverie.adapters`):
     the objects, the line number of each, and (line, field, reason) for lines not used."""
-    from reverie.adapters import parse
-
     try:
         return parse(fmt, lines, has_scope=has_scope).as_tuple()
     except ReverieError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 def _stopped(stored: int, duplicates: int, line: int, exc: BaseException) -> NoReturn:
@@ -215,7 +159,7 @@ def _stopped(stored: int, duplicates: int, line: int, exc: BaseException) -> NoR
         f"stored {stored} episodes, {duplicates} duplicates skipped before the failure;"
         f" nothing from line {line} on was stored"
     )
-    _fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
+    fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
 
 
 def _ingest_all(
@@ -226,7 +170,7 @@ def _ingest_all(
     stored = duplicates = 0
     errors: list[tuple[int, str, str]] = []
     columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=_console(stderr=True), transient=True) as progress:
+    with Progress(*columns, console=new_console(stderr=True), transient=True) as progress:
         task = progress.add_task("ingest", total=len(items))
         for start in range(0, len(items), INGEST_CHUNK):
             chunk = items[start : start + INGEST_CHUNK]
@@ -264,14 +208,14 @@ def ingest(
     ] = "jsonl",
 ) -> None:
     """Append episodes from a JSON-lines file. Bad lines are reported; the good ones are stored."""
-    default_scope = _maybe_scope(scope)
+    default_scope = maybe_scope(scope)
     lines, unreadable = _read_lines(file)
     items, line_of, failures = _parse(fmt, lines, default_scope is not None)
     failures = failures + unreadable
-    with _brain(ctx, create=True) as rv:
+    with open_brain(ctx, create=True) as rv:
         stored, duplicates, errors = _ingest_all(rv, items, line_of, default_scope)
     failures = sorted(failures + [(line_of[i], field, reason) for i, field, reason in errors])
-    err = _console(stderr=True)
+    err = new_console(stderr=True)
     for number, field, reason in failures:
         err.print(Text(f"line {number}: {field}: {reason}", style="red"), soft_wrap=True)
     summary = f"stored {stored} episodes, {duplicates} duplicates skipped"
@@ -287,14 +231,14 @@ def dream(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Plan and report; change nothing.")
     ] = False,
-    review: ReviewFlag = False,  # issue 4 (8)
+    review: ReviewFlag = False,
     now: NowOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Run a dream cycle for one scope, or for every scope with pending episodes."""
-    target, at = _maybe_scope(scope), _now(now)
+    target, at = maybe_scope(scope), parse_now(now)
     failed = None
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         if target is None:
             reports, failed = partial(lambda: rv.dream_all(now=at, dry_run=dry_run, review=review))
         else:
@@ -305,9 +249,9 @@ def dream(
         if not reports and failed is None:
             typer.echo("nothing to dream: no scope has pending episodes")
         for report in reports:
-            _console().print(report_table(report))
+            new_console().print(report_table(report))
     if failed is not None:
-        _fail(failed)
+        fail(failed)
 
 
 @app.command()
@@ -317,7 +261,7 @@ def undo(
     as_json: JsonFlag = False,
 ) -> None:
     """Undo a committed cycle: pages go back a revision, its episodes become pending again."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         report = rv.undo(cycle_id)
     if as_json:
         _emit_json(asdict(report))
@@ -347,16 +291,16 @@ def recall(
     as_json: JsonFlag = False,
 ) -> None:
     """Print the prompt section recall packs for QUERY under the token budget."""
-    target, at = _scope(scope), _now(now)
-    with _brain(ctx) as rv:
-        result = rv.recall(query, target, budget, now=at, as_of=_now(as_of))
+    target, at = parse_scope(scope), parse_now(now)
+    with open_brain(ctx) as rv:
+        result = rv.recall(query, target, budget, now=at, as_of=parse_now(as_of))
     if as_json:
         _emit_json(result.model_dump(mode="json"))
         return
     if result.warning:
-        _console(stderr=True).print(Text(f"warning: {result.warning}", style="yellow"))
+        new_console(stderr=True).print(Text(f"warning: {result.warning}", style="yellow"))
     if not result.items:
-        _console(stderr=True).print(Text("nothing relevant to recall", style="dim"))
+        new_console(stderr=True).print(Text("nothing relevant to recall", style="dim"))
     if result.text:
         typer.echo(result.text)
 
@@ -371,13 +315,13 @@ def pages(
     as_json: JsonFlag = False,
 ) -> None:
     """List the pages of a brain (active ones unless --all)."""
-    target = _scope(scope)
-    with _brain(ctx) as rv:
+    target = parse_scope(scope)
+    with open_brain(ctx) as rv:
         found = rv.pages(target, status=None if show_all else "active")
     if as_json:
         _emit_json([p.model_dump(mode="json") for p in found])
         return
-    _console().print(pages_table(found, title=f"pages of {target}"))
+    new_console().print(pages_table(found, title=f"pages of {target}"))
 
 
 def _pick_revision(revisions: list[Revision], page_id: str, number: int) -> Revision:
@@ -397,7 +341,7 @@ def page(
     as_json: JsonFlag = False,
 ) -> None:
     """Show a page as markdown (its current revision, or --revision N)."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         found = rv.page(page_id)
         if revision is not None:
             found = found.model_copy(
@@ -406,7 +350,7 @@ def page(
     if as_json:
         _emit_json({**found.model_dump(mode="json"), "markdown": found.to_markdown()})
         return
-    _console().print(page_view(found))
+    new_console().print(page_view(found))
 
 
 @app.command()
@@ -416,12 +360,12 @@ def why(
     as_json: JsonFlag = False,
 ) -> None:
     """Show a page's lineage: every revision and the raw episodes its claims cite."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         lineage = rv.why(page_id)
     if as_json:
         _emit_json(lineage.model_dump(mode="json"))
         return
-    console = _console()
+    console = new_console()
     console.print(page_view(lineage.page))
     console.print(revisions_table(lineage.revisions))
     console.print(episodes_table(lineage.episodes))
@@ -439,20 +383,20 @@ def cycles(
     as_json: JsonFlag = False,
 ) -> None:
     """List recent dream cycles."""
-    target = _maybe_scope(scope)
-    with _brain(ctx) as rv:
+    target = maybe_scope(scope)
+    with open_brain(ctx) as rv:
         found = rv.cycles(target, limit=limit)
     if as_json:
         _emit_json([c.model_dump(mode="json") for c in found])
         return
-    _console().print(cycles_table(found))
+    new_console().print(cycles_table(found))
 
 
 @app.command()
 def status(ctx: typer.Context, scope: ScopeOpt = None, as_json: JsonFlag = False) -> None:
     """Counts of episodes, pages, revisions and cycles, in total or for one scope."""
-    target = _maybe_scope(scope)
-    with _brain(ctx) as rv:
+    target = maybe_scope(scope)
+    with open_brain(ctx) as rv:
         stats = rv.status(target)
         scopes = [s.key for s in rv.scopes()] if target is None else [target.key]
     db = resolve_db(ctx.obj)
@@ -461,7 +405,7 @@ def status(ctx: typer.Context, scope: ScopeOpt = None, as_json: JsonFlag = False
             {"db": db, "scope": target.key if target else None, **asdict(stats), "scopes": scopes}
         )
         return
-    console = _console()
+    console = new_console()
     console.print(Text(f"database: {db}"))
     console.print(
         stats_table(stats, title=f"status of {target}" if target else "status (all scopes)")
@@ -494,27 +438,27 @@ def demo(
     else:
         path = Path(tempfile.mkdtemp(prefix="reverie-demo-")) / "demo.db"
     try:
-        run_demo(path, _console())
+        run_demo(path, new_console())
     except ReverieError as exc:
-        _fail(exc)
+        fail(exc)
 
 
-app.command(name="doctor")(doctor_command)  # issue 4: does the configured model answer?
-register_memory_commands(app)  # issue 5: history, restore, verify, journal, export/import
-register_ops_commands(app)  # issue 6: daemon, schedule, report, archive, export training
-register_stats_commands(app)  # issue 5: stats, log (cumulative stats + journal)
-app.command(name="serve")(serve_command)  # issue 7: HTTP API + dashboard
-app.command(name="mcp")(mcp_command)  # issue 7: MCP server over stdio
-app.add_typer(keys_app, name="keys")  # issue 7: API keys
-register_review_commands(app)  # issue 4 (8): plans, plan show/apply/reject
+app.command(name="doctor")(doctor_command)  # does the configured model answer?
+register_memory_commands(app)  # memory over time: history, restore, verify, journal, export/import
+register_ops_commands(app)  # running on its own: daemon, schedule, report, archive, export training
+register_stats_commands(app)  # stats, log (cumulative stats + journal)
+app.command(name="serve")(serve_command)  # HTTP API + dashboard
+app.command(name="mcp")(mcp_command)  # MCP server over stdio
+app.add_typer(keys_app, name="keys")  # API keys of the HTTP service
+register_review_commands(app)  # review mode: plans, plan show/apply/reject
 
 
 def main() -> None:
     """Console-script entry point."""
     try:
         app()
-    except REPORTED as exc:  # a command that forgot _brain(); no traceback
+    except REPORTED as exc:  # a command that forgot open_brain(); no traceback
         try:
-            _fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
+            fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
         except typer.Exit as done:
             sys.exit(done.exit_code)

@@ -13,6 +13,21 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from reverie.bench.agent import SYSTEMS, run_agent
+from reverie.bench.agent_gen import GenConfig, generate
+from reverie.bench.agent_gen import dump as dump_data
+from reverie.bench.agent_render import render_agent
+from reverie.bench.core import render_core, run_core
+from reverie.bench.crash import run_crash
+from reverie.bench.locomo import render_locomo, run_locomo
+from reverie.bench.recall import render_recall_bench, run_recall_bench
+from reverie.bench.redact import render_redact, run_redact
+from reverie.bench.scale import render_scale, run_scale
+from reverie.bench.soak import run_soak
+from reverie.cli_edge import fail
+from reverie.embed import resolve_embedder
+from reverie.errors import ReverieError
+
 __all__ = ["bench_app"]
 
 bench_app = typer.Typer(help="Benchmarks (slow; figures with ratios against in-process baselines).")
@@ -47,9 +62,6 @@ def core(
     ] = "none",
 ) -> None:
     """Ingest episodes/s, cycle seconds and recall p50/p99 on the model-free SQLite path."""
-    from reverie.bench.core import render_core, run_core
-    from reverie.embed import resolve_embedder
-
     where = workdir or Path(tempfile.mkdtemp(prefix="reverie-bench-"))
     result = run_core(
         sizes=_sizes(sizes), queries=queries, workdir=where, budget=budget,
@@ -80,19 +92,13 @@ def recall_bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Recall p50/p99 on an existing brain, next to raw FTS5 (e.g. one bench core left)."""
-    from reverie.bench.recall import render_recall_bench, run_recall_bench
-    from reverie.embed import resolve_embedder
-    from reverie.errors import ReverieError
-
     try:
         result = run_recall_bench(
             db, scope=scope, queries=queries, budget=budget,
             embedder=resolve_embedder(None if embedder == "none" else embedder),
         )  # fmt: skip
     except ReverieError as exc:
-        from reverie.cli import _fail
-
-        _fail(exc)
+        fail(exc)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
@@ -111,8 +117,6 @@ def redact_bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Recall, precision, misses by format and chars/s of redaction on a generated corpus."""
-    from reverie.bench.redact import render_redact, run_redact
-
     result = run_redact(seed=seed, rounds=rounds, detect_secrets=detect_secrets)
     typer.echo(json.dumps(result.to_dict(), indent=2) if as_json else render_redact(result))
     if not result.passed:
@@ -130,20 +134,18 @@ def crash(
         bool,
         typer.Option(
             help="Also kill on the model path, during markdown export and during archiving"
-            " (issue 9); --no-lanes kills the model-free cycle only."
+            "; --no-lanes kills the model-free cycle only."
         ),
     ] = True,
 ) -> None:
     """Kill a dreaming process with SIGKILL at random points; check every invariant after each."""
-    from reverie.bench.crash import run_crash
-
     where = workdir or Path(tempfile.mkdtemp(prefix="reverie-crash-"))
     result = run_crash(kills, where, seed=seed, lanes=lanes)
     console = Console(highlight=False)
     targets = ", ".join(f"{t} {n}" for t, n in sorted(result.by_target.items()))
     console.print(f"kills {result.kills} (rounds finished unkilled: {result.completed})")
     console.print(f"killed at: {targets}")
-    if lanes:  # issue 9
+    if lanes:
         by_lane = ", ".join(f"{name} {n}" for name, n in sorted(result.by_lane.items()))
         console.print(
             f"kills by lane: {by_lane}; model calls {result.model_calls},"
@@ -160,7 +162,7 @@ def crash(
 
 
 @bench_app.command("scale")
-def scale(
+def scale(  # noqa: PLR0913 (typer: one parameter per CLI option)
     url: Annotated[str, typer.Option(help="A PostgreSQL URL; the run uses a fresh schema in it.")],
     scopes: Annotated[int, typer.Option(min=1, help="Scopes in all.")] = 10_000,
     per_scope: Annotated[int, typer.Option(min=1, help="Episodes per scope.")] = 100,
@@ -172,9 +174,7 @@ def scale(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the bench schema.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
-    """Cycle throughput with 1, 2 and 4 worker processes (ratios) and recall p99 (issue 8)."""
-    from reverie.bench.scale import render_scale, run_scale
-
+    """Cycle throughput with 1, 2 and 4 worker processes (ratios), recall p99 (docs/scaling.md)."""
     counts = _sizes(workers)
     err = Console(stderr=True, highlight=False)
     result = run_scale(
@@ -222,9 +222,6 @@ def locomo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Answer-token and evidence recall per category: Reverie, its ablations and BM25."""
-    from reverie.bench.locomo import render_locomo, run_locomo
-    from reverie.embed import resolve_embedder
-
     if not data.is_file():
         raise typer.BadParameter(f"no such file: {data}")
     chosen = resolve_embedder(None if embedder == "none" else embedder)
@@ -253,8 +250,6 @@ def soak(
     ] = None,
 ) -> None:
     """Ingest, dream and recall from several processes on one SQLite file; check nothing broke."""
-    from reverie.bench.soak import run_soak
-
     where = workdir or Path(tempfile.mkdtemp(prefix="reverie-soak-"))
     result = run_soak(seconds, where, writers=writers, dreamers=dreamers, recallers=recallers)
     console = Console(highlight=False)
@@ -275,8 +270,6 @@ def soak(
 
 
 def _systems(text: str) -> list[str]:
-    from reverie.bench.agent import SYSTEMS
-
     chosen = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in chosen if name not in SYSTEMS]
     if not chosen or unknown:
@@ -285,7 +278,7 @@ def _systems(text: str) -> list[str]:
 
 
 @bench_app.command("agent")
-def agent(
+def agent(  # noqa: PLR0913 (typer: one parameter per CLI option)
     seed: Annotated[int, typer.Option(help="Seed of the generated episodes.")] = 0,
     scale: Annotated[
         float, typer.Option(min=0.01, help="Multiplies every count (1: about 3,700 episodes).")
@@ -308,11 +301,6 @@ def agent(
     ] = False,
 ) -> None:
     """Lessons, current facts, empty answers and leaks on generated agent episodes, against BM25."""
-    from reverie.bench.agent import run_agent
-    from reverie.bench.agent_gen import GenConfig, generate
-    from reverie.bench.agent_gen import dump as dump_data
-    from reverie.bench.agent_render import render_agent
-
     config = GenConfig(seed=seed, scale=scale, days=days)
     if dump is not None:
         for path in dump_data(generate(config), dump):

@@ -18,11 +18,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from reverie.cli_edge import fail, open_brain, parse_scope
 from reverie.config import resolve_db
+from reverie.daemon import config_from_mapping, load_schedules, run_daemon
 from reverie.errors import ReverieError
 from reverie.models import now_utc
 from reverie.schedule import ScheduleConfig, next_due
 from reverie.scheduler import Schedules
+from reverie.store.schedule import ScheduleStore
 
 __all__ = ["daemon", "schedule"]
 
@@ -53,9 +56,6 @@ def _schedules(
     extra: dict[str, Any],
     scopes: list[str] | None,
 ) -> Schedules:
-    from reverie import cli
-    from reverie.daemon import config_from_mapping, load_schedules
-
     flags: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
     if interval is not None:
         flags["interval"] = interval
@@ -68,13 +68,13 @@ def _schedules(
     try:
         base = config_from_mapping(flags)
         found = load_schedules(file, base) if file else Schedules(default=base)
-        keys = tuple(cli._scope(s).key for s in scopes) if scopes else None
+        keys = tuple(parse_scope(s).key for s in scopes) if scopes else None
     except ReverieError as exc:
-        cli._fail(exc)
+        fail(exc)
     return Schedules(default=found.default, per_scope=found.per_scope, scopes=keys)
 
 
-def daemon(
+def daemon(  # noqa: PLR0913 (typer: one parameter per CLI option)
     ctx: typer.Context,
     schedule_file: ScheduleFile = None,
     interval: Interval = None,
@@ -104,9 +104,6 @@ def daemon(
     hold: Annotated[float, typer.Option("--hold", min=0.0, hidden=True)] = 0.0,
 ) -> None:
     """Dream on a schedule until stopped (SIGINT/SIGTERM stop cleanly)."""
-    from reverie import cli
-    from reverie.daemon import run_daemon
-
     extra = {"min_hours": min_hours, "min_new_episodes": min_new, "gate": gate}
     extra |= {"catch_up": catch_up, "jitter": jitter}
     schedules = _schedules(schedule_file, interval, cron, moon, extra, scope)
@@ -130,7 +127,7 @@ def daemon(
             on_phase=phase if hold else None,
         )
     except ReverieError as exc:
-        cli._fail(exc)
+        fail(exc)
     if not events:
         typer.echo(f"daemon stopped after {len(reports)} cycle(s)")
 
@@ -144,12 +141,9 @@ def schedule(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """When each scope dreams next, and how its last scheduled run went."""
-    from reverie import cli
-    from reverie.store.schedule import ScheduleStore
-
     schedules = _schedules(schedule_file, interval, cron, moon, {}, None)
     now = now_utc()
-    with cli._brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         store = rv.store
         records = store.schedule_records(now) if isinstance(store, ScheduleStore) else []
     rows: list[dict[str, Any]] = []

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from reverie.errors import ReverieError
+from reverie.llm._http import HTTPSettings
+from reverie.llm.providers import llm_from_env
 from reverie.redact import redact
 
 if TYPE_CHECKING:
@@ -57,9 +59,6 @@ def _ping_check(data: dict[str, Any]) -> list[str]:
 
 def check_model(provider: str | None = None, *, timeout_s: float = 30.0) -> DoctorReport:
     """Ask the model configured by ``REVERIE_LLM_*`` one structured question."""
-    from reverie.llm._http import HTTPSettings
-    from reverie.llm.base import llm_from_env
-
     name = provider or os.environ.get("REVERIE_LLM_PROVIDER") or "openai"
     if not os.environ.get("REVERIE_LLM_MODEL"):
         return DoctorReport(

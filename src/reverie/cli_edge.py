@@ -6,16 +6,50 @@ path that cannot be written, input nested past the interpreter's recursion limit
 ``sqlite3.Error``, ``OSError`` or ``RecursionError``; :func:`edge_error` names the database
 and what to do for each. Commands that only read never create a database:
 :func:`refuse_missing` stops them before a folder or a file is made.
+
+Every command module shares the same few edge helpers, kept here so none imports another:
+:func:`open_brain` opens the configured database and maps its errors, :func:`fail` prints one
+red line and exits 2, and :func:`parse_scope` / :func:`parse_now` turn option text into values.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
+from typing import NoReturn
 
-from reverie.errors import NotFound, ReverieError, StoreError
+import typer
+from rich.console import Console
+from rich.text import Text
 
-__all__ = ["EDGE_ERRORS", "REPORTED", "edge_error", "refuse_missing", "sqlite_path"]
+from reverie.config import resolve_db
+from reverie.engine import Reverie
+from reverie.errors import (
+    InvalidInput,
+    NotFound,
+    ReverieError,
+    ScopesFailed,
+    StoreError,
+    UndoRefused,
+)
+from reverie.models import Scope, utc
+
+__all__ = [
+    "EDGE_ERRORS",
+    "REPORTED",
+    "edge_error",
+    "fail",
+    "maybe_scope",
+    "new_console",
+    "open_brain",
+    "parse_now",
+    "parse_scope",
+    "refuse_missing",
+    "sqlite_path",
+]
 
 EDGE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, RecursionError)
 REPORTED: tuple[type[Exception], ...] = (ReverieError, *EDGE_ERRORS)
@@ -74,3 +108,63 @@ def edge_error(exc: BaseException, db: str | None) -> ReverieError:
         target = f" {exc.filename}" if exc.filename else ""
         return StoreError(f"cannot use{target}: {exc.strerror or exc}")
     return StoreError(f"{type(exc).__name__}: {exc}")
+
+
+def new_console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False)
+
+
+def _message(exc: ReverieError) -> list[str]:
+    if isinstance(exc, InvalidInput):
+        return [f"invalid {exc.field}: {exc.reason}"]
+    if isinstance(exc, UndoRefused):
+        return [f"undo refused: {exc}"]
+    if isinstance(exc, ScopesFailed):
+        return exc.lines()
+    return [str(exc)]
+
+
+def fail(exc: ReverieError) -> NoReturn:
+    """One red line on stderr (one per failing scope of a multi-scope command), exit code 2."""
+    for message in _message(exc):
+        new_console(stderr=True).print(Text(f"error: {message}", style="red"), soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@contextmanager
+def open_brain(ctx: typer.Context, *, create: bool = False) -> Iterator[Reverie]:
+    """Open the database named by ``--db`` / ``REVERIE_DB`` / the default; map errors to exit 2.
+
+    Only commands that store (``create``: init, ingest, serve, mcp, keys create) may create
+    the database; any other names a missing one as an error and creates nothing.
+    """
+    db = resolve_db(ctx.obj)
+    try:
+        if not create:
+            refuse_missing(db)
+        with Reverie.open(db) as rv:
+            yield rv
+    except ReverieError as exc:
+        fail(exc)
+    except EDGE_ERRORS as exc:
+        fail(edge_error(exc, db))
+
+
+def parse_scope(value: str) -> Scope:
+    try:
+        return Scope.parse(value)
+    except ReverieError as exc:
+        fail(exc)
+
+
+def maybe_scope(value: str | None) -> Scope | None:
+    return None if value is None else parse_scope(value)
+
+
+def parse_now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return utc(datetime.fromisoformat(value))
+    except ValueError:
+        fail(InvalidInput("--now", f"{value!r} is not an ISO 8601 date-time"))

@@ -1,4 +1,4 @@
-"""CLI commands for memory over time (issue 5): history, restore, verify, journal, and the
+"""CLI commands for memory over time (docs/memory.md): history, restore, verify, journal, and the
 Markdown mirror (``export markdown DIR`` / ``import markdown DIR``).
 
 Registered on the main app by :func:`register`; they hold no logic, only argument parsing, a
@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from reverie.cli_edge import open_brain, parse_now, parse_scope
 from reverie.engine import Reverie
 from reverie.models import Revision, Scope
 
@@ -40,22 +41,16 @@ NowOpt = Annotated[
 
 @contextmanager
 def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    from reverie import cli
-
-    with cli._brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         yield rv
 
 
 def _scope(value: str) -> Scope:
-    from reverie import cli
-
-    return cli._scope(value)
+    return parse_scope(value)
 
 
 def _now(value: str | None) -> datetime | None:
-    from reverie import cli
-
-    return cli._now(value)
+    return parse_now(value)
 
 
 def _emit(data: Any) -> None:

@@ -1,4 +1,4 @@
-"""CLI commands for running Reverie on its own (issue 6): ``daemon``, ``schedule``, ``report``,
+"""CLI commands for running Reverie on its own: ``daemon``, ``schedule``, ``report``,
 ``export training`` and ``archive``.
 
 Registered on the main app by :func:`register`; they parse arguments, call the library and
@@ -22,10 +22,16 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from reverie.archive import Archive
+from reverie.cli_daemon import daemon, schedule
+from reverie.cli_edge import fail, open_brain, parse_now, parse_scope
+from reverie.cli_memory import export_app
 from reverie.engine import Reverie
 from reverie.errors import ReverieError
+from reverie.export import write_training
 from reverie.isolate import partial
 from reverie.models import Cycle, CycleReport, Scope, now_utc
+from reverie.schedule import parse_duration
 
 if TYPE_CHECKING:
     from reverie.archive import ArchiveRun
@@ -50,28 +56,20 @@ NowOpt = Annotated[
 
 @contextmanager
 def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    from reverie import cli
-
-    with cli._brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         yield rv
 
 
 def _fail(exc: ReverieError) -> None:
-    from reverie import cli
-
-    cli._fail(exc)
+    fail(exc)
 
 
 def _scopes(values: list[str] | None) -> list[Scope] | None:
-    from reverie import cli
-
-    return [cli._scope(v) for v in values] if values else None
+    return [parse_scope(v) for v in values] if values else None
 
 
 def _now(value: str | None) -> datetime:
-    from reverie import cli
-
-    return cli._now(value) or now_utc()
+    return parse_now(value) or now_utc()
 
 
 def _emit(data: Any) -> None:
@@ -197,8 +195,6 @@ def export_training(
     as_json: JsonFlag = False,
 ) -> None:
     """Write every active page as a chat training example (system, cited episodes, page)."""
-    from reverie.export import write_training
-
     scopes = _scopes(scope)
     with _brain(ctx) as rv:
         done, failed = partial(
@@ -238,8 +234,6 @@ def archive(
     if older_than is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(2)
-    from reverie.archive import Archive
-    from reverie.schedule import parse_duration
 
     try:
         age = parse_duration(
@@ -287,8 +281,6 @@ def archive_fetch(
     bundle: Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")],
 ) -> None:
     """Print a bundle's episodes as JSON lines (checked against its hash)."""
-    from reverie.archive import Archive
-
     with _brain(ctx) as rv:
         episodes = Archive(rv.store).fetch(bundle)
     for ep in episodes:
@@ -301,8 +293,6 @@ def archive_restore(
     bundle: Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")],
 ) -> None:
     """Bring a bundle's episodes back into the hot store."""
-    from reverie.archive import Archive
-
     with _brain(ctx) as rv:
         restored = Archive(rv.store).restore(bundle, now_utc())
     typer.echo(f"restored {restored} episodes from {bundle}")
@@ -311,8 +301,6 @@ def archive_restore(
 @archive_app.command("list")
 def archive_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List the bundles this database knows."""
-    from reverie.archive import Archive
-
     with _brain(ctx) as rv:
         bundles = Archive(rv.store).bundles()
     if as_json:
@@ -333,9 +321,6 @@ def archive_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the main ``reverie`` app."""
-    from reverie.cli_daemon import daemon, schedule
-    from reverie.cli_memory import export_app
-
     app.command(name="report")(report)
     app.command(name="daemon")(daemon)
     app.command(name="schedule")(schedule)

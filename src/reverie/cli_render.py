@@ -80,7 +80,7 @@ def report_table(report: CycleReport) -> Table:
     rows += [("rejected", r) for r in report.rejected]
     rows += [("fallback", r) for r in report.fallbacks]
     rows += [("deferred group", r) for r in report.deferred_groups]
-    if report.model_calls or report.cache_hits:  # issue 4: model cost
+    if report.model_calls or report.cache_hits:  # model cost
         rows.append(
             (
                 "model",
@@ -177,7 +177,7 @@ def cycles_table(cycles: Iterable[Cycle]) -> Table:
             str(c.status),
             str(r.episodes_marked),
             f"+{r.created} ~{changed}",
-            f"{r.compression_ratio:g}×" if r.compression_ratio else "—",  # issue 6
+            f"{r.compression_ratio:g}×" if r.compression_ratio else "—",
         )
     return table
 

@@ -1,4 +1,4 @@
-"""CLI commands for review mode (issue 4, point 8): ``plans`` and ``plan show|apply|reject``.
+"""CLI commands for review mode (docs/review.md): ``plans`` and ``plan show|apply|reject``.
 
 ``reverie dream --review`` (:data:`ReviewFlag`, on the ``dream`` command) holds a cycle's changes
 as a pending plan; these commands list plans, show one as a readable diff with its cited
@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from reverie.cli_edge import open_brain
 from reverie.cli_render import report_table, shorten
 from reverie.dream.review import render_review, settled_line
 from reverie.engine import Reverie
@@ -49,9 +50,7 @@ _STYLES = {"+": "green", "-": "red", "@": "cyan", "=": "bold"}
 
 @contextmanager
 def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    from reverie import cli
-
-    with cli._brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         yield rv
 
 

@@ -14,20 +14,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.errors import MissingExtra, ReverieError
+from reverie.cli_edge import fail, maybe_scope, open_brain
+from reverie.errors import MissingExtra
 from reverie.keys import ApiKey
+from reverie.mcp import serve_stdio
 
 __all__ = ["keys_app", "mcp_command", "serve_command"]
 
 keys_app = typer.Typer(help="API keys for the HTTP service (stored hashed; shown once).")
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def _fail(exc: ReverieError) -> None:
-    from reverie.cli import _fail as fail
-
-    fail(exc)
 
 
 def serve_command(
@@ -42,19 +38,17 @@ def serve_command(
     log_level: Annotated[str, typer.Option("--log-level")] = "info",
 ) -> None:
     """Serve the HTTP API and the dashboard (http://HOST:PORT/dashboard/)."""
-    from reverie.cli import _brain
-
     try:
-        import uvicorn
+        import uvicorn  # noqa: PLC0415 (extra: server)
 
-        from reverie.server.app import create_app
+        from reverie.server.app import create_app  # noqa: PLC0415 (extra: server)
     except ImportError:
-        _fail(MissingExtra("fastapi and uvicorn", "server"))
+        fail(MissingExtra("fastapi and uvicorn", "server"))
         return
     err = Console(stderr=True, highlight=False)
     if host not in _LOCAL_HOSTS:
         err.print(Text(f"warning: listening on {host}: reachable from other machines", "yellow"))
-    with _brain(ctx, create=True) as rv:  # the service takes episodes
+    with open_brain(ctx, create=True) as rv:  # the service takes episodes
         app = create_app(rv, max_body_bytes=max_body)
         err.print(Text(f"dashboard: http://{host}:{port}/dashboard/  (keys: reverie keys create)"))
         uvicorn.run(app, host=host, port=port, log_level=log_level, ws="none")
@@ -70,12 +64,8 @@ def mcp_command(
     ] = None,
 ) -> None:
     """Serve remember / recall / dream_now / list_pages / read_page over MCP (stdio)."""
-    from reverie.cli import _brain, _maybe_scope
-
-    bound = _maybe_scope(scope)
-    with _brain(ctx, create=True) as rv:  # remember stores episodes
-        from reverie.mcp import serve_stdio
-
+    bound = maybe_scope(scope)
+    with open_brain(ctx, create=True) as rv:  # remember stores episodes
         serve_stdio(rv, bound)
 
 
@@ -97,9 +87,7 @@ def create_key(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Create a key and print its token once (only a salted hash is stored)."""
-    from reverie.cli import _brain
-
-    with _brain(ctx, create=True) as rv:  # the first step of setting up a service
+    with open_brain(ctx, create=True) as rv:  # the first step of setting up a service
         key, token = rv.keys.create(tenant, agent=agent, rights=rights, name=name)
     if as_json:
         typer.echo(json.dumps({**key.public(), "token": token}, indent=2))
@@ -120,9 +108,7 @@ def list_keys(
     ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False
 ) -> None:
     """List keys (never their secrets)."""
-    from reverie.cli import _brain
-
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         found = rv.keys.list()
     if as_json:
         typer.echo(json.dumps([k.public() for k in found], indent=2))
@@ -139,8 +125,6 @@ def revoke_key(
     key_id: Annotated[str, typer.Argument(metavar="KEY_ID", help="The id from `keys list`.")],
 ) -> None:
     """Revoke a key: every request with it gets 401 from now on."""
-    from reverie.cli import _brain
-
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         key = rv.keys.revoke(key_id)
     typer.echo(f"revoked key {key.id} ({key.bound_to})")

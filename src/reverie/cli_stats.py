@@ -1,4 +1,4 @@
-"""CLI commands for the dream log and cumulative stats (issue 5): ``reverie stats`` and
+"""CLI commands for the dream log and cumulative stats: ``reverie stats`` and
 ``reverie log``.
 
 ``stats`` shows, per scope, what dreaming has cost and done so far — cycles completed and failed,
@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from reverie.cli_edge import maybe_scope, open_brain, parse_scope
 from reverie.store.base import DreamStats
 
 __all__ = ["register", "stats_line", "stats_table"]
@@ -82,10 +83,8 @@ def stats_table(rows: list[DreamStats]) -> Table:
 
 def stats(ctx: typer.Context, scope: ScopeOpt = None, as_json: JsonFlag = False) -> None:
     """Cumulative dream stats: cycles completed and failed, model calls, tokens, time."""
-    from reverie import cli
-
-    target = cli._maybe_scope(scope)
-    with cli._brain(ctx) as rv:
+    target = maybe_scope(scope)
+    with open_brain(ctx) as rv:
         rows = rv.dream_stats(target)
     if as_json:
         typer.echo(json.dumps([_as_json(s) for s in rows], indent=2, ensure_ascii=False))
@@ -103,10 +102,8 @@ def log(
     as_json: JsonFlag = False,
 ) -> None:
     """The dream log: cumulative stats, then the journal's newest entries."""
-    from reverie import cli
-
-    target = cli._scope(scope)
-    with cli._brain(ctx) as rv:
+    target = parse_scope(scope)
+    with open_brain(ctx) as rv:
         rows = rv.dream_stats(target)
         entries = rv.journal(target, limit)
     if as_json:

@@ -1,4 +1,4 @@
-"""``reverie worker`` and ``reverie migrate``: the scale-out commands (issue 8).
+"""``reverie worker`` and ``reverie migrate``: the scale-out commands (docs/scaling.md).
 
 Thin edges: the worker loop lives in :mod:`reverie.worker`, the copy in
 :mod:`reverie.store.copy`. ``worker`` prints one JSON line per step on stdout (claimed, dreamed,
@@ -19,7 +19,10 @@ from rich.console import Console
 from rich.table import Table
 
 from reverie.config import resolve_db
+from reverie.engine import Reverie, open_store
 from reverie.errors import ReverieError
+from reverie.store.copy import copy_store
+from reverie.worker import Worker
 
 __all__ = ["migrate_command", "worker_command"]
 
@@ -34,7 +37,7 @@ def _print_event(event: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def worker_command(
+def worker_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
     ctx: typer.Context,
     url: Annotated[
         str | None,
@@ -55,9 +58,6 @@ def worker_command(
     hold: Annotated[float, typer.Option(hidden=True, min=0.0)] = 0.0,
 ) -> None:
     """Dream due scopes, claimed through leases; run as many as you like, on any machines."""
-    from reverie.engine import Reverie, open_store
-    from reverie.worker import Worker
-
     target = url or resolve_db(ctx.obj)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -99,8 +99,6 @@ def migrate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Copy a SQLite brain into PostgreSQL and verify every table's row count and hash."""
-    from reverie.store.copy import copy_store
-
     err = Console(stderr=True, highlight=False)
     try:
         report = copy_store(

@@ -11,6 +11,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
+from platformdirs import user_data_dir
+
 from reverie.errors import InvalidInput
 
 PIIPolicy = Literal["off", "tag", "redact"]
@@ -29,8 +31,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MemoryConfig:
-    """How knowledge ages and what time an episode may claim (issues 5 and 14; the rules are in
-    docs/memory.md).
+    """How knowledge ages and what time an episode may claim (the rules are in docs/memory.md).
 
     Forgetting follows evidence, not the calendar. Disuse is measured on the scope's own
     *activity clock* (the newest ``created_at`` of its experience, never the cycle's ``now``), so
@@ -79,14 +80,15 @@ class DreamConfig:
     lesson_min_confidence: float = 0.5
     history_limit: int = 500
     memory: MemoryConfig = field(default_factory=MemoryConfig)
-    # issue 5: one lesson, one page (reverie.dream.dedupe)
+    # duplicate pressure: one lesson, one page (reverie.dream.dedupe)
     duplicate_overlap: float = 0.75
     """Two lessons are one when this share of the shorter one's words is in the other..."""
     duplicate_overlap_related: float = 0.5
     """...or this share, when they were learnt in the same category or with a shared tool."""
     duplicate_cosine: float = 0.85
     """With an embedder: lessons at least this similar are one, whatever their words."""
-    # issue 6: a page reinforced in this many distinct cycles is copied to the org brain (0: off)
+    # org promotion: a page reinforced in this many distinct cycles is copied to the org brain
+    # (0: off)
     promote_after_cycles: int = 3
     # a page is one problem (reverie.dream.problems, reverie.dream.lessons)
     problem_similarity: float = 0.6
@@ -147,7 +149,7 @@ class RecallConfig:
     include_pages: bool = True
     """Search page claims (off only for the episodes-only ablation of ``bench locomo``)."""
     include_org: bool = False
-    """Issue 6: also search the tenant's org brain (``tenant/_org``); its claims are labelled."""
+    """Also search the tenant's org brain (``tenant/_org``); its claims are labelled."""
 
 
 _PII_POLICIES = ("off", "tag", "redact")
@@ -183,8 +185,6 @@ class Config:
 
 def default_db_path() -> Path:
     """``<user data dir>/reverie/reverie.db`` (platformdirs)."""
-    from platformdirs import user_data_dir
-
     return Path(user_data_dir("reverie", appauthor=False)) / "reverie.db"
 
 

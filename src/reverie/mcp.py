@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from reverie import __version__
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, MissingExtra, NotFound, ReverieError
 from reverie.models import Scope
@@ -44,7 +45,7 @@ class Tools:
             raise InvalidInput("scope", f"this server is bound to {self.bound}; got {wanted}")
         return wanted
 
-    def remember(
+    def remember(  # noqa: PLR0913 (MCP tool: one parameter per tool argument)
         self,
         situation: str,
         action: str,
@@ -113,7 +114,7 @@ _DESCRIPTIONS = {
 
 
 def _as_tool_error(fn: Callable[P, R]) -> Callable[P, R]:
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415 (extra: mcp)
 
     @wraps(fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -128,10 +129,9 @@ def _as_tool_error(fn: Callable[P, R]) -> Callable[P, R]:
 def build_server(rv: Reverie, scope: Scope | None = None) -> MCPServer:
     """An MCP server whose tools call ``rv`` (bound to ``scope`` when given)."""
     try:
-        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 (extra: mcp)
     except ImportError as exc:
         raise MissingExtra("mcp", "mcp") from exc
-    from reverie import __version__
 
     tools = Tools(rv, scope)
     server: MCPServer = MCPServer("reverie", version=__version__, instructions=__doc__)

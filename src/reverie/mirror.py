@@ -116,7 +116,7 @@ def atomic_write(
     (:func:`reverie.files.write_atomically`: a fresh temporary name, no links followed, only
     regular files replaced).
 
-    ``before_replace`` (issue 9: the crash harness kills there) is called with the temporary
+    ``before_replace`` (the crash harness kills there) is called with the temporary
     file once it holds every byte, before the rename."""
     write_atomically(path, data, field="directory", before_replace=before_replace)
 
@@ -290,7 +290,7 @@ class _Edit:
     claims: list[tuple[str, tuple[str, ...]]]
     meta: dict[str, Any]
     digest: str
-    path: Path | None = None  # issue 9: named in the report when the edit is refused
+    path: Path | None = None  # named in the report when the edit is refused
 
 
 def _parse_body(body: str) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
@@ -327,7 +327,7 @@ def _read_edit(store: Store, scope: Scope, path: Path, report: ImportReport) -> 
         )
         return None
     meta, body = split(text, KEYS)
-    title, claims = _parse_body(redact(body))  # issue 9: whole, so a pasted PEM block goes too
+    title, claims = _parse_body(redact(body))  # whole, so a pasted PEM block goes too
     return _Edit(page, title, claims, meta, hashlib.sha256(raw).hexdigest(), path)
 
 
@@ -498,7 +498,7 @@ def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetim
 def _refresh(store: Store, directory: Path, page_ids: Sequence[str]) -> None:
     """Rewrite the imported files in canonical form, naming their new revision."""
     for path in sorted((directory / FOLDER).glob("*.md")):
-        if path.is_symlink() or not path.is_file():  # issue 9: never read a link, pipe, folder
+        if path.is_symlink() or not path.is_file():  # never read a link, pipe, folder
             continue
         try:
             meta, _body = split(path.read_text(encoding="utf-8"), KEYS)

@@ -118,7 +118,7 @@ class Scope(BaseModel):
     @field_validator("tenant", "agent", "user")
     @classmethod
     def _check_name(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if info.field_name == "agent" and value == ORG_AGENT:  # issue 6: the tenant's org brain
+        if info.field_name == "agent" and value == ORG_AGENT:  # the tenant's org brain
             return value
         if value is not None and not _NAME.match(value):
             raise ValueError(
@@ -131,7 +131,7 @@ class Scope(BaseModel):
     def key(self) -> str:
         return "/".join(p for p in (self.tenant, self.agent, self.user) if p)
 
-    # issue 6: the org (tenant) brain, written only by promotion (reverie.dream.promote)
+    # the org (tenant) brain, written only by promotion (reverie.dream.promote)
     @model_validator(mode="after")
     def _org_has_no_user(self) -> Scope:
         if self.agent == ORG_AGENT and self.user is not None:
@@ -276,7 +276,7 @@ class Episode(BaseModel):
 
     @field_validator("scope")
     @classmethod
-    def _not_org(cls, value: Scope) -> Scope:  # issue 6: the org brain has no episodes
+    def _not_org(cls, value: Scope) -> Scope:  # the org brain has no episodes
         if value.is_org:
             raise ValueError("the org brain is written only by promotion; it takes no episodes")
         return value
@@ -614,7 +614,7 @@ def revision_hash(**content: Any) -> str:
     return content_hash(revision_content(**content))
 
 
-def revision_content(
+def revision_content(  # noqa: PLR0913 (keyword-only: the fields of a revision)
     *,
     title: str,
     kind: PageKind,
@@ -720,7 +720,7 @@ class CycleStatus(StrEnum):
     COMMITTED = "committed"
     EMPTY = "empty"
     DRY_RUN = "dry_run"
-    PENDING = "pending"  # issue 4 (8): held for review as a plan, nothing changed
+    PENDING = "pending"  # review mode: held for review as a plan, nothing changed
     FAILED = "failed"
     UNDONE = "undone"
 
@@ -739,7 +739,7 @@ class PageChange(BaseModel):
 
 
 class Insight(BaseModel):
-    """Issue 6: one group of a cycle scored (see :mod:`reverie.dream.score`)."""
+    """One group of a cycle scored (see :mod:`reverie.dream.score`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -755,7 +755,7 @@ class Insight(BaseModel):
 
 
 class Recommendation(BaseModel):
-    """Issue 6: advisory tuning advice in a report (see :mod:`reverie.dream.recommend`)."""
+    """Advisory tuning advice in a report (see :mod:`reverie.dream.recommend`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -793,14 +793,14 @@ class CycleReport(BaseModel):
     changes: list[PageChange] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     message: str = ""
-    # model cost (issue 4): calls made, answers served from the response cache, provider tokens
+    # model cost: calls made, answers served from the response cache, provider tokens
     model_calls: int = 0
     cache_hits: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     model_latency_s: float = 0.0
     deferred_groups: list[str] = Field(default_factory=list)
-    # issue 6: volumes, scored insights, advice, and per-tool outcomes of the scanned episodes
+    # volumes, scored insights, advice, and per-tool outcomes of the scanned episodes
     clustered: int = 0
     groups_deferred: int = 0
     bytes_in: int = 0
@@ -809,7 +809,7 @@ class CycleReport(BaseModel):
     insights: list[Insight] = Field(default_factory=list)
     recommendations: list[Recommendation] = Field(default_factory=list)
     tool_stats: dict[str, list[int]] = Field(default_factory=dict)
-    # issue 6: pages copied to (or updated in) the tenant's org brain by this cycle
+    # org promotion: pages copied to (or updated in) the tenant's org brain by this cycle
     promoted: list[str] = Field(default_factory=list)
 
 

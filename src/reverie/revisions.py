@@ -1,4 +1,4 @@
-"""Revisions over time: exact bytes, verification, and restore (issue 5).
+"""Revisions over time: exact bytes, verification, and restore (docs/memory.md).
 
 A revision's *bytes* are the canonical JSON of what a reader sees of it (title, kind, claims,
 confidence, status, validity, successor); its ``hash`` is ``sha256:`` of those bytes. Nothing

@@ -10,8 +10,8 @@ until the earliest next due time (at most ``max_sleep``) or until :meth:`Schedul
 * **Catch-up.** A slot missed while no scheduler ran is caught up once, after a random jitter
   (``ScheduleConfig.jitter``) so a fleet of agents restarting together does not dream at once —
   or recorded as skipped with ``catch_up = false``.
-* **Leases.** A run holds the scope's lease (:meth:`reverie.store.base.Store.acquire_lease`,
-  issue 8) and heartbeats it every ``lease_ttl / 3``; the store is given the scheduler's identity
+* **Leases.** A run holds the scope's lease (:meth:`reverie.store.base.Store.acquire_lease`)
+  and heartbeats it every ``lease_ttl / 3``; the store is given the scheduler's identity
   as ``lease_owner``, so a commit under a lease another owner has since taken is refused. A
   scheduler killed mid-cycle stops heartbeating; after ``lease_ttl`` another one takes the scope
   over, sees the run still marked and counts it as a failure (backoff retry), and the checkpoint
@@ -78,7 +78,7 @@ class Scheduler:
     ``phase``, ``dreamed``, ``failed``, ``lost``, ``stopped``).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (public constructor: keyword-only options)
         self,
         rv: Reverie,
         schedules: Schedules | ScheduleConfig | None = None,

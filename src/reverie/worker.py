@@ -87,7 +87,7 @@ class Worker:
     stands in for a slow model call).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (public constructor: keyword-only options)
         self,
         rv: Reverie,
         leases: Store,

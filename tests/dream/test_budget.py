@@ -17,9 +17,22 @@ import pytest
 from reverie import Reverie
 from reverie.bench.model_calls import plan_reply
 from reverie.dream.llm_distill import LLMDistiller
+from reverie.dream.plan import page_id_for
 from reverie.llm.fake_server import FakeLLMServer
 from reverie.llm.openai_compat import OpenAICompatLLM
-from reverie.models import ClaimRole, CycleReport, Episode, Page
+from reverie.models import (
+    Claim,
+    ClaimRole,
+    CycleReport,
+    Episode,
+    Page,
+    PageKind,
+    PageStatus,
+    PageSupport,
+    Revision,
+    revision_hash,
+)
+from reverie.store.base import Changeset, PageWrite
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
 from tests.llm.conftest import FAST
@@ -131,10 +144,6 @@ def _model_page(
 ) -> Page:
     """A page a model wrote from ``ids`` (its support stamped ``distilled_at``), committed as an
     earlier cycle left it; with no ``lesson``, it only tells what happened."""
-    from reverie.dream.plan import page_id_for
-    from reverie.models import Claim, PageKind, PageStatus, PageSupport, Revision, revision_hash
-    from reverie.store.base import Changeset, PageWrite
-
     scope = brain.store.episodes(ids)[0].scope
     told = Claim(text=f"{situation}: timed out.", episode_ids=tuple(ids), role=ClaimRole.ANECDOTE)
     taught = [Claim(text=lesson, episode_ids=tuple(ids), role=ClaimRole.LESSON)] if lesson else []

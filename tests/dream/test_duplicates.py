@@ -1,4 +1,4 @@
-"""Duplicate pressure (issue 5, point 6): one lesson, one active page.
+"""Duplicate pressure: one lesson, one active page.
 
 Twenty lessons, each about its own problem, recur across 2,000 episodes in varied wording; three
 in ten are learnt away from their usual category and tools (another category, a tool more or

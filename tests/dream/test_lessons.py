@@ -3,6 +3,7 @@ success."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -280,8 +281,6 @@ def test_a_fix_without_situation_or_error_class_still_reads() -> None:
 
 @pytest.mark.parametrize("shuffle_seed", range(5))
 def test_the_fix_ignores_input_order(shuffle_seed: int) -> None:
-    import random
-
     eps = [
         attempt(1, "kubectl apply", False),
         attempt(2, "kubectl apply --timeout=10m", True),

@@ -1,4 +1,4 @@
-"""Org promotion (issue 6, point 8): a page reinforced in 3 distinct cycles is copied to the
+"""Org promotion: a page reinforced in 3 distinct cycles is copied to the
 tenant's org brain, in the cycle's transaction, with attribution; later revisions follow; recall
 reads the org brain only when asked, labelled; nothing else ever crosses a scope."""
 
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from reverie import Reverie, Scope
+from reverie.config import Config, DreamConfig
 from reverie.errors import InvalidInput, StoreError
 from reverie.store.base import Changeset, PageWrite
 from reverie.store.sqlite import SQLiteStore
@@ -123,8 +124,6 @@ def test_the_org_brain_takes_no_episodes_and_is_not_dreamed(rv: Reverie) -> None
 
 
 def test_promotion_can_be_turned_off() -> None:
-    from reverie.config import Config, DreamConfig
-
     store = SQLiteStore(":memory:")
     store.migrate()
     with Reverie(store, config=Config(dream=DreamConfig(promote_after_cycles=0))) as off:

@@ -10,6 +10,7 @@ joins them. Either way every episode cited before is cited by an active page aft
 from __future__ import annotations
 
 import random
+import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -225,8 +226,6 @@ def test_a_page_of_one_problem_in_two_wordings_does_not_split(tmp_path: Path) ->
 def test_split_keeps_every_citation_and_gives_each_problem_one_page(
     counts: dict[str, int], rnd: random.Random
 ) -> None:
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp, Reverie.open(Path(tmp) / "b.db") as rv:
         diary = diary_page(rv, counts)
         cited = set(diary.citations)

@@ -1,4 +1,4 @@
-"""Cumulative dream stats (issue 5, point 5): completed cycles counted in their commit, failed
+"""Cumulative dream stats: completed cycles counted in their commit, failed
 ones (an exception) by a separate write after the failure; a cycle whose every plan was rejected
 writes nothing at all."""
 
@@ -97,7 +97,7 @@ def test_a_cycle_that_rejects_everything_writes_nothing_not_even_stats() -> None
         report = rv.dream(SCOPE, now=NOW)
         assert report.rejected and rv.cycles(SCOPE) == []  # no cycle transaction happened
         assert rv.store.checkpoint(report.scope) == 0
-        assert rv.dream_stats(SCOPE) == []  # an invalid plan changes no byte (issue 4)
+        assert rv.dream_stats(SCOPE) == []  # an invalid plan changes no byte
 
 
 def _explode(evidence: Evidence) -> Plan:

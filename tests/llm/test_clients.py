@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from types import ModuleType
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import reverie.llm
 from reverie.errors import InvalidInput, LLMBadOutput, LLMError
 from reverie.llm import llm_from_env
 from reverie.llm._http import HTTPSettings, retry_after_seconds
@@ -203,8 +205,6 @@ def test_anthropic_garbage_twice(server: FakeLLMServer, claude: AnthropicLLM) ->
 
 
 def test_concurrency_limit_is_respected(server: FakeLLMServer) -> None:
-    import threading
-
     settings = HTTPSettings(timeout_s=5, concurrency=2)
     client = OpenAICompatLLM(server.openai_base_url, "m", settings=settings)
     in_flight, peak, lock = [0], [0], threading.Lock()
@@ -264,8 +264,6 @@ def test_retry_after_parsing(header: str | None, expected: float | None) -> None
 
 
 def test_public_names() -> None:
-    import reverie.llm
-
     public = {
         name
         for name, value in vars(reverie.llm).items()

@@ -9,10 +9,18 @@ from pathlib import Path
 import pytest
 
 from reverie import Reverie
-from reverie.dream.llm_distill import LLMDistillConfig, LLMDistiller
+from reverie.dream.llm_distill import LLMDistillConfig, LLMDistiller, llm_distiller_from_env
 from reverie.dream.plan import Evidence
 from reverie.errors import GroupDeferred
-from reverie.llm.fake_server import FakeLLMServer, Reply, openai_reply
+from reverie.llm._http import HTTPSettings
+from reverie.llm.anthropic import AnthropicLLM
+from reverie.llm.fake_server import (
+    FakeLLMServer,
+    RecordedRequest,
+    Reply,
+    anthropic_reply,
+    openai_reply,
+)
 from reverie.llm.openai_compat import OpenAICompatLLM
 from reverie.llm.prompts import SYSTEM_PROMPT, plan_schema, render_evidence
 from reverie.models import CycleStatus, PageStatus, Scope
@@ -20,11 +28,13 @@ from reverie.recall.tokens import count_tokens
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
 from tests.llm.conftest import (
+    FAST,
     brain,
     every_group,
     fenced_items,
     file_digest,
     good_model,
+    good_plan,
     user_prompt,
 )
 
@@ -162,8 +172,6 @@ def test_429_then_success(
 def test_timeout_defers_the_group(
     tmp_path: Path, server: FakeLLMServer, make_episode: EpisodeFactory
 ) -> None:
-    from reverie.llm._http import HTTPSettings
-
     slow = OpenAICompatLLM(
         server.openai_base_url, "m", settings=HTTPSettings(timeout_s=0.2, max_retries=0)
     )
@@ -359,10 +367,6 @@ def test_secrets_never_reach_the_model_nor_the_page(
 def test_anthropic_client_drives_a_cycle(
     tmp_path: Path, server: FakeLLMServer, make_episode: EpisodeFactory
 ) -> None:
-    from reverie.llm.anthropic import AnthropicLLM
-    from reverie.llm.fake_server import RecordedRequest, anthropic_reply
-    from tests.llm.conftest import FAST, good_plan
-
     def claude(request: RecordedRequest) -> Reply:
         return anthropic_reply(good_plan(request.body["messages"][0]["content"]))
 
@@ -378,8 +382,6 @@ def test_anthropic_client_drives_a_cycle(
 
 
 def test_llm_distiller_from_env(monkeypatch: pytest.MonkeyPatch, server: FakeLLMServer) -> None:
-    from reverie.dream.llm_distill import llm_distiller_from_env
-
     monkeypatch.delenv("REVERIE_LLM_MODEL", raising=False)
     assert llm_distiller_from_env() is None
     monkeypatch.setenv("REVERIE_LLM_MODEL", "env-model")

@@ -10,8 +10,10 @@ from typing import Any
 import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, given, settings
+from typer.testing import CliRunner
 
 from reverie import Reverie
+from reverie.cli import app
 from reverie.config import Config, DreamConfig, MemoryConfig
 from reverie.dream.facts import assertions, mentions
 from reverie.errors import InvalidInput
@@ -92,10 +94,6 @@ def test_the_ingest_clock_is_read_at_the_edge_when_not_given(rv: Reverie) -> Non
 
 
 def test_the_cli_edge_refuses_it_too(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from reverie.cli import app
-
     path = tmp_path / "in.jsonl"
     future = said("f", "vim", datetime(9999, 12, 31, tzinfo=UTC))
     path.write_text(Episode.parse(future).model_dump_json() + "\n", encoding="utf-8")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reverie import Reverie
+from reverie import Config, DreamConfig, Reverie
 from reverie.config import MemoryConfig
 from reverie.dream.decay import decayed_confidence, half_life_days
 from reverie.models import PageKind, PageStatus
@@ -160,8 +160,6 @@ def test_decay_halves_per_half_life_of_the_scopes_clock(rv: Reverie) -> None:
 
 
 def test_decay_can_be_turned_off(tmp_path: Any) -> None:
-    from reverie import Config, DreamConfig
-
     config = Config(dream=DreamConfig(memory=MemoryConfig(decay=False)))
     with Reverie.open(tmp_path / "b.db", config=config) as rv:
         rv.remember(episode(0, 0, "search"))

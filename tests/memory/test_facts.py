@@ -1,4 +1,4 @@
-"""Issue 5, point 1: time decides "current" — newer evidence wins by created_at, in code."""
+"""Time decides "current" — newer evidence wins by created_at, in code."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 from reverie import Reverie
 from reverie.dream.facts import assertions, runs
+from reverie.dream.plan import Evidence, Plan, SupersedePage, validate_plan
 from reverie.models import Episode, PageStatus
 
 SCOPE = "acme/coder"
@@ -153,8 +154,6 @@ def test_arrival_order_and_cycle_split_do_not_change_the_answer(
 
 
 def test_a_model_may_supersede_only_with_newer_evidence(rv: Reverie) -> None:
-    from reverie.dream.plan import Evidence, Plan, SupersedePage, validate_plan
-
     rv.remember(said(1, "helix", AUG))
     rv.dream(SCOPE, now=AUG + timedelta(days=1))
     (page,) = rv.pages(SCOPE)

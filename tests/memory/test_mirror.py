@@ -1,8 +1,10 @@
-"""Issue 5, point 4: the Markdown mirror — export, a person's edits, import, conflicts."""
+"""The Markdown mirror — export, a person's edits, import, conflicts."""
 
 from __future__ import annotations
 
 import json
+import os
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from typer.testing import CliRunner
 
 from reverie import Reverie
 from reverie.cli import app
+from reverie.errors import InvalidInput
 from reverie.frontmatter import FrontMatterError, split
 from reverie.mirror import KEYS, slugs
 from reverie.models import PageStatus
@@ -201,9 +204,6 @@ def test_cli_export_and_import(brain: Reverie, tmp_path: Path) -> None:
 def test_export_removes_temporaries_a_killed_writer_left_and_nothing_else(
     brain: Reverie, tmp_path: Path
 ) -> None:
-    import os
-    import time
-
     out = tmp_path / "mirror"
     brain.export_markdown(SCOPE, out)
     memories = out / "memories"
@@ -229,8 +229,6 @@ def test_export_removes_temporaries_a_killed_writer_left_and_nothing_else(
 def test_a_memories_folder_that_is_a_link_is_refused_both_ways(
     brain: Reverie, tmp_path: Path
 ) -> None:
-    from reverie.errors import InvalidInput
-
     outside = tmp_path / "outside"
     outside.mkdir()
     out = tmp_path / "mirror"

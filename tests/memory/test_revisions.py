@@ -1,4 +1,4 @@
-"""Issue 5, point 3 and 5: revisions kept byte-exact, restore, undo across cycles, the journal."""
+"""Revisions kept byte-exact, restore, undo across cycles, the journal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The store side of issue 5, on every backend: reinforcement rows, strengths and the journal."""
+"""The store side of memory over time, on every backend: reinforcement rows, strengths and
+the journal."""
 
 from __future__ import annotations
 

@@ -13,13 +13,15 @@ import pytest
 from numpy.typing import NDArray
 
 from reverie import Reverie
+from reverie.config import Config, RecallConfig
 from reverie.embed import HashingEmbedder
 from reverie.embed_onnx import minilm_available
 from reverie.models import Page, Scope
 from reverie.recall.hybrid import _current_pages, answer_floor, cosine_floor
 from reverie.recall.vectors import StoreNeighbours, VectorIndex
 from reverie.store.sqlite import SQLiteStore
-from reverie.store.vectors import VectorRow
+from reverie.store.vectors import VectorRow, VectorUnit
+from tests.pg import schema_url
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 OPS = "acme/ops"
@@ -234,10 +236,8 @@ def _answers(rv: Reverie) -> list[str]:
 def test_postgres_answers_vector_questions_in_the_database_and_recalls_as_sqlite(
     tmp_path: Path,
 ) -> None:
-    """Issue 8, point 2: on PostgreSQL the HNSW-indexed table answers the vector side (no
+    """On PostgreSQL the HNSW-indexed table answers the vector side (no
     in-memory index is loaded) with the same ranking and floor as SQLite's in-memory index."""
-    from tests.pg import schema_url
-
     with Reverie.open(tmp_path / "brain.db", embedder=HashingEmbedder()) as lite:
         expected = _answers(lite)
         assert lite._vectors is not None and lite._vectors._indexes
@@ -264,8 +264,6 @@ def _memory_index(tmp_path: Path) -> VectorIndex:
 @contextmanager
 def _windowed(window: int) -> Iterator[Reverie]:
     """A dreamed brain whose recall compares the newest ``window`` episode vectors."""
-    from reverie.config import Config, RecallConfig
-
     config = Config(recall=RecallConfig(vector_window=window))
     with Reverie.open(":memory:", embedder=HashingEmbedder(), config=config) as rv:
         _fill(rv)
@@ -309,8 +307,6 @@ def _claim_units(rv: Reverie) -> int:
 
 
 def test_an_engine_keeps_the_indexes_of_its_most_recently_recalled_scopes() -> None:
-    from reverie.config import Config, RecallConfig
-
     config = Config(recall=RecallConfig(vector_indexes=2))
     with Reverie.open(":memory:", embedder=HashingEmbedder(), config=config) as rv:
         scopes = [OPS, "acme/two", "acme/three"]
@@ -328,7 +324,6 @@ def test_an_engine_keeps_the_indexes_of_its_most_recently_recalled_scopes() -> N
 
 def test_units_stored_while_an_index_first_loads_are_not_lost(tmp_path: Path) -> None:
     """Another process embeds new claims and episodes between the reads of a first load."""
-    from reverie.store.vectors import VectorUnit
 
     class EmbedsMeanwhile(SQLiteStore):
         reads = 0

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from reverie import Reverie
 from reverie.config import RecallConfig
 from reverie.models import (
     Claim,
@@ -302,8 +303,6 @@ def test_a_focused_page_is_recalled_though_its_own_episodes_share_its_words(
     """A page whose every claim names the problem, and the episodes it cites: those episodes are
     its evidence, not other candidates, so they do not make the problem's words "common" and let
     a query's stray words ("next morning") sink the page below the floor."""
-    from reverie import Reverie
-
     lesson = "To deploy api to staging with kubectl: pass --timeout=10m to kubectl apply --wait."
     with Reverie.open(tmp_path / "b.db") as rv:
         rv.ingest(

@@ -132,9 +132,9 @@ def test_http_refuses_json_nested_past_the_parser(
 
 def test_mcp_remember_refuses_an_over_long_tool(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
-    from mcp import Client
+    from mcp import Client  # noqa: PLC0415 (extra: mcp)
 
-    from tests.test_mcp import server
+    from tests.test_mcp import server  # noqa: PLC0415 (extra: mcp)
 
     db = tmp_path / "m.db"
     Reverie.open(db).close()

@@ -94,9 +94,9 @@ def test_an_unknown_page_status_is_refused(rv: Reverie) -> None:
 
 def test_mcp_list_pages_refuses_an_unknown_status(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
-    from mcp import Client
+    from mcp import Client  # noqa: PLC0415 (extra: mcp)
 
-    from tests.test_mcp import server
+    from tests.test_mcp import server  # noqa: PLC0415 (extra: mcp)
 
     db = tmp_path / "m.db"
     Reverie.open(db).close()

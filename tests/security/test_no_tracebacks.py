@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from reverie import Reverie
+from reverie.cli_edge import edge_error
 from reverie.models import Episode
 
 CODE = "from reverie.cli import main; main()"
@@ -178,8 +179,6 @@ def test_a_mutated_episode_is_still_held_to_the_metadata_limits(tmp_path: Path) 
 def test_sqlite_s_read_only_refusal_reads_as_what_to_do(good_db: Path) -> None:
     """The words SQLite uses for a read-only file (as root, chmod cannot make one, so the
     refusal is produced by a read-only connection) become the read-only hint."""
-    from reverie.cli_edge import edge_error
-
     conn = sqlite3.connect(f"file:{good_db}?mode=ro", uri=True)
     try:
         with pytest.raises(sqlite3.OperationalError) as refused:

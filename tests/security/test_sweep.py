@@ -234,14 +234,18 @@ def test_injections_typed_into_the_mirror_stay_claim_text(
 
 def test_injections_over_http_are_stored_as_data(tmp_path: Path) -> None:
     pytest.importorskip("fastapi")
-    from reverie.server import create_app
-    from tests.server.conftest import start_server, stop_server
+    from reverie.server import create_app  # noqa: PLC0415 (extra: server)
+    from tests.server.conftest import (  # noqa: PLC0415 (extra: server)
+        start_server,
+        stop_server,
+        wait_dream,
+    )
 
     rv = Reverie.open(tmp_path / "h.db")
     token = rv.keys.create("acme", rights="write")[1]
     running = start_server(create_app(rv))
     try:
-        import httpx
+        import httpx  # noqa: PLC0415 (extra: dev)
 
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=running.url, headers=headers, timeout=20) as client:
@@ -251,7 +255,6 @@ def test_injections_over_http_are_stored_as_data(tmp_path: Path) -> None:
                 back = client.get(f"/v1/episodes/h-{n}").json()
                 assert back["situation"] == attack  # raw evidence is kept as sent
             cycle = client.post("/v1/dreams", json={"scope": SCOPE}).json()["cycle_id"]
-            from tests.server.conftest import wait_dream
 
             assert wait_dream(client, cycle)["state"] != "running"
             pages = client.get("/v1/pages", params={"scope": SCOPE, "status": "all"}).text

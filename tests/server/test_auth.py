@@ -14,7 +14,8 @@ import pytest
 from fastapi.routing import APIRoute
 from starlette.routing import Mount, Route
 
-from tests.server.conftest import Live
+from reverie.demo import load_sample
+from tests.server.conftest import Live, as_scope
 
 PUBLIC = {("GET", "/health"), ("GET", "/")}
 UNSCOPED = {("GET", "/v1/scopes")}  # answers for the key's own tenant only (checked below)
@@ -29,9 +30,6 @@ def acme_ids(live: Live) -> dict[str, str]:
 
 def _held_plan(live: Live) -> str:
     """A plan held for review in acme/held (its own scope, so acme/coder keeps dreaming)."""
-    from reverie.demo import load_sample
-    from tests.server.conftest import as_scope
-
     held = live.rv.plans("acme/held")
     if not held:
         live.rv.ingest(as_scope(load_sample()[:12], "acme/held", "held"))

@@ -1,4 +1,4 @@
-"""Review mode over real HTTP (issue 4, point 8): a dream held as a plan, read with its diff,
+"""Review mode over real HTTP: a dream held as a plan, read with its diff,
 applied or rejected by a write key, refused as stale when the brain moved, hidden from other
 scopes' keys."""
 

@@ -13,7 +13,9 @@ log, one event per line; one episode per tool call, with its result as outcome a
 
 from __future__ import annotations
 
-from reverie.adapters.base import Lines, Parsed
+from reverie.adapters.base import Lines, Parsed, parse_jsonl
+from reverie.adapters.coding_agent import parse_session
+from reverie.adapters.openai_chat import parse_chats
 from reverie.errors import InvalidInput
 
 __all__ = ["FORMATS", "Lines", "Parsed", "parse"]
@@ -29,13 +31,8 @@ def parse(fmt: str, lines: Lines, *, has_scope: bool = True) -> Parsed:
     if fmt != "jsonl" and not has_scope:
         raise InvalidInput("--scope", f"--format {fmt} needs --scope: transcripts name no scope")
     if fmt == "openai-chat":
-        from reverie.adapters.openai_chat import parse_chats
-
         return parse_chats(lines)
     if fmt == "coding-agent":
-        from reverie.adapters.coding_agent import parse_session
-
         return parse_session(lines)
-    from reverie.adapters.base import parse_jsonl
 
     return parse_jsonl(lines)

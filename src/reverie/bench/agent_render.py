@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.table import Table
+
 from reverie.bench.agent import AgentResult, SystemResult
 
 if TYPE_CHECKING:
@@ -54,8 +56,6 @@ def _cell(key: str, value: float, base: float | None) -> str:
 
 
 def _headline(result: AgentResult, live: list[SystemResult], console: Console) -> None:
-    from rich.table import Table
-
     config = result.config
     title = (
         f"reverie bench agent · seed {config.seed} · scale {config.scale:g} · {config.days} days"
@@ -78,8 +78,6 @@ def _headline(result: AgentResult, live: list[SystemResult], console: Console) -
 
 
 def _counts(live: list[SystemResult], console: Console) -> None:
-    from rich.table import Table
-
     dreamers = [s for s in live if s.counts]
     if not dreamers:
         return
@@ -97,8 +95,6 @@ def _mark(flag: bool) -> str:
 
 
 def _lessons(result: AgentResult, live: list[SystemResult], console: Console) -> None:
-    from rich.table import Table
-
     budgets = " / ".join(str(b) for b in result.budgets)
     table = Table(title=f"lessons found ({budgets} words)", title_justify="left")
     table.add_column("lesson")
@@ -114,8 +110,6 @@ def _lessons(result: AgentResult, live: list[SystemResult], console: Console) ->
 
 
 def _facts(result: AgentResult, live: list[SystemResult], console: Console) -> None:
-    from rich.table import Table
-
     top = max(result.budgets)
     table = Table(title=f"facts @{top} words (current / stale)", title_justify="left")
     table.add_column("fact")

@@ -309,7 +309,7 @@ def _run_size(
             _ingest(rv, rows)
         del rows
         cycle = _cycle_figure(rv, size)
-        if largest and embedder is not None:  # issue 3: vectors after the cycle, as dream does
+        if largest and embedder is not None:  # vectors after the cycle, as dream does
             hybrid = Reverie(rv.store, config=rv.config, embedder=embedder)
             _, seconds = _timed(lambda: hybrid.index(SCOPE))
             cycle.phases["index (embedding, after the cycle)"] = round(seconds, 3)

@@ -16,7 +16,7 @@ itself and checks DESIGN.md's invariants:
 At the end it dreams until nothing is left and checks that every eligible episode was consolidated
 exactly once. Rounds are reproducible from the seed.
 
-Issue 9 adds two *lanes* (:mod:`reverie.bench.crash_lanes`), each on its own database: the
+There are two *lanes* (:mod:`reverie.bench.crash_lanes`), each on its own database: the
 extractive lane and the model lane (the LLM distiller against the local fake model server). In
 both the child also exports the Markdown mirror and archives old episodes after every cycle, so
 rounds also kill between model calls, during the export and during archiving; after every kill
@@ -63,7 +63,7 @@ TARGETS = (
 )  # fmt: skip
 """Where a round may kill the child; the last four lie inside the commit transaction."""
 ALL_TARGETS = TARGETS + LANE_TARGETS
-"""Issue 9: also between model calls, during the Markdown export and during archiving."""
+"""With lanes, also between model calls, during the Markdown export and during archiving."""
 CHILD_TIMEOUT_S = 60.0
 
 
@@ -148,7 +148,7 @@ def _check_pages(store: SQLiteStore, scope: Scope, seen: Observed, ids: set[str]
     return problems
 
 
-def _kill_at(
+def _kill_at(  # noqa: PLR0913 (one crash-test round, called positionally by tests/test_crash.py)
     db: Path,
     seed: int,
     round_no: int,
@@ -251,7 +251,7 @@ def run_crash(kills: int, workdir: Path, *, seed: int = 0, lanes: bool = True) -
 
     With ``lanes`` (the default) rounds are spread over the extractive and the model lane, each on
     its own database under ``workdir/lane-*``, and kill at every point of :data:`ALL_TARGETS`;
-    without, one database and the cycle's points (:data:`TARGETS`) only, as before issue 9.
+    without, one database and the cycle's points (:data:`TARGETS`) only.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     names: list[str | None] = [*LANES] if lanes else [None]

@@ -7,7 +7,7 @@ between the writes of its commit — then pauses a moment there, so a SIGKILL se
 lands inside that phase. It never exits on its own before the harness kills it or ``ROUNDS``
 batches are done.
 
-``python -m reverie.bench.crash_child DB SEED ROUND LANE TARGET`` (issue 9) also runs the lane's
+``python -m reverie.bench.crash_child DB SEED ROUND LANE TARGET`` also runs the lane's
 steps after every cycle — the model path, the Markdown export, the cold tier; see
 :mod:`reverie.bench.crash_lanes` — and pauses only at ``TARGET``, the phase it will be killed at.
 """
@@ -20,9 +20,11 @@ from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
 
+from reverie.bench.crash_lanes import Lane, mirror_dir, model_lane
 from reverie.config import Config, DreamConfig
 from reverie.engine import Reverie
 from reverie.models import Scope
+from reverie.store.sqlite import SQLiteStore
 from reverie.synth import DEFAULT_START, synthetic_episodes
 
 __all__ = ["BATCH", "ROUNDS", "SCOPE", "main"]
@@ -33,7 +35,7 @@ ROUNDS = 6
 PAUSE_S = 0.02
 
 
-_PAUSE_AT: list[str] = []  # issue 9: pause only at these phases (empty: at every phase)
+_PAUSE_AT: list[str] = []  # pause only at these phases (empty: at every phase)
 
 
 def _announce(phase: str) -> None:
@@ -57,9 +59,6 @@ def main(argv: list[str]) -> int:
     # between calls of one cycle (reinforcement until a page's evidence grows stays on)
     config = Config(dream=DreamConfig(max_episodes_per_cycle=25, model_min_support=1))
     with Reverie.open(db, config=config) as rv, ExitStack() as stack:
-        from reverie.bench.crash_lanes import Lane, mirror_dir, model_lane
-        from reverie.store.sqlite import SQLiteStore
-
         assert isinstance(rv.store, SQLiteStore)
         distiller = None
         if lane_name == "model":

@@ -35,6 +35,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from rich.table import Table
+
 from reverie.bench.lexical import BM25, content_tokens, cut_words
 from reverie.config import Config, RecallConfig
 from reverie.embed import Embedder
@@ -324,8 +326,6 @@ def run_locomo(
 
 def render_locomo(result: LocomoResult, console: Console) -> None:
     """A table of answer-token / evidence recall per system and category."""
-    from rich.table import Table
-
     title = (
         f"reverie bench locomo · {result.budget} words · conversations {result.conversations}"
         f" · {result.questions} questions · {result.pages} pages · embedder {result.embedder}"

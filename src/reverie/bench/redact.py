@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
+from reverie.bench.redact_detect_secrets import detect_secrets_spans
 from reverie.bench.secrets_corpus import Sample, positives
 from reverie.bench.secrets_lookalikes import lookalikes
 from reverie.redact import Redactor
@@ -141,8 +142,6 @@ def run_redact(seed: int = 0, rounds: int = 3, detect_secrets: bool = True) -> R
         figure.name, figure.chars_per_s = name, _throughput(timed, texts, rounds)
         systems.append(figure)
     if detect_secrets:
-        from reverie.bench.redact_detect_secrets import detect_secrets_spans
-
         finder = detect_secrets_spans()
         if finder is not None:
             figure = score(finder, samples)

@@ -78,7 +78,7 @@ class ScaleResult:
 
 @contextmanager
 def _schema(url: str, keep: bool) -> Iterator[str]:
-    import psycopg
+    import psycopg  # noqa: PLC0415 (extra: postgres)
 
     schema = f"bench_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(url, autocommit=True) as admin:
@@ -160,7 +160,7 @@ def _recall_ms(rv: Reverie, scopes: int, queries: int) -> list[float]:
     return sorted(times)
 
 
-def run_scale(
+def run_scale(  # noqa: PLR0913 (keyword-only options, one per `reverie bench scale` flag)
     url: str,
     *,
     scopes: int = 10_000,

@@ -12,6 +12,8 @@ The look-alikes that must come back unchanged are :mod:`reverie.bench.secrets_lo
 
 from __future__ import annotations
 
+import base64
+import json
 import random
 import re
 import string
@@ -62,9 +64,6 @@ def _pem(rng: random.Random, label: str, lines: int = 6) -> str:
 
 
 def _jwt(rng: random.Random) -> str:
-    import base64
-    import json
-
     def enc(obj: object) -> str:
         return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
 

@@ -44,7 +44,7 @@ class WriteContext:
     author: str = "cycle"
 
 
-def revision_from(
+def revision_from(  # noqa: PLR0913 (keyword-only: the fields of a revision)
     page_id: str,
     number: int,
     ctx: WriteContext,

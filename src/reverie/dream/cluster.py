@@ -262,7 +262,7 @@ def _components(vectors: NDArray[np.float32], threshold: float) -> list[list[int
     Rows are compared block by block (memory ``O(block × n)``); each block's edges are merged into
     a union-find forest kept as a numpy parent array, so dense graphs stay fast too.
     """
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     n = len(vectors)
     parent = np.arange(n, dtype=np.int64)
@@ -292,7 +292,7 @@ def _flatten(parent: NDArray[np.int64]) -> None:
 
 def _union(parent: NDArray[np.int64], u: NDArray[np.int64], v: NDArray[np.int64]) -> None:
     """Merge the trees of every edge ``(u[i], v[i])``; roots always point to a smaller index."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     while u.size:
         _flatten(parent)

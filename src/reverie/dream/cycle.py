@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from reverie.archive import resolve as resolve_archived  # issue 6: cold-tier history
+from reverie.archive import resolve as resolve_archived  # cold-tier history
 from reverie.config import DreamConfig
 from reverie.dream.apply import WriteContext, change_of, operation_writes
 from reverie.dream.budget import absorb, model_due, reinforce, with_support
@@ -34,10 +34,10 @@ from reverie.dream.fallback import fallback_due
 from reverie.dream.pins import has_pins, is_human_edit, keep_pins
 from reverie.dream.plan import Distiller, Evidence, Plan, SplitPart, validate_plan
 from reverie.dream.problems import Grouping, is_problem_page, problem_groups
-from reverie.dream.promote import journal_lines  # issue 6
+from reverie.dream.promote import journal_lines
 from reverie.dream.promote import promotions as org_promotions
 from reverie.dream.remember import decay_due, memory_step
-from reverie.dream.report import fill_extras
+from reverie.dream.report import CycleWork, fill_extras
 from reverie.dream.score import rank_for_cap, score_groups
 from reverie.dream.split import find_split, split_due
 from reverie.embed import Embedder
@@ -86,8 +86,8 @@ class _Outcome:
     fallbacks: list[str] = field(default_factory=list)
     unchanged: int = 0
     deferred_groups: list[str] = field(default_factory=list)
-    observations: list[Observation] = field(default_factory=list)  # issue 5: reinforcement
-    promotions: list[Promotion] = field(default_factory=list)  # issue 6: org copies
+    observations: list[Observation] = field(default_factory=list)  # reinforcement
+    promotions: list[Promotion] = field(default_factory=list)  # org copies
 
 
 @dataclass
@@ -159,7 +159,7 @@ class DreamCycle:
         cycle_id: str | None = None,
         hold: Callable[[Changeset], None] | None = None,
     ) -> CycleReport:
-        """One cycle of ``scope``. ``hold`` (review mode, issue 4 point 8) receives the changeset
+        """One cycle of ``scope``. ``hold`` (review mode) receives the changeset
         the cycle would commit instead of the store: nothing changes, the report says pending."""
         timer = _Timer(self.on_phase)
         cycle_id = cycle_id or new_cycle_id(now)  # given: the HTTP service announced it
@@ -175,7 +175,7 @@ class DreamCycle:
             checkpoint_after=checkpoint,
             scanned=len(scanned),
         )
-        if scope.is_org or (  # issue 6: the org brain is written only by promotion
+        if scope.is_org or (  # the org brain is written only by promotion
             not scanned
             and not decay_due(  # only an explicit retire_after_days policy
                 self.store, WriteContext(scope, cycle_id, now, {}), self.config.memory
@@ -189,7 +189,7 @@ class DreamCycle:
         timer.phase("cluster")
         grouping, routing = self._group(scope, others)
         groups = routing.groups
-        timer.phase("score")  # issue 6: insight scores order the group cap
+        timer.phase("score")  # insight scores order the group cap
         scores = score_groups(self.store, scope, groups)
         kept, overflow = rank_for_cap(groups, scores, self.config.max_groups_per_cycle)
         timer.phase("distill")
@@ -204,17 +204,16 @@ class DreamCycle:
         new_checkpoint = next_checkpoint(collection.last_scanned_seq or checkpoint, result.leftover)
         self._fill(report, collection, groups, result, new_checkpoint)
         report.collected -= len(grouping.passed)
-        fill_extras(  # issue 6: volumes, insights, recommendations
-            report,
-            self.store,
-            self.config,
+        work = CycleWork(
             scanned=scanned,
             taken=collection.taken,
-            groups=(kept, overflow),
+            kept=kept,
+            overflow=overflow,
             scores=scores,
             revisions=[w.revision for _a, w, _n in result.writes],
             marks=result.marks,
         )
+        fill_extras(report, self.store, self.config, work)  # volumes, insights, recommendations
         if dry_run:
             report.status, report.message = CycleStatus.DRY_RUN, "dry run: nothing was changed"
             report.timings = timer.done()
@@ -224,13 +223,13 @@ class DreamCycle:
             report.message = "nothing applied: " + report.message
             report.timings = timer.done()
             return report
-        timer.phase("promote")  # issue 6: org copies of reinforced pages, same transaction
+        timer.phase("promote")  # org copies of reinforced pages, same transaction
         self._promote(WriteContext(scope, cycle_id, now, {}), result, report)
         timer.phase("apply")
         report.status = CycleStatus.COMMITTED
         report.finished_at = now
         report.timings = timer.done()
-        if hold is not None:  # issue 4 (8): stored for review; its own copy of the report
+        if hold is not None:  # review mode: stored for review; its own copy of the report
             hold(self._changeset(report.model_copy(deep=True), result))
             report.status = CycleStatus.PENDING
             return report
@@ -374,7 +373,7 @@ class DreamCycle:
         result: _Outcome,
         scanned: Sequence[Episode],
     ) -> None:
-        """Issue 5: fact runs, then decay of pages this cycle neither wrote nor observed."""
+        """Fact runs, then decay of pages this cycle neither wrote nor observed."""
         step = memory_step(
             self.store,
             ctx,
@@ -483,8 +482,8 @@ class DreamCycle:
             cycle=cycle,
             observations=merge_observations(result.observations),
             journal=cycle_entry(report, result.writes) + journal_lines(result.promotions),
-            tally=_tally(report, len(result.marks)),  # issue 5: cumulative stats
-            promotions=result.promotions,  # issue 6: the only writes that leave the scope
+            tally=_tally(report, len(result.marks)),  # cumulative stats
+            promotions=result.promotions,  # the only writes that leave the scope
         )
 
 

@@ -1,4 +1,4 @@
-"""Reinforcement and decay: forgetting follows evidence, not the calendar (issues 5 and 14).
+"""Reinforcement and decay: forgetting follows evidence, not the calendar (docs/memory.md).
 
 *Reinforcement.* A cycle whose evidence re-observes a page's pattern — a valid plan creates,
 revises or merges into it, or its topic's group arrives and the page is shown — records an

@@ -208,7 +208,7 @@ def _link_vectors(
 ) -> None:
     if not lessons or len(nodes) > EMBED_LIMIT:
         return
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     vectors = embedder.embed([n.text for n in nodes])
     sims = vectors[:lessons] @ vectors.T

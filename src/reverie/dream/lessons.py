@@ -170,7 +170,7 @@ def _similarity(
     cosine = config.lesson_cosine
     vectors = None
     if embedder is not None and 1 < len(variants) <= MAX_VARIANTS:
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         vectors = np.asarray(embedder.embed([v.text for v in variants]), dtype=np.float32)
 

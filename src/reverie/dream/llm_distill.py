@@ -31,9 +31,10 @@ from pydantic import ValidationError
 
 from reverie.dream.plan import CreatePage, Evidence, Plan, validate_plan
 from reverie.errors import GroupDeferred, LLMBadOutput, LLMError, PlanRejected
-from reverie.llm.base import LLM, ModelUsage, llm_from_env
+from reverie.llm.base import LLM, ModelUsage
 from reverie.llm.cache import ResponseCache, cache_key
 from reverie.llm.prompts import PROMPT_VERSION, SYSTEM_PROMPT, plan_schema, render_evidence
+from reverie.llm.providers import llm_from_env
 from reverie.recall.tokens import count_tokens
 from reverie.redact import DEFAULT, Redactor
 
@@ -206,7 +207,7 @@ def llm_distiller_from_env(
     redactor: Redactor = DEFAULT,
 ) -> LLMDistiller | None:
     """An :class:`LLMDistiller` for the model named by ``REVERIE_LLM_MODEL`` (see
-    :func:`reverie.llm.base.llm_from_env`), or None when no model is configured: then the
+    :func:`reverie.llm.providers.llm_from_env`), or None when no model is configured: then the
     extractive distiller stays the default. Pass the store as ``cache``."""
     if not os.environ.get("REVERIE_LLM_MODEL"):
         return None

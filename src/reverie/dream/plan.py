@@ -221,7 +221,7 @@ def validate_plan(plan: Plan, evidence: Evidence) -> list[str]:
 
 
 def _check_newer(op: Operation, pages: dict[str, Page], evidence: Evidence) -> list[str]:
-    """Issue 5: time decides "current" — only newer evidence may supersede a page, and its
+    """Time decides "current" — only newer evidence may supersede a page, and its
     validity cannot end before it began. Decided here, by timestamps, whatever a model says."""
     page = pages.get(op.page_id) if isinstance(op, SupersedePage) else None
     if page is None or page.revision.valid_from is None or not isinstance(op, SupersedePage):

@@ -414,7 +414,7 @@ def _dense_leaders(
     threshold: float,
     merge_threshold: float = math.inf,
 ) -> _Gathered:
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     texts = [page_text(p) for p in pages] + [problem_text(sigs.sample[k]) for k in sigs.keys]
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
@@ -444,7 +444,7 @@ def _dense_converged(
 ) -> list[tuple[int, int]]:
     """Pairs of page leaders, one of them joined this pass, whose centres are at least
     ``threshold`` similar by cosine (indexes into the pages, smaller first)."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     touched = [i for i in range(len(centres)) if leaders[i].members]
     if math.isinf(threshold) or not touched:

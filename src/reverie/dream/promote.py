@@ -1,4 +1,4 @@
-"""Org promotion: knowledge one agent keeps re-learning becomes its tenant's (issue 6).
+"""Org promotion: knowledge one agent keeps re-learning becomes its tenant's.
 
 The **org brain** of tenant ``T`` is the scope ``T/_org`` (:attr:`reverie.models.Scope.org`; no
 agent can be named ``_org``, and it takes no episodes). It is written only here, by the cycles

@@ -1,4 +1,4 @@
-"""The memory-over-time step of a cycle: facts, reinforcement and decay (issues 5 and 14).
+"""The memory-over-time step of a cycle: facts, reinforcement and decay (docs/memory.md).
 
 Runs after plan validation and before the commit, reads the store, and returns more writes for
 the cycle's one changeset: the fact runs of :mod:`reverie.dream.facts`, and the retirements of

@@ -1,4 +1,4 @@
-"""Review mode (issue 4, point 8): hold a cycle's changes as a plan, show it, apply or reject it.
+"""Review mode (docs/review.md): hold a cycle's changes as a plan, show it, apply or reject it.
 
 A held plan is the exact :class:`~reverie.store.base.Changeset` the cycle would have committed
 (:mod:`reverie.store.plans`). Applying commits that changeset, so an applied plan gives the same

@@ -13,7 +13,7 @@ copied into the lost report is not known. A lost race (:class:`~reverie.errors.C
 a failure: the engine dreams again on the new state, and the model answers are cached.
 
 A cycle whose every plan was rejected is *not* recorded: it did not fail (its report says what
-was rejected and why), and an invalid plan must leave the store byte-identical (issue 4).
+was rejected and why), and an invalid plan must leave the store byte-identical.
 
 Recording a failure never hides the failure: if the write itself fails, it is logged and the
 original error propagates. Dry runs and cycles with nothing to do are not counted.

@@ -83,7 +83,7 @@ def _restore(store: Store, change: PageChange, ctx: WriteContext) -> PageWrite:
 
 
 def _journal(cycle: Cycle, writes: list[PageWrite], released: int, now: datetime) -> str:
-    """Issue 5: the journal entry of an undo."""
+    """The journal entry of an undo."""
     changes = [
         ("retired" if w.revision.status is PageStatus.RETIRED else "restored", w, 0) for w in writes
     ]

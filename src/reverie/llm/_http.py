@@ -44,7 +44,7 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 def require_httpx() -> Any:
     """The ``httpx`` module, or :class:`MissingExtra` naming the ``llm`` extra."""
     try:
-        import httpx
+        import httpx  # noqa: PLC0415 (extra: llm)
     except ImportError:
         raise MissingExtra("httpx", "llm") from None
     return httpx

@@ -14,14 +14,11 @@ the same contract, so a distiller never knows which provider answered:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from reverie.errors import InvalidInput
-
-__all__ = ["LLM", "Check", "LLMResponse", "MeteredDistiller", "ModelUsage", "llm_from_env"]
+__all__ = ["LLM", "Check", "LLMResponse", "MeteredDistiller", "ModelUsage"]
 
 Check = Callable[[dict[str, Any]], list[str]]
 """Problems of a parsed answer; an empty list accepts it."""
@@ -82,21 +79,3 @@ class MeteredDistiller(Protocol):
     def take_usage(self) -> ModelUsage:
         """Usage since the last call, in this thread, and reset it."""
         ...
-
-
-PROVIDERS = ("openai", "anthropic")
-
-
-def llm_from_env(provider: str | None = None, **options: Any) -> LLM:
-    """A client configured from ``REVERIE_LLM_PROVIDER`` (``openai`` default), ``_BASE_URL``,
-    ``_MODEL`` and ``_API_KEY``; ``options`` go to the client's constructor."""
-    name = (provider or os.environ.get("REVERIE_LLM_PROVIDER") or "openai").lower()
-    if name == "anthropic":
-        from reverie.llm.anthropic import AnthropicLLM
-
-        return AnthropicLLM(**options)
-    if name in ("openai", "openai_compat", "openai-compatible"):
-        from reverie.llm.openai_compat import OpenAICompatLLM
-
-        return OpenAICompatLLM(**options)
-    raise InvalidInput("REVERIE_LLM_PROVIDER", f"{name!r} is not one of {', '.join(PROVIDERS)}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -29,6 +30,17 @@ from reverie.config import RecallConfig
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
 from reverie.models import Page, PageStatus, RecallItem, Scope, recall_weight
+from reverie.recall.units import (
+    COVERED_EPISODE,
+    PAGE_PREFERENCE,
+    cited_by_claims,
+    claim_item,
+    coverage,
+    episode_item,
+    evidence_at,
+    excerpt,
+    is_current,
+)
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
 from reverie.store.base import Store
 from reverie.store.vectors import VectorStore
@@ -44,6 +56,7 @@ __all__ = [
     "COSINE_FLOORS",
     "DEFAULT_COSINE_FLOOR",
     "SEMANTIC_WEIGHT",
+    "HybridQuery",
     "PagesById",
     "answer_floor",
     "cosine_floor",
@@ -98,8 +111,6 @@ def _answers(
     ``plain_floor``: a question about a person's life is answered across lines each only
     loosely like it. A unit whose cosine is unknown (0: an episode stored since
     the last cycle, not embedded yet) is judged by the lexical path alone."""
-    from reverie.recall.search import coverage
-
     for unit, cos in units:
         plain = unit.role is None if unit.kind != "episode" else unit.status == "unknown"
         if cos == 0.0 or cos >= (plain_floor if plain else floor):
@@ -117,36 +128,40 @@ def _key(unit: RecallItem) -> _Key:
     return (unit.kind, unit.id, unit.text)
 
 
+@dataclass(frozen=True)
+class HybridQuery:
+    """One recall's question as the vector side sees it: where to look, at what time, and what
+    the lexical path already knows.
+
+    ``history``: searching the past (``as_of``), so superseded pages count too. ``wanted``: the
+    question's stemmed terms, for excerpts. ``known``: pages the lexical path already read (by
+    id), so resolving a claim hit on one of them costs no store read; the other hit pages are
+    read in one batch. ``stranger``: the question names something the scope never saw, so no
+    unit can hold all of it: shared words alone do not answer it (no :data:`STRONG_COVERAGE`
+    pass), only meaning."""
+
+    store: Store
+    scope: Scope
+    text: str
+    config: RecallConfig
+    now: datetime
+    history: bool = False
+    wanted: Sequence[str] = ()
+    known: Mapping[str, Page] = field(default_factory=dict)
+    stranger: bool = False
+
+
 def fuse(
-    lexical: Sequence[RecallItem],
-    store: Store,
-    scope: Scope,
-    query: str,
-    config: RecallConfig,
-    now: datetime,
-    vectors: VectorSearch,
-    *,
-    history: bool = False,
-    wanted: Sequence[str] = (),
-    known: Mapping[str, Page] | None = None,
-    stranger: bool = False,
+    lexical: Sequence[RecallItem], ask: HybridQuery, vectors: VectorSearch
 ) -> list[RecallItem]:
     """``lexical`` re-scored with cosine similarity (in place: they are this recall's own
-    units), plus the units only vectors found.
-
-    ``stranger``: the question names something the scope never saw, so no unit can hold all of
-    it: shared words alone do not answer it (no :data:`STRONG_COVERAGE` pass), only meaning.
-
-    ``known``: pages the lexical path already read (by id), so resolving a claim hit on one of
-    them costs no store read; the other hit pages are read in one batch."""
-    from reverie.recall.search import COVERED_EPISODE, PAGE_PREFERENCE, cited_by_claims
-
-    if not isinstance(store, VectorStore):
+    units), plus the units only vectors found."""
+    if not isinstance(ask.store, VectorStore):
         return list(lexical)
-    index = vectors.index(store, scope)
+    index = vectors.index(ask.store, ask.scope)
     if index.empty():
         return list(lexical)
-    query_vector = vectors.embed_query(query)
+    query_vector = vectors.embed_query(ask.text)
     floor = cosine_floor(vectors.embedder)
     seen = {u.id for u in lexical if u.kind == "episode"}
     claim_hashes = {u.text: content_hash(u.text) for u in lexical if u.kind != "episode"}
@@ -157,14 +172,12 @@ def fuse(
             by_ref.get(unit.id) if unit.kind == "episode" else by_hash.get(claim_hashes[unit.text])
         )
         units[_key(unit)] = (unit, cos or 0.0)
-    found = _vector_units(
-        store, index, query_vector, config, now, floor, history, wanted, known or {}, seen
-    )
+    found = _vector_units(ask, index, query_vector, floor, seen)
     for unit, cos in found:
         units.setdefault(_key(unit), (unit, cos))
     gate = answer_floor(vectors.embedder)
-    strong = () if stranger else lexical
-    if gate is not None and not _answers(units.values(), gate, strong, wanted, floor):
+    strong = () if ask.stranger else lexical
+    if gate is not None and not _answers(units.values(), gate, strong, ask.wanted, floor):
         return []  # nothing here is about the question, whatever words it shares with it
     episodes = {u.id for u, _ in units.values() if u.kind == "episode"}
     cited = cited_by_claims((u for u, _ in units.values()), episodes)
@@ -184,28 +197,18 @@ def _role_weight(unit: RecallItem) -> float:
 
 
 def _vector_units(
-    store: Store,
-    index: Neighbours,
-    query: Vector,
-    config: RecallConfig,
-    now: datetime,
-    floor: float,
-    history: bool,
-    wanted: Sequence[str],
-    known: Mapping[str, Page],
-    seen: set[str],
+    ask: HybridQuery, index: Neighbours, query: Vector, floor: float, seen: set[str]
 ) -> list[tuple[RecallItem, float]]:
     """The units the vector side finds past the floor; episodes in ``seen`` (the lexical path
     made their units already) are not read again."""
-    from reverie.recall.search import _claim_item, _episode_item, _evidence_at, excerpt
-
+    store, config, now, history = ask.store, ask.config, ask.now, ask.history
     out: list[tuple[RecallItem, float]] = []
     if config.include_pages:
         hits = [
             h for h in index.search(query, config.page_candidates, "claim") if h.cosine >= floor
         ]
         refs = [(parse_claim_ref(h.ref), h.cosine) for h in hits]
-        pages = _current_pages(store, index.scope, {r[0] for r, _ in refs}, now, history, known)
+        pages = _current_pages(store, index.scope, {r[0] for r, _ in refs}, now, history, ask.known)
         for (page_id, number, i), cosine in refs:
             page = pages.get(page_id)
             if (
@@ -213,7 +216,7 @@ def _vector_units(
                 and page.revision.number == number
                 and i < len(page.revision.claims)
             ):
-                out.append((_claim_item(page, page.revision.claims[i], 0.0), cosine))
+                out.append((claim_item(page, page.revision.claims[i], 0.0), cosine))
     if config.include_episodes:
         hits = [
             h
@@ -224,9 +227,9 @@ def _vector_units(
         ]
         cos = {h.ref: h.cosine for h in hits if h.ref not in seen}
         for ep in store.episodes(cos):
-            if not _evidence_at(ep, now, history):  # the lexical path's rule, facts included
+            if not evidence_at(ep, now, history):  # the lexical path's rule, facts included
                 continue
-            out.append((_episode_item(ep, excerpt(ep.text, wanted), 0.0), cos[ep.id]))
+            out.append((episode_item(ep, excerpt(ep.text, ask.wanted), 0.0), cos[ep.id]))
     return out
 
 
@@ -247,8 +250,6 @@ def _current_pages(
 ) -> dict[str, Page]:
     """The pages among ``page_ids`` current at ``now``: those the lexical path already decoded,
     the rest in one batched read (one read per page for a store without ``pages_by_id``)."""
-    from reverie.recall.search import _current
-
     found = {i: known[i] for i in page_ids if i in known}
     missing = page_ids - found.keys()
     if missing and isinstance(store, PagesById):
@@ -258,4 +259,4 @@ def _current_pages(
             with contextlib.suppress(LookupError):
                 found[page_id] = store.page(page_id)
     allowed = {PageStatus.ACTIVE, PageStatus.SUPERSEDED} if history else {PageStatus.ACTIVE}
-    return {i: p for i, p in found.items() if p.status in allowed and _current(p, now)}
+    return {i: p for i, p in found.items() if p.status in allowed and is_current(p, now)}

@@ -1,4 +1,4 @@
-"""Recall from the tenant's org brain (issue 6): searched only when asked, and labelled.
+"""Recall from the tenant's org brain: searched only when asked, and labelled.
 
 ``RecallConfig.include_org`` (``Reverie.recall(..., include_org=True)``) adds the claims of the
 org brain (``tenant/_org``, written only by promotion, :mod:`reverie.dream.promote`) to an
@@ -15,6 +15,7 @@ from datetime import datetime
 from reverie.config import RecallConfig
 from reverie.models import RecallItem, Scope
 from reverie.recall.query import stem
+from reverie.recall.units import claim_units
 from reverie.store.base import Store
 
 __all__ = ["ORG_LABEL", "org_units"]
@@ -31,12 +32,10 @@ def org_units(
     statuses: tuple[str, ...],
 ) -> list[RecallItem]:
     """Claim units of ``scope``'s org brain for ``terms`` (not copies of ``scope``'s pages)."""
-    from reverie.recall.search import _claim_units
-
     own = f"promoted|{scope.key}|"
     hits = store.search_pages(scope.org, terms, config.page_candidates, statuses)
     hits = [(p, s) for p, s in hits if not p.topic_key.startswith(own)]
-    units = _claim_units(hits, [stem(t) for t in terms], config.min_term_coverage, now)
+    units = claim_units(hits, [stem(t) for t in terms], config.min_term_coverage, now)
     return [
         u.model_copy(update={"page_kind": f"{ORG_LABEL} {u.page_kind or 'page'}"}) for u in units
     ]

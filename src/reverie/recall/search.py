@@ -26,6 +26,9 @@ coverage`` (coverage idf-weighted as above), where BM25 is normalised within its
 that of title plus claim. A claim must contain a query term itself: a matching title does not
 make every line of its page relevant. An episode whose excerpt is a question weighs
 :data:`QUESTION_WEIGHT`: it names the topic, its answer is elsewhere.
+
+How one unit is built and scored is shared with the vector side and the org brain, in
+:mod:`reverie.recall.units`.
 """
 
 from __future__ import annotations
@@ -35,13 +38,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reverie.config import RecallConfig
 from reverie.dream.dialogue import is_conversation
-from reverie.dream.facts import asserts_fact
 from reverie.dream.slots import SlotValue, slot_of
 from reverie.models import (
     Claim,
@@ -54,12 +55,31 @@ from reverie.models import (
     recall_weight,
     utc,
 )
-from reverie.recall.hybrid import fuse
+from reverie.recall.hybrid import HybridQuery, fuse
+from reverie.recall.org import org_units
 from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
 from reverie.recall.render import render
 from reverie.recall.tokens import count_tokens
-from reverie.redact import Redactor, redact
+from reverie.recall.units import (
+    BM25_SHARE,
+    COVERED_EPISODE,
+    PAGE_PREFERENCE,
+    QUESTION_WEIGHT,
+    SENTENCE,
+    TermNeed,
+    cited_by_claims,
+    claim_item,
+    claim_units,
+    coverage,
+    episode_units,
+    evidence_at,
+    excerpt,
+    is_current,
+    is_recallable,
+    term_share,
+)
+from reverie.redact import Redactor
 from reverie.store.base import Store
 
 if TYPE_CHECKING:
@@ -92,20 +112,9 @@ _DATED = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n")
-PAGE_PREFERENCE = 1.5
-"""A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
-COVERED_EPISODE = 0.25
-"""Weight left to an episode that a recalled page claim already cites."""
-BM25_SHARE = 0.5
-"""Share of a unit's relevance taken from normalised BM25; the rest is term coverage."""
-QUESTION_WEIGHT = 0.3
-"""Weight left to an episode unit whose excerpt is a question: it names a topic, states nothing."""
-EXCERPT_SENTENCES = 2
-EXCERPT_CHARS = 320
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def recall(
+def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
     store: Store,
     query: str,
     scope: Scope,
@@ -120,7 +129,7 @@ def recall(
     """The prompt section ``store`` holds for ``query`` in ``scope``, within ``budget_tokens``.
 
     With ``as_of``, the brain as it stood then: pages (active or superseded) whose validity
-    interval contains ``as_of``, and only evidence recorded by then (issue 5, docs/memory.md).
+    interval contains ``as_of``, and only evidence recorded by then (docs/memory.md).
 
     With ``vectors`` (an embedder and its per-scope indexes), lexical units are fused with
     vector hits (:mod:`reverie.recall.hybrid`); without, the lexical path runs alone.
@@ -142,12 +151,13 @@ def recall(
         units, read = _units(
             store, scope, terms, config, when, history=as_of is not None, stranger=stranger
         )
-        if vectors is not None:  # issue 3: hybrid, see reverie.recall.hybrid
+        if vectors is not None:  # hybrid, see reverie.recall.hybrid
             wanted = [stem(t) for t in terms]
-            units = fuse(units, store, scope, query, config, when, vectors,
-                         history=as_of is not None, wanted=wanted, known=read,
-                         stranger=stranger)  # fmt: skip
-        valid = [page for page in read.values() if _current(page, when)]  # as_of: as then
+            ask = HybridQuery(
+                store, scope, query, config, when, as_of is not None, wanted, read, stranger
+            )
+            units = fuse(units, ask, vectors)
+        valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
         units = newest_values(units, valid)
         if redactor is not None and redactor.handles_personal_data:
             units = [_redacted(unit, redactor) for unit in units]
@@ -193,7 +203,7 @@ def _units(
     """The lexical units for ``terms``, and the pages read to find them (by id). A question
     naming something the scope never saw (``stranger``) must share one term more with a unit."""
     wanted = [stem(t) for t in terms]
-    statuses = ("active", "superseded") if history else ("active",)  # issue 5: as_of
+    statuses = ("active", "superseded") if history else ("active",)  # as_of sees the past
     pages = (
         store.search_pages(scope, terms, config.page_candidates, statuses)
         if config.include_pages
@@ -204,18 +214,16 @@ def _units(
         episodes = store.search_episodes(
             scope, terms, config.episode_candidates, window=config.episode_window
         )
-        episodes = [(e, s) for e, s in episodes if _evidence_at(e, now, history)]
+        episodes = [(e, s) for e, s in episodes if evidence_at(e, now, history)]
     weights = term_weights(wanted, _pool(pages, episodes, now))
-    need = _Need(config.min_matched_terms, 1 if stranger else 0)
-    units = _claim_units(pages, wanted, config.min_term_coverage, now, weights, need)
-    if config.include_org and config.include_pages and not scope.is_org:  # issue 6, labelled
-        from reverie.recall.org import org_units
-
+    need = TermNeed(config.min_matched_terms, 1 if stranger else 0)
+    units = claim_units(pages, wanted, config.min_term_coverage, now, weights, need)
+    if config.include_org and config.include_pages and not scope.is_org:  # labelled org
         units += org_units(store, scope, terms, config, now, statuses)
     read = {page.id: page for page, _ in pages}
     if config.include_episodes:
         floor = config.min_term_coverage
-        found = _episode_units(episodes, wanted, floor, weights, need)
+        found = episode_units(episodes, wanted, floor, weights, need)
         if config.include_pages and not history:  # the lesson behind, at the episode's worth
             behind, more = _lessons_behind(store, scope, found, units, now, wanted)
             units += behind
@@ -280,14 +288,14 @@ def _lessons_behind(
     out: list[RecallItem] = []
     for page_id, score in sorted(best.items()):
         page = pages.get(page_id)
-        if page is None or not _current(page, now):
+        if page is None or not is_current(page, now):
             continue
         for claim in _lead_claims(page):
             if (page_id, claim.text) not in shown:
                 weight = recall_weight(claim.role, claim.support)
-                own = _share(wanted, stems(f"{page.title} {claim.text}")) if wanted else 1.0
+                own = term_share(wanted, stems(f"{page.title} {claim.text}")) if wanted else 1.0
                 value = PAGE_PREFERENCE * THROUGH_EVIDENCE * weight * score * (0.75 + 0.25 * own)
-                out.append(_claim_item(page, claim, value))
+                out.append(claim_item(page, claim, value))
     return out, pages
 
 
@@ -298,7 +306,7 @@ def question_names(query: str) -> list[str]:
     """The names a question uses: words capitalised inside a sentence ("Tableau", "Redis") and
     words with digits or inner marks ("v2", "node.js", "C++"); at most three, longest first."""
     found: list[str] = []
-    for sentence in _SENTENCE.split(query):
+    for sentence in SENTENCE.split(query):
         for i, word in enumerate(_NAME.findall(sentence)):
             marked = any(c.isdigit() or c in ".+#" for c in word)
             if marked or (i > 0 and word[0].isupper() and len(word) > 1):
@@ -346,17 +354,6 @@ def _passed(store: Store, scope: Scope, episodes: Sequence[tuple[Episode, float]
     }
 
 
-def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
-    """The episode ids in ``among`` that a page claim in ``units`` cites. A claim can cite
-    thousands of episodes, so each claim's citations are looked up in ``among`` (the
-    candidates, a few dozen) rather than gathered into a set of their own."""
-    cited: set[str] = set()
-    for unit in units:
-        if unit.kind != "episode":
-            cited |= among.intersection(unit.citations)
-    return cited
-
-
 def _pool(
     pages: Sequence[tuple[Page, float]], episodes: Sequence[tuple[Episode, float]], now: datetime
 ) -> Iterator[frozenset[str]]:
@@ -367,10 +364,10 @@ def _pool(
     among = {e.id for e, _ in episodes}
     cited: set[str] = set()
     for page, _ in pages:
-        if _current(page, now):
+        if is_current(page, now):
             title = stems(page.title)
             for claim in page.revision.claims:
-                if _recallable(claim):
+                if is_recallable(claim):
                     if claim.role is not None:  # a problem page's claim: its evidence
                         cited |= among.intersection(claim.episode_ids)
                     yield title | stems(claim.text)
@@ -390,155 +387,11 @@ def term_weights(wanted: Sequence[str], pool: Iterable[frozenset[str]]) -> dict[
     return {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
 
 
-def _evidence_at(episode: Episode, now: datetime, history: bool) -> bool:
-    """Issue 5: a consolidated fact assertion is answered by its fact page, which knows what is
-    current; as of a past time, only evidence recorded by then counts."""
-    if episode.consolidated_in is not None and asserts_fact(episode):
-        return False
-    return not history or utc(episode.created_at) <= now
-
-
-def coverage(wanted: Sequence[str], text: str, weights: Mapping[str, float] | None = None) -> float:
-    """Share of the stemmed query terms ``wanted`` that occur in ``text`` (0 when none wanted),
-    each term counted with its weight in ``weights`` (:func:`term_weights`; 1 each without)."""
-    return _share(wanted, stems(text), weights)
-
-
-def _share(
-    wanted: Sequence[str], have: frozenset[str], weights: Mapping[str, float] | None = None
-) -> float:
-    terms = dict.fromkeys(wanted)
-    if not terms:
-        return 0.0
-    if weights is None:
-        return sum(1 for w in terms if w in have) / len(terms)
-    total = sum(weights.get(w, 1.0) for w in terms)
-    held = sum(weights.get(w, 1.0) for w in terms if w in have)
-    return held / total if total > 0 else 0.0
-
-
-def _passes(cov: float, floor: float) -> bool:
-    return cov > 0 and cov >= floor
-
-
-@dataclass(frozen=True)
-class _Need:
-    """How many of a question's terms a unit must share: ``work`` for agent work, plus ``extra``
-    when the question names something the scope never saw (but for a fact, which a question
-    names in its own words: "the staging Postgres" for ``staging-db``); a dialogue line needs
-    one (people and places a conversation never named are asked about all the time)."""
-
-    work: int = 2
-    extra: int = 0
-
-    def of(self, *, dialogue: bool, fact: bool = False) -> int:
-        if dialogue:
-            return 1
-        return self.work if fact else self.work + self.extra
-
-
-def _enough_terms(wanted: Sequence[str], have: frozenset[str], need: int) -> bool:
-    """A question of three or more content terms must share ``need`` of them with a unit: one
-    word in common ("schema", "cluster") is how a question about something never stored
-    matches a brain of work, a real answer shares more. A line of dialogue is short and
-    personal: there one word ("pottery") is often the answer, so dialogue asks for one."""
-    terms = set(wanted)
-    return len(terms) < 3 or len(terms & have) >= min(need, len(terms))
-
-
-def _normaliser(hits: Sequence[tuple[object, float]]) -> float:
-    best = max((score for _, score in hits), default=0.0)
-    return best if best > 0 else 1.0
-
-
-def _current(page: Page, now: datetime) -> bool:
-    r = page.revision
-    started = r.valid_from is None or utc(r.valid_from) <= now
-    return started and (r.valid_until is None or utc(r.valid_until) > now)
-
-
 def _whole(page: Page) -> bool:
     """Whether a page answers for all the episodes it cites (a problem's page, whose claims
     have roles), so none of them is repeated beside it; a page of plain statements (a
     dialogue's) covers only what the recalled claim cites."""
     return any(c.role is not None for c in page.revision.claims)
-
-
-def _recallable(claim: Claim) -> bool:
-    return claim.role is None or claim.role.recall_weight > 0
-
-
-def _claim_units(
-    hits: Sequence[tuple[Page, float]],
-    wanted: list[str],
-    floor: float,
-    now: datetime,
-    weights: Mapping[str, float] | None = None,
-    need: _Need | None = None,
-) -> list[RecallItem]:
-    need = need or _Need()
-    best = _normaliser(hits)
-    units: list[RecallItem] = []
-    for page, bm25 in hits:
-        if not _current(page, now):
-            continue
-        title = stems(page.title)
-        for claim in page.revision.claims:
-            weight = recall_weight(claim.role, claim.support)
-            if weight <= 0:
-                continue  # an evidence line: cited for lineage, never recalled
-            own = stems(claim.text)
-            if own.isdisjoint(wanted):
-                continue  # the title alone does not make every claim of a page relevant
-            own_cov = _share(wanted, own, weights)
-            cov = _share(wanted, title | own, weights)
-            asked = need.of(dialogue=claim.role is None, fact=claim.role is ClaimRole.FACT)
-            if not _passes(cov, floor) or not _enough_terms(wanted, title | own, asked):
-                continue
-            relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
-            units.append(_claim_item(page, claim, PAGE_PREFERENCE * weight * relevance))
-    return units
-
-
-def _claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
-    """A claim as a recall unit; :func:`~reverie.recall.pack.pack` prices it."""
-    return RecallItem(
-        kind="page",
-        id=page.id,
-        title=page.title,
-        text=claim.text,
-        score=score,
-        tokens=0,
-        citations=list(claim.episode_ids),
-        created_at=claim.last_seen or page.updated_at,
-        status=str(page.status),
-        page_kind=str(page.kind),
-        role=str(claim.role) if claim.role is not None else None,
-        support=claim.support,
-    )
-
-
-def _episode_units(
-    hits: Sequence[tuple[Episode, float]],
-    wanted: list[str],
-    floor: float,
-    weights: Mapping[str, float] | None = None,
-    need: _Need | None = None,
-) -> list[RecallItem]:
-    need = need or _Need()
-    best = _normaliser(hits)
-    units: list[RecallItem] = []
-    for episode, bm25 in hits:
-        text = excerpt(episode.text, wanted)
-        cov = coverage(wanted, text, weights)
-        asked = need.of(dialogue=is_conversation((episode,)))
-        if not _passes(cov, floor) or not _enough_terms(wanted, stems(episode.text), asked):
-            continue
-        relevance = _relevance(bm25 / best, cov)
-        if _asks(text):
-            relevance *= QUESTION_WEIGHT
-        units.append(_episode_item(episode, text, relevance))
-    return units
 
 
 def newest_values(units: Sequence[RecallItem], pages: Iterable[Page] = ()) -> list[RecallItem]:
@@ -639,55 +492,3 @@ def _redacted(unit: RecallItem, redactor: Redactor) -> RecallItem:
     if title == unit.title and text == unit.text:
         return unit
     return unit.model_copy(update={"title": title, "text": text})
-
-
-def _episode_item(episode: Episode, text: str, score: float) -> RecallItem:
-    """An episode excerpt as a recall unit, redacted; priced by pack."""
-    return RecallItem(
-        kind="episode",
-        id=episode.id,
-        title=redact(episode.category or "episode"),
-        text=redact(text),  # raw evidence may hold secrets; pages were redacted when written
-        score=score,
-        tokens=0,
-        citations=[episode.id],
-        created_at=episode.created_at,
-        status=str(episode.outcome),
-    )
-
-
-def _relevance(bm25_share: float, cov: float) -> float:
-    return BM25_SHARE * min(max(bm25_share, 0.0), 1.0) + (1 - BM25_SHARE) * cov
-
-
-def excerpt(text: str, wanted: Sequence[str]) -> str:
-    """The sentences of ``text`` that best cover the stemmed terms ``wanted``, in text order.
-
-    The best sentence first; a second only when it adds terms the first lacks. Cut to
-    :data:`EXCERPT_CHARS` at a word boundary.
-    """
-    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
-    if not sentences:
-        return ""
-    found = [set(wanted) & stems(s) for s in sentences]
-    ranked = sorted(range(len(sentences)), key=lambda i: (-len(found[i]), _asks(sentences[i]), i))
-    picked, covered = [ranked[0]], set(found[ranked[0]])
-    for i in ranked[1:]:
-        if len(picked) == EXCERPT_SENTENCES:
-            break
-        if found[i] - covered:
-            picked.append(i)
-            covered |= found[i]
-    return _cut(" ".join(sentences[i] for i in sorted(picked)))
-
-
-def _asks(text: str) -> bool:
-    """A question names a topic but states nothing about it."""
-    return text.rstrip(" …").endswith("?")
-
-
-def _cut(text: str) -> str:
-    if len(text) <= EXCERPT_CHARS:
-        return text
-    head = text[:EXCERPT_CHARS].rsplit(" ", 1)[0]
-    return head + " …"

@@ -151,7 +151,7 @@ class CachedEmbedder:
         return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         hashes = [content_hash(t) for t in texts]
         found = self.store.vectors_get(self.model_id, hashes)
@@ -232,7 +232,7 @@ class VectorIndex:
         return sorted((r for r in rows if r.n <= high), key=lambda r: r.n)
 
     def _extend(self, kind: str, rows: Sequence[VectorRow]) -> None:
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         block = np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32)
         # read-only, over the joined bytes: no copy; as wide as the stored vectors (an endpoint's
@@ -255,7 +255,7 @@ class VectorIndex:
         """The ``k`` rows of ``kind`` most similar to the unit vector ``query``, best first;
         with ``newest``, among the last ``newest`` rows stored only (rows are kept in the order
         they were embedded, which for episodes is ``seq`` order)."""
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         matrix = self.matrices.get(kind)
         if matrix is None or k <= 0:
@@ -289,7 +289,7 @@ class VectorIndex:
     def _older_vectors(self, refs: Sequence[str]) -> dict[str, NDArray[np.float32]]:
         """Vectors of episodes outside the loaded window, read from the store once and kept
         (at most :data:`OLDER_KEPT`, least recently used dropped first)."""
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         with self._older_lock:  # recalls in one scope may run on several threads
             found = {r: self._older[r] for r in refs if r in self._older}
@@ -324,7 +324,7 @@ class VectorIndex:
 class StoreNeighbours:
     """The same questions as :class:`VectorIndex`, answered by a store that searches vectors
     itself (PostgreSQL with pgvector's HNSW index): nothing is loaded into memory, so any number
-    of scopes and workers share the database's index (issue 8, point 2)."""
+    of scopes and workers share the database's index."""
 
     def __init__(self, store: NearestNeighbours, scope: Scope, model: str) -> None:
         self.store, self.scope, self.model = store, scope, model

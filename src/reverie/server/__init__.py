@@ -17,6 +17,6 @@ else:
 
     def create_app(*args: Any, **kwargs: Any) -> Any:
         """Build the ASGI app (see :func:`reverie.server.app.create_app`)."""
-        from reverie.server.app import create_app as build
+        from reverie.server.app import create_app as build  # noqa: PLC0415 (extra: server)
 
         return build(*args, **kwargs)

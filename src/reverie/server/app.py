@@ -64,7 +64,7 @@ def create_app(
     install_handlers(app)
     app.include_router(public)
     app.include_router(router)
-    app.include_router(plans_router)  # issue 4 (8): review mode
+    app.include_router(plans_router)  # review mode
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.mount("/dashboard", StaticFiles(directory=_static_dir(), html=True), name="dashboard")
 

@@ -1,4 +1,4 @@
-"""Review mode over HTTP (issue 4, point 8): the plans ``POST /v1/dreams {"review": true}`` held.
+"""Review mode over HTTP (docs/review.md): the plans ``POST /v1/dreams {"review": true}`` held.
 
 ``GET /v1/plans`` lists a scope's plans, ``GET /v1/plans/{id}`` shows one with the diff of every
 page it would change and the episodes it cites, ``POST …/apply`` commits it exactly as it was

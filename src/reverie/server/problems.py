@@ -56,7 +56,7 @@ def _body(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
 _STATUS: list[tuple[type[ReverieError], int, str]] = [
     (InvalidInput, 422, "invalid_input"),
     (NotFound, 404, "not_found"),
-    (PlanStale, 409, "plan_stale"),  # issue 4 (8): nothing applied, the plan marked stale
+    (PlanStale, 409, "plan_stale"),  # nothing applied, the plan marked stale
     (PlanPending, 409, "plan_pending"),
     (Conflict, 409, "conflict"),
     (UndoRefused, 409, "undo_refused"),

@@ -1,0 +1,262 @@
+"""Recall units: a page claim or an episode excerpt, scored against a question.
+
+The lexical search (:mod:`reverie.recall.search`), the vector side (:mod:`reverie.recall.hybrid`)
+and the org brain (:mod:`reverie.recall.org`) build their units with the same pieces, so a unit
+scores the same whichever path found it: term coverage (idf-weighted), the relevance floor, the
+preference of knowledge over evidence, and the excerpt of an episode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from reverie.dream.dialogue import is_conversation
+from reverie.dream.facts import asserts_fact
+from reverie.models import Claim, ClaimRole, Episode, Page, RecallItem, recall_weight, utc
+from reverie.recall.query import stems
+from reverie.redact import redact
+
+__all__ = [
+    "BM25_SHARE",
+    "COVERED_EPISODE",
+    "EXCERPT_CHARS",
+    "EXCERPT_SENTENCES",
+    "PAGE_PREFERENCE",
+    "QUESTION_WEIGHT",
+    "SENTENCE",
+    "TermNeed",
+    "cited_by_claims",
+    "claim_item",
+    "claim_units",
+    "coverage",
+    "episode_item",
+    "episode_units",
+    "evidence_at",
+    "excerpt",
+    "is_current",
+    "is_recallable",
+    "term_share",
+]
+
+PAGE_PREFERENCE = 1.5
+"""A page claim's score is multiplied by this: distilled knowledge beats raw evidence."""
+COVERED_EPISODE = 0.25
+"""Weight left to an episode that a recalled page claim already cites."""
+QUESTION_WEIGHT = 0.3
+"""Weight left to an episode unit whose excerpt is a question: it names a topic, states nothing."""
+BM25_SHARE = 0.5
+"""Share of a unit's relevance taken from normalised BM25; the rest is term coverage."""
+EXCERPT_SENTENCES = 2
+EXCERPT_CHARS = 320
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
+    """The episode ids in ``among`` that a page claim in ``units`` cites. A claim can cite
+    thousands of episodes, so each claim's citations are looked up in ``among`` (the
+    candidates, a few dozen) rather than gathered into a set of their own."""
+    cited: set[str] = set()
+    for unit in units:
+        if unit.kind != "episode":
+            cited |= among.intersection(unit.citations)
+    return cited
+
+
+def evidence_at(episode: Episode, now: datetime, history: bool) -> bool:
+    """A consolidated fact assertion is answered by its fact page, which knows what is
+    current; as of a past time, only evidence recorded by then counts."""
+    if episode.consolidated_in is not None and asserts_fact(episode):
+        return False
+    return not history or utc(episode.created_at) <= now
+
+
+def coverage(wanted: Sequence[str], text: str, weights: Mapping[str, float] | None = None) -> float:
+    """Share of the stemmed query terms ``wanted`` that occur in ``text`` (0 when none wanted),
+    each term counted with its weight in ``weights``
+    (:func:`reverie.recall.search.term_weights`; 1 each without)."""
+    return term_share(wanted, stems(text), weights)
+
+
+def term_share(
+    wanted: Sequence[str], have: frozenset[str], weights: Mapping[str, float] | None = None
+) -> float:
+    terms = dict.fromkeys(wanted)
+    if not terms:
+        return 0.0
+    if weights is None:
+        return sum(1 for w in terms if w in have) / len(terms)
+    total = sum(weights.get(w, 1.0) for w in terms)
+    held = sum(weights.get(w, 1.0) for w in terms if w in have)
+    return held / total if total > 0 else 0.0
+
+
+def _passes(cov: float, floor: float) -> bool:
+    return cov > 0 and cov >= floor
+
+
+@dataclass(frozen=True)
+class TermNeed:
+    """How many of a question's terms a unit must share: ``work`` for agent work, plus ``extra``
+    when the question names something the scope never saw (but for a fact, which a question
+    names in its own words: "the staging Postgres" for ``staging-db``); a dialogue line needs
+    one (people and places a conversation never named are asked about all the time)."""
+
+    work: int = 2
+    extra: int = 0
+
+    def of(self, *, dialogue: bool, fact: bool = False) -> int:
+        if dialogue:
+            return 1
+        return self.work if fact else self.work + self.extra
+
+
+def _enough_terms(wanted: Sequence[str], have: frozenset[str], need: int) -> bool:
+    """A question of three or more content terms must share ``need`` of them with a unit: one
+    word in common ("schema", "cluster") is how a question about something never stored
+    matches a brain of work, a real answer shares more. A line of dialogue is short and
+    personal: there one word ("pottery") is often the answer, so dialogue asks for one."""
+    terms = set(wanted)
+    return len(terms) < 3 or len(terms & have) >= min(need, len(terms))
+
+
+def _normaliser(hits: Sequence[tuple[object, float]]) -> float:
+    best = max((score for _, score in hits), default=0.0)
+    return best if best > 0 else 1.0
+
+
+def is_current(page: Page, now: datetime) -> bool:
+    r = page.revision
+    started = r.valid_from is None or utc(r.valid_from) <= now
+    return started and (r.valid_until is None or utc(r.valid_until) > now)
+
+
+def is_recallable(claim: Claim) -> bool:
+    return claim.role is None or claim.role.recall_weight > 0
+
+
+def claim_units(
+    hits: Sequence[tuple[Page, float]],
+    wanted: list[str],
+    floor: float,
+    now: datetime,
+    weights: Mapping[str, float] | None = None,
+    need: TermNeed | None = None,
+) -> list[RecallItem]:
+    need = need or TermNeed()
+    best = _normaliser(hits)
+    units: list[RecallItem] = []
+    for page, bm25 in hits:
+        if not is_current(page, now):
+            continue
+        title = stems(page.title)
+        for claim in page.revision.claims:
+            weight = recall_weight(claim.role, claim.support)
+            if weight <= 0:
+                continue  # an evidence line: cited for lineage, never recalled
+            own = stems(claim.text)
+            if own.isdisjoint(wanted):
+                continue  # the title alone does not make every claim of a page relevant
+            own_cov = term_share(wanted, own, weights)
+            cov = term_share(wanted, title | own, weights)
+            asked = need.of(dialogue=claim.role is None, fact=claim.role is ClaimRole.FACT)
+            if not _passes(cov, floor) or not _enough_terms(wanted, title | own, asked):
+                continue
+            relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
+            units.append(claim_item(page, claim, PAGE_PREFERENCE * weight * relevance))
+    return units
+
+
+def claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
+    """A claim as a recall unit; :func:`~reverie.recall.pack.pack` prices it."""
+    return RecallItem(
+        kind="page",
+        id=page.id,
+        title=page.title,
+        text=claim.text,
+        score=score,
+        tokens=0,
+        citations=list(claim.episode_ids),
+        created_at=claim.last_seen or page.updated_at,
+        status=str(page.status),
+        page_kind=str(page.kind),
+        role=str(claim.role) if claim.role is not None else None,
+        support=claim.support,
+    )
+
+
+def episode_item(episode: Episode, text: str, score: float) -> RecallItem:
+    """An episode excerpt as a recall unit, redacted; priced by pack."""
+    return RecallItem(
+        kind="episode",
+        id=episode.id,
+        title=redact(episode.category or "episode"),
+        text=redact(text),  # raw evidence may hold secrets; pages were redacted when written
+        score=score,
+        tokens=0,
+        citations=[episode.id],
+        created_at=episode.created_at,
+        status=str(episode.outcome),
+    )
+
+
+def _relevance(bm25_share: float, cov: float) -> float:
+    return BM25_SHARE * min(max(bm25_share, 0.0), 1.0) + (1 - BM25_SHARE) * cov
+
+
+def excerpt(text: str, wanted: Sequence[str]) -> str:
+    """The sentences of ``text`` that best cover the stemmed terms ``wanted``, in text order.
+
+    The best sentence first; a second only when it adds terms the first lacks. Cut to
+    :data:`EXCERPT_CHARS` at a word boundary.
+    """
+    sentences = [s.strip() for s in SENTENCE.split(text) if s.strip()]
+    if not sentences:
+        return ""
+    found = [set(wanted) & stems(s) for s in sentences]
+    ranked = sorted(range(len(sentences)), key=lambda i: (-len(found[i]), _asks(sentences[i]), i))
+    picked, covered = [ranked[0]], set(found[ranked[0]])
+    for i in ranked[1:]:
+        if len(picked) == EXCERPT_SENTENCES:
+            break
+        if found[i] - covered:
+            picked.append(i)
+            covered |= found[i]
+    return _cut(" ".join(sentences[i] for i in sorted(picked)))
+
+
+def _asks(text: str) -> bool:
+    """A question names a topic but states nothing about it."""
+    return text.rstrip(" …").endswith("?")
+
+
+def _cut(text: str) -> str:
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    head = text[:EXCERPT_CHARS].rsplit(" ", 1)[0]
+    return head + " …"
+
+
+def episode_units(
+    hits: Sequence[tuple[Episode, float]],
+    wanted: list[str],
+    floor: float,
+    weights: Mapping[str, float] | None = None,
+    need: TermNeed | None = None,
+) -> list[RecallItem]:
+    need = need or TermNeed()
+    best = _normaliser(hits)
+    units: list[RecallItem] = []
+    for episode, bm25 in hits:
+        text = excerpt(episode.text, wanted)
+        cov = coverage(wanted, text, weights)
+        asked = need.of(dialogue=is_conversation((episode,)))
+        if not _passes(cov, floor) or not _enough_terms(wanted, stems(episode.text), asked):
+            continue
+        relevance = _relevance(bm25 / best, cov)
+        if _asks(text):
+            relevance *= QUESTION_WEIGHT
+        units.append(episode_item(episode, text, relevance))
+    return units
