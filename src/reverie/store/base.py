@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from reverie.models import Cycle, Episode, Page, Revision, Scope
+from reverie.models import Cycle, Episode, Page, Revision, Scope, now_utc
 
 __all__ = [
     "Changeset",
@@ -160,7 +160,13 @@ class PromotionRecord:
 
 @dataclass(frozen=True)
 class Changeset:
-    """Everything one cycle (or one undo) changes, applied atomically by :meth:`Store.commit`."""
+    """Everything one cycle (or one undo, edit or import) changes, applied atomically by
+    :meth:`Store.commit`.
+
+    ``at`` is when the change happens, by the caller's clock: the store stamps the checkpoint,
+    an undo and a journal entry without a cycle with it, and fences leases against it (a
+    cycle's own ``finished_at`` first), so no store code reads a clock of its own.
+    """
 
     scope: Scope
     expected_checkpoint: int
@@ -171,19 +177,26 @@ class Changeset:
     unmark_cycle: str | None = None
     cycle: Cycle | None = None
     undone_cycle: str | None = None
-    extra: dict[str, object] = field(default_factory=dict)
-    # issue 5: reinforcement rows, the journal entry, and episodes recorded with the change
-    # (a person's edit is stored as an episode so the claims it adds can cite it)
+    # reinforcement rows, the journal entry, and episodes recorded with the change (a
+    # person's edit is stored as an episode so the claims it adds can cite it)
     observations: Sequence[Observation] = ()
     journal: str | None = None
     episodes: Sequence[Episode] = ()
-    # issue 5: the cycle's addition to the cumulative stats (dream cycles only, not undo/import)
+    # the cycle's addition to the cumulative stats (dream cycles only, not undo/import)
     tally: CycleTally | None = None
-    # issue 6: org copies of reinforced pages — the only writes that leave ``scope``
+    # org copies of reinforced pages: the only writes that leave ``scope``
     promotions: Sequence[Promotion] = ()
-    # issue 4 (8): the reviewed plan this changeset applies; commit() marks it applied in the
-    # same transaction (reverie.store.plans)
+    # the reviewed plan this changeset applies; commit() marks it applied in the same
+    # transaction (reverie.store.plans)
     plan_id: str | None = None
+    at: datetime = field(default_factory=now_utc)
+
+    @property
+    def landed_at(self) -> datetime:
+        """When the change lands: the cycle's finish when it records one, else ``at``."""
+        if self.cycle is not None and self.cycle.finished_at is not None:
+            return self.cycle.finished_at
+        return self.at
 
 
 @dataclass(frozen=True)

@@ -6,31 +6,30 @@ without them still serves the lexical path (DESIGN invariant 8), and recall chec
 float32 blobs (``numpy.ndarray.tobytes``), L2-normalised by the embedder.
 
 Writes here are derived data, not cycle state: they never join a cycle's transaction, are
-idempotent (``INSERT OR IGNORE``) and can be rebuilt from episodes and revisions.
+idempotent (``ON CONFLICT DO NOTHING``) and can be rebuilt from episodes and revisions.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from reverie.models import Episode, Scope
+from reverie.store.sql.base import SQLBase
+from reverie.store.sql.rows import EPISODE_COLUMNS
 
 __all__ = [
     "EMBED_CHARS",
     "NearestNeighbours",
-    "SQLiteVectorsMixin",
     "VectorRow",
     "VectorStore",
     "VectorUnit",
+    "VectorsSQL",
     "embedded_text",
     "vector_rows_query",
 ]
 
-_CHUNK = 500
 EMBED_CHARS = 1000
 """Only the start of a long episode is embedded (the model reads 128 word pieces anyway)."""
 
@@ -157,48 +156,42 @@ class NearestNeighbours(Protocol):
         ...
 
 
-class _Host(Protocol):
-    """What the mixin needs from :class:`reverie.store.sqlite.SQLiteStore`."""
+class VectorsSQL(SQLBase):
+    """:class:`VectorStore` in the SQL both backends share (migration 0003); the dialect turns
+    blobs into the backend's vector type and back."""
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+    def _ensure_vector_index(self, c: Any, dim: int) -> None:
+        """Prepare the index for vectors of ``dim`` dimensions (PostgreSQL's HNSW)."""
 
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
-
-    def _episode_from_row(self, r: Sequence[Any]) -> Episode: ...
-
-
-class SQLiteVectorsMixin:
-    """:class:`VectorStore` for :class:`reverie.store.sqlite.SQLiteStore` (migration 0003)."""
-
-    def vectors_get(self: _Host, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
+    def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
-        wanted = list(dict.fromkeys(hashes))
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
+        out = self.dialect.vector_out
+        for where, params in self.dialect.members("hash", list(dict.fromkeys(hashes))):
             rows = self._read(
-                "SELECT hash, vector FROM embeddings WHERE model = ?"
-                f" AND hash IN ({','.join('?' * len(chunk))})",
-                [model, *chunk],
+                f"SELECT hash, vector FROM embeddings WHERE model = ? AND {where}", [model, *params]
             )
-            found.update((r[0], r[1]) for r in rows)
+            found.update((r[0], out(r[1])) for r in rows)
         return found
 
     def vectors_put(
-        self: _Host, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
+        self, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
     ) -> None:
+        to_db = self.dialect.vector_in
         with self._write() as c:
+            for dim in sorted({len(blob) // 4 for blob in vectors.values()}):
+                self._ensure_vector_index(c, dim)
             c.executemany(
-                "INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)",
-                [(model, h, blob) for h, blob in vectors.items()],
+                "INSERT INTO embeddings VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                [(model, h, to_db(blob)) for h, blob in vectors.items()],
             )
             c.executemany(
-                "INSERT OR IGNORE INTO vector_units (scope_key, model, kind, ref, seq, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO vector_units (scope_key, model, kind, ref, seq, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [(u.scope.key, model, u.kind, u.ref, u.seq, u.hash) for u in units],
             )
 
     def vector_rows(
-        self: _Host,
+        self,
         scope: Scope,
         model: str,
         after: int,
@@ -208,26 +201,28 @@ class SQLiteVectorsMixin:
     ) -> list[VectorRow]:
         sql, params = vector_rows_query("?", scope, model, after, kind=kind, newest=newest)
         rows = self._read(sql, params)
-        return [VectorRow(*r) for r in (rows if newest is None else reversed(rows))]
+        out = self.dialect.vector_out
+        return [
+            VectorRow(n=r[0], kind=r[1], ref=r[2], hash=r[3], vector=out(r[4]))
+            for r in (rows if newest is None else reversed(rows))
+        ]
 
     def unit_vectors(
-        self: _Host, scope: Scope, model: str, kind: str, refs: Sequence[str]
+        self, scope: Scope, model: str, kind: str, refs: Sequence[str]
     ) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
-        for start in range(0, len(refs), _CHUNK):
-            chunk = list(refs[start : start + _CHUNK])
+        out = self.dialect.vector_out
+        for where, params in self.dialect.members("u.ref", list(refs)):
             rows = self._read(
                 "SELECT u.ref, e.vector FROM vector_units u JOIN embeddings e"
                 " ON e.model = u.model AND e.hash = u.hash WHERE u.model = ? AND u.kind = ?"
-                f" AND u.ref IN ({','.join('?' * len(chunk))}) AND u.scope_key = ?",
-                [model, kind, *chunk, scope.key],
+                f" AND {where} AND u.scope_key = ?",
+                [model, kind, *params, scope.key],
             )
-            found.update((r[0], r[1]) for r in rows)
+            found.update((r[0], out(r[1])) for r in rows)
         return found
 
-    def unembedded_episodes(self: _Host, scope: Scope, model: str, limit: int) -> list[Episode]:
-        from reverie.store.sqlite_rows import EPISODE_COLUMNS
-
+    def unembedded_episodes(self, scope: Scope, model: str, limit: int) -> list[Episode]:
         rows = self._read(
             f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? AND seq >"
             " (SELECT coalesce(max(seq), 0) FROM vector_units"
