@@ -41,7 +41,7 @@ from reverie.models import (
     utc,
 )
 from reverie.recall.vectors import VectorSearch, cached, index_scope
-from reverie.store.base import Changeset, Store, StoreStats
+from reverie.store.base import BrainStore, Changeset, ResponseCache, StoreStats
 from reverie.store.plans import PendingPlan
 from reverie.store.vectors import VectorStore
 
@@ -76,7 +76,7 @@ class IngestResult:
     errors: list[IngestError] = field(default_factory=list)
 
 
-def open_store(target: str | Path) -> Store:
+def open_store(target: str | Path) -> BrainStore:
     """A store for a file path, ``sqlite:///path``, ``:memory:`` or ``postgresql://…``."""
     from reverie.store.sqlite import SQLiteStore
 
@@ -104,7 +104,7 @@ class Reverie:
 
     def __init__(
         self,
-        store: Store,
+        store: BrainStore,
         *,
         config: Config | None = None,
         embedder: EmbedderLike = None,
@@ -150,7 +150,8 @@ class Reverie:
         if distiller is None:
             from reverie.dream.llm_distill import llm_distiller_from_env
 
-            distiller = llm_distiller_from_env(cache=store)
+            cache = store if isinstance(store, ResponseCache) else None
+            distiller = llm_distiller_from_env(cache=cache)
         return cls(store, config=config, embedder=embedder, distiller=distiller)
 
     def close(self) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from reverie.archive import resolve
 from reverie.models import Episode, Page, Scope
 from reverie.redact import redact
-from reverie.store.base import Store
+from reverie.store.base import BrainStore
 
 __all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]
 
@@ -81,7 +81,7 @@ def _row(page: Page, episodes: Sequence[Episode]) -> dict[str, Any]:
 
 
 def training_rows(
-    store: Store, scopes: Sequence[Scope] | None = None, *, min_confidence: float = 0.0
+    store: BrainStore, scopes: Sequence[Scope] | None = None, *, min_confidence: float = 0.0
 ) -> Iterator[dict[str, Any]]:
     """One chat row per active page (with at least ``min_confidence``), deterministic order."""
     for scope in sorted(scopes if scopes is not None else store.scopes(), key=lambda s: s.key):
@@ -94,7 +94,7 @@ def training_rows(
 
 
 def write_training(
-    store: Store,
+    store: BrainStore,
     out: Path,
     scopes: Sequence[Scope] | None = None,
     *,

@@ -60,7 +60,7 @@ from reverie.models import (
 )
 from reverie.redact import MARK, redact
 from reverie.revisions import one_page_change
-from reverie.store.base import PageWrite, Store
+from reverie.store.base import BrainStore, PageWrite
 
 __all__ = ["ExportReport", "ImportReport", "export_markdown", "import_markdown", "slugs"]
 
@@ -233,7 +233,7 @@ def render_index(scope: Scope, pages: Sequence[Page], names: dict[str, str], lim
 # -- export --------------------------------------------------------------------------------------
 
 
-def _pending_edit(path: Path, store: Store) -> bool:
+def _pending_edit(path: Path, store: BrainStore) -> bool:
     """True when ``path`` holds a person's edit that was not imported yet."""
     if not path.is_file():
         return False
@@ -245,7 +245,7 @@ def _pending_edit(path: Path, store: Store) -> bool:
 
 
 def export_markdown(
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     directory: Path,
     *,
@@ -284,7 +284,7 @@ def export_markdown(
 # -- import --------------------------------------------------------------------------------------
 
 
-def _exported(store: Store, text: str) -> tuple[Page, Revision]:
+def _exported(store: BrainStore, text: str) -> tuple[Page, Revision]:
     """The page a mirror file names and the revision it was exported at."""
     meta, _body = split(text, KEYS)
     page_id = meta.get("id")
@@ -327,7 +327,7 @@ def _parse_body(body: str) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
     return lines[0][2:].strip(), claims
 
 
-def _read_edit(store: Store, scope: Scope, path: Path, report: ImportReport) -> _Edit | None:
+def _read_edit(store: BrainStore, scope: Scope, path: Path, report: ImportReport) -> _Edit | None:
     raw = path.read_bytes()
     text = raw.decode("utf-8")
     page, exported = _exported(store, text)
@@ -386,7 +386,7 @@ def _pins(page: Page, fields: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _edited_revision(
-    edit: _Edit, ctx: WriteContext, human: Episode | None, store: Store
+    edit: _Edit, ctx: WriteContext, human: Episode | None, store: BrainStore
 ) -> Revision:
     ids = {i for _t, cited in edit.claims for i in cited}
     known = {e.id for e in store.episodes(ids) if e.scope == ctx.scope}
@@ -419,7 +419,7 @@ def _when(value: Any) -> datetime | None:
 
 
 def _collect_edits(
-    store: Store, scope: Scope, directory: Path, report: ImportReport
+    store: BrainStore, scope: Scope, directory: Path, report: ImportReport
 ) -> list[_Edit]:
     edits = []
     for path in sorted(_real_folder(directory).glob("*.md")):
@@ -436,7 +436,9 @@ def _collect_edits(
     return edits
 
 
-def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetime) -> ImportReport:
+def import_markdown(
+    store: BrainStore, scope: Scope, directory: Path, *, now: datetime
+) -> ImportReport:
     """New ``human`` revisions for the files a person edited since the export (one transaction)."""
     report = ImportReport(directory=str(directory))
     cycle_id = new_cycle_id(now)
@@ -481,7 +483,7 @@ def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetim
     return report
 
 
-def _refresh(store: Store, directory: Path, page_ids: Sequence[str]) -> None:
+def _refresh(store: BrainStore, directory: Path, page_ids: Sequence[str]) -> None:
     """Rewrite the imported files in canonical form, naming their new revision."""
     for path in sorted((directory / FOLDER).glob("*.md")):
         if path.is_symlink() or not path.is_file():  # issue 9: never read a link, pipe, folder

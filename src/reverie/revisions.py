@@ -32,7 +32,7 @@ from reverie.models import (
     Revision,
     Scope,
 )
-from reverie.store.base import Changeset, PageWrite, Store
+from reverie.store.base import BrainStore, Changeset, PageWrite
 
 __all__ = [
     "VerifyReport",
@@ -76,7 +76,7 @@ def _check_page(revisions: Sequence[Revision], current: Revision) -> list[str]:
     return problems
 
 
-def verify(store: Store, scopes: Sequence[Scope]) -> VerifyReport:
+def verify(store: BrainStore, scopes: Sequence[Scope]) -> VerifyReport:
     """Re-derive the hash of every revision of every page of ``scopes``."""
     report = VerifyReport()
     for scope in scopes:
@@ -135,10 +135,11 @@ def one_page_change(
         cycle=cycle,
         mark_cycle=cycle_id,
         journal=entry(f"{headline} · {cycle_id} · {scope}", now, changes),
+        at=now,
     )
 
 
-def plan_restore(store: Store, page_id: str, number: int, now: datetime) -> Changeset:
+def plan_restore(store: BrainStore, page_id: str, number: int, now: datetime) -> Changeset:
     """A new revision of ``page_id`` with the exact content of its revision ``number``."""
     page = store.page(page_id)
     old = pick_revision(store.revisions(page_id), page_id, number)

@@ -14,7 +14,7 @@ from reverie.dream.cluster import Group
 from reverie.dream.recommend import recommend, tool_stats
 from reverie.dream.score import GroupScore
 from reverie.models import CycleReport, Episode, Revision
-from reverie.store.base import Store
+from reverie.store.base import BrainStore
 
 __all__ = ["TOP_INSIGHTS", "fill_extras"]
 
@@ -24,7 +24,7 @@ HISTORY = 20
 
 def fill_extras(
     report: CycleReport,
-    store: Store,
+    store: BrainStore,
     config: DreamConfig,
     *,
     scanned: Sequence[Episode],

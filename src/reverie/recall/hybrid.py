@@ -20,17 +20,16 @@ scope (it is: the index is per scope). Episodes cited by a recalled claim weigh
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
 from reverie.models import Page, PageStatus, RecallItem, Scope, recall_weight
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
-from reverie.store.base import Store
+from reverie.store.base import History, Store
 from reverie.store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ __all__ = [
     "COSINE_FLOORS",
     "DEFAULT_COSINE_FLOOR",
     "SEMANTIC_WEIGHT",
-    "PagesById",
     "answer_floor",
     "cosine_floor",
     "fuse",
@@ -225,13 +223,6 @@ def _vector_units(
     return out
 
 
-@runtime_checkable
-class PagesById(Protocol):
-    """A store that reads many pages in one query (SQLite and Postgres do)."""
-
-    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]: ...
-
-
 def _current_pages(
     store: Store,
     scope: Scope,
@@ -241,16 +232,12 @@ def _current_pages(
     known: Mapping[str, Page],
 ) -> dict[str, Page]:
     """The pages among ``page_ids`` current at ``now``: those the lexical path already decoded,
-    the rest in one batched read (one read per page for a store without ``pages_by_id``)."""
+    the rest in one batched read (a store without :class:`History` reads none back)."""
     from reverie.recall.search import _current
 
     found = {i: known[i] for i in page_ids if i in known}
     missing = page_ids - found.keys()
-    if missing and isinstance(store, PagesById):
+    if missing and isinstance(store, History):
         found.update(store.pages_by_id(scope, missing))
-    elif missing:
-        for page_id in missing:
-            with contextlib.suppress(LookupError):
-                found[page_id] = store.page(page_id)
     allowed = {PageStatus.ACTIVE, PageStatus.SUPERSEDED} if history else {PageStatus.ACTIVE}
     return {i: p for i, p in found.items() if p.status in allowed and _current(p, now)}

@@ -20,11 +20,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from reverie.errors import Conflict
 from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
+from reverie.store.base import ArchiveStore
 from reverie.store.sql.base import SQLBase
 from reverie.store.sql.rows import EPISODE_COLUMNS, episode_search_text, prefixed, scope_token
 from reverie.store.vectors import embedded_text
@@ -55,34 +56,6 @@ class BundleInfo:
     @property
     def file_name(self) -> str:
         return self.hash.removeprefix("sha256:") + ".jsonl.gz"
-
-
-@runtime_checkable
-class ArchiveStore(Protocol):
-    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
-        """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
-        before ``before``, by seq."""
-        ...
-
-    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
-        """Index ``bundle`` and turn ``episodes`` (the originals) into stubs, all or nothing."""
-        ...
-
-    def archive_restore(
-        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
-    ) -> int:
-        """Put the bundle's ``episodes`` back into the hot store; the number restored."""
-        ...
-
-    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
-
-    def archive_locations(self, episode_ids: Iterable[str]) -> dict[str, str]:
-        """``{episode id: bundle hash}`` for those of ``episode_ids`` that are archived."""
-        ...
-
-    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
-        """The bundles holding episodes that ``cycle_id`` consolidated."""
-        ...
 
 
 _BUNDLE_COLUMNS = "hash, scope_key, episodes, bytes, first_seq, last_seq, created_at, restored_at"

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from functools import cache
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.hashing import content_hash
 from reverie.models import CycleReport, Revision, Scope
-from reverie.store.base import Changeset
+from reverie.store.base import Changeset, PlanStore
 from reverie.store.dialect import Dialect
 from reverie.store.sql.base import SQLBase
 
@@ -102,33 +102,6 @@ class PendingPlan:
 def plan_id_for(cycle_id: str) -> str:
     """A plan is named after the cycle it would record: ``cy_X`` is held as ``pl_X``."""
     return "pl_" + cycle_id.removeprefix("cy_")
-
-
-@runtime_checkable
-class PlanStore(Protocol):
-    """Storage of plans held for review; both backends implement it (:class:`PlansSQL`)."""
-
-    def put_plan(self, plan: PendingPlan) -> None:
-        """Store a new pending plan; :class:`~reverie.errors.PlanPending` if its scope already
-        has one."""
-        ...
-
-    def plan(self, plan_id: str) -> PendingPlan:
-        """The plan ``plan_id``; :class:`~reverie.errors.NotFound` if there is none."""
-        ...
-
-    def plans(
-        self, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
-    ) -> list[PendingPlan]:
-        """The newest ``limit`` plans (of ``scope``, with ``status``), newest first."""
-        ...
-
-    def settle_plan(
-        self, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
-    ) -> PendingPlan:
-        """Move a pending plan to ``status`` (rejected or stale); :class:`Conflict` if it is no
-        longer pending."""
-        ...
 
 
 # -- the stored form ---------------------------------------------------------------------------

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from reverie.models import Scope
 from reverie.schedule import ScheduleState
+from reverie.store.base import ScheduleStore
 from reverie.store.dialect import lease_time
 from reverie.store.sql.base import SQLBase
 
@@ -53,37 +54,6 @@ class ScheduleRecord:
             failures=self.failures + self.crashed,
             pending=self.pending,
         )
-
-
-@runtime_checkable
-class ScheduleStore(Protocol):
-    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
-        """The scope's record, created (first seen ``now``) when missing."""
-        ...
-
-    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
-        """Every scope's record (created when missing), by scope key."""
-        ...
-
-    def schedule_claim(
-        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
-    ) -> bool:
-        """Mark a run of ``owner`` starting ``now`` (``skip``: record a missed slot as skipped
-        instead). False when the record changed since it was read (compare-and-set)."""
-        ...
-
-    def schedule_finish(
-        self,
-        scope: Scope,
-        owner: str,
-        *,
-        ok: bool,
-        status: str,
-        cycle_id: str | None,
-        message: str,
-    ) -> bool:
-        """End ``owner``'s run; False when the run is no longer ``owner``'s."""
-        ...
 
 
 def _dt(text: str | None) -> datetime | None:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from reverie.models import Episode, Scope
+from reverie.store.base import NearestNeighbours, VectorStore
 from reverie.store.sql.base import SQLBase
 from reverie.store.sql.rows import EPISODE_COLUMNS
 
@@ -86,74 +87,6 @@ def vector_rows_query(
     if newest is None:
         return sql + " ORDER BY u.n", params
     return sql + f" ORDER BY u.n DESC LIMIT {p}", [*params, newest]
-
-
-@runtime_checkable
-class VectorStore(Protocol):
-    def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
-        """The cached vectors of ``model`` for those of ``hashes`` that have one."""
-        ...
-
-    def vectors_put(
-        self, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
-    ) -> None:
-        """Cache ``vectors`` (hash → blob) and record ``units``: idempotent, one transaction."""
-        ...
-
-    def vector_rows(
-        self,
-        scope: Scope,
-        model: str,
-        after: int,
-        *,
-        kind: str | None = None,
-        newest: int | None = None,
-    ) -> list[VectorRow]:
-        """Units of ``scope`` for ``model`` with ``n > after``, with vectors, ``n`` ascending;
-        only those of ``kind`` when given, only the last ``newest`` of them when given."""
-        ...
-
-    def unit_vectors(
-        self, scope: Scope, model: str, kind: str, refs: Sequence[str]
-    ) -> dict[str, bytes]:
-        """The vectors of those units of ``kind`` among ``refs`` that are embedded (by ref)."""
-        ...
-
-    def unembedded_episodes(self, scope: Scope, model: str, limit: int) -> list[Episode]:
-        """Episodes of ``scope`` past the newest one embedded for ``model``, by seq."""
-        ...
-
-
-@runtime_checkable
-class NearestNeighbours(Protocol):
-    """A store that answers vector queries itself (PostgreSQL: pgvector's HNSW index), so recall
-    asks it instead of loading the scope's vectors into memory (issue 8, point 2). Queries are
-    packed unit vectors; scores are cosine similarities, as in the in-memory index."""
-
-    def has_vectors(self, scope: Scope, model: str) -> bool:
-        """Whether any unit of ``scope`` is embedded with ``model``."""
-        ...
-
-    def vector_search(
-        self,
-        scope: Scope,
-        model: str,
-        query: bytes,
-        k: int,
-        kind: str,
-        *,
-        newest: int | None = None,
-    ) -> list[tuple[str, str, float]]:
-        """The ``k`` units of ``kind`` nearest ``query``: ``(kind, ref, cosine)``, best first;
-        with ``newest``, among the scope's last ``newest`` units of that kind embedded."""
-        ...
-
-    def vector_cosines(
-        self, scope: Scope, model: str, query: bytes, refs: Sequence[str], hashes: Sequence[str]
-    ) -> tuple[dict[str, float], dict[str, float]]:
-        """Cosine with ``query`` of the scope's episode units named in ``refs`` (by ref) and
-        of the embedded texts whose content hash is in ``hashes`` (by hash)."""
-        ...
 
 
 class VectorsSQL(SQLBase):
