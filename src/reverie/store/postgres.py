@@ -38,7 +38,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from reverie.errors import MissingExtra, StoreError
-from reverie.models import Episode, Page, Revision, Scope, now_utc
+from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.base import Lease
 from reverie.store.dialect import PostgresDialect
 from reverie.store.leases import LEASE_COLUMNS
@@ -236,15 +236,11 @@ class PostgresStore(PgVectorSearch, SQLStore):
 
     # -- what only PostgreSQL does: ordered seq, tsvector, HNSW, advisory locks ----------------
 
-    def _insert_episodes(
-        self, c: Cursor, episodes: Sequence[Episode], inserted_at: datetime | None = None
+    def _store_episodes(
+        self, c: Cursor, episodes: Sequence[Episode], at: datetime
     ) -> list[Episode]:
-        if not episodes:
-            return []
-        at = inserted_at or now_utc()  # the store's own clock: what first_stored reports
-        scopes = {e.scope for e in episodes}
-        self._ensure_scopes(c, scopes, at)
-        self._lock_scopes(c, APPEND_LOCK, (s.key for s in scopes))  # before drawing any seq
+        keys = {e.scope.key for e in episodes}
+        self._lock_scopes(c, APPEND_LOCK, keys)  # before drawing any seq
         seqs = c.execute(
             "SELECT nextval(pg_get_serial_sequence('episodes', 'seq'))"
             " FROM generate_series(1, %s) ORDER BY 1",

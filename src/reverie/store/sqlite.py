@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reverie.errors import StoreError
-from reverie.models import Episode, Page, Revision, Scope, now_utc
+from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.archive import SQLiteArchive
 from reverie.store.base import Lease
 from reverie.store.dialect import SQLiteDialect, lease_time
@@ -143,18 +143,10 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
 
     # -- what only SQLite does: seq, FTS5 ----------------------------------------------------
 
-    def _insert_episodes(
-        self,
-        c: sqlite3.Connection,
-        episodes: Sequence[Episode],
-        inserted_at: datetime | None = None,
+    def _store_episodes(
+        self, c: sqlite3.Connection, episodes: Sequence[Episode], at: datetime
     ) -> list[Episode]:
-        if not episodes:
-            return []
-        at = inserted_at or now_utc()  # the store's own clock: what first_stored reports
-        scopes = {e.scope for e in episodes}
-        self._ensure_scopes(c, scopes, at)
-        tokens = {s: scope_token(s.key) for s in scopes}
+        tokens = {s: scope_token(s.key) for s in {e.scope for e in episodes}}
         row = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'").fetchone()
         base = row[0] if row else 0
         stored = list(episodes)

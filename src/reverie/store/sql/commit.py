@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from reverie.errors import Conflict, StoreError
-from reverie.models import Episode, Revision, Scope
+from reverie.models import Episode, Revision, Scope, now_utc
 from reverie.store.base import Changeset, PageWrite, Promotion, StepHook
 from reverie.store.cumulative import insert_tally
 from reverie.store.leases import check_lease
@@ -79,15 +79,39 @@ class CommitSQL(SQLBase):
         """Make page ``rid`` findable by its new revision's text."""
         raise NotImplementedError
 
-    def _existing(self, c: Any, episodes: Sequence[Episode]) -> set[str]:
+    def _store_episodes(self, c: Any, episodes: Sequence[Episode], at: datetime) -> list[Episode]:
+        """Assign ``seq`` to new ``episodes`` of registered scopes, insert them (received
+        ``at``) and index their text; the stored ones."""
         raise NotImplementedError
+
+    # -- the steps -----------------------------------------------------------------------------
+
+    def _existing(self, c: Any, episodes: Sequence[Episode]) -> set[str]:
+        """The ids of ``episodes`` already stored; :class:`Conflict` if one's content differs."""
+        wanted = {e.id: e for e in episodes}
+        rows: list[Any] = []
+        for where, params in self.dialect.members("id", list(wanted)):
+            rows += c.execute(
+                f"SELECT id, fingerprint FROM episodes WHERE {where}", params
+            ).fetchall()
+        conflicts = [r[0] for r in rows if r[1] != wanted[r[0]].fingerprint()]
+        if conflicts:
+            raise Conflict(
+                f"episode ids already stored with different content: {', '.join(conflicts[:10])}"
+            )
+        return {r[0] for r in rows}
 
     def _insert_episodes(
         self, c: Any, episodes: Sequence[Episode], inserted_at: datetime | None = None
     ) -> list[Episode]:
-        raise NotImplementedError
-
-    # -- the steps -----------------------------------------------------------------------------
+        """Store new ``episodes``; the stored ones. ``inserted_at`` is when the store received
+        them (default: now, by the store's own clock — the one time the store keeps of its
+        own, which ``first_stored`` reports)."""
+        if not episodes:
+            return []
+        at = inserted_at or now_utc()
+        self._ensure_scopes(c, {e.scope for e in episodes}, at)
+        return self._store_episodes(c, episodes, at)
 
     def _record_episodes(self, c: Any, episodes: Sequence[Episode], at: datetime) -> None:
         existing = self._existing(c, episodes)

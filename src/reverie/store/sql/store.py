@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from reverie.errors import Conflict, MigrationError, NotFound
-from reverie.models import Cycle, Episode, Page, Revision, Scope, now_utc
+from reverie.models import Cycle, Episode, Page, Revision, Scope
 from reverie.store.base import JournalEntry, StoreStats, Strength
 from reverie.store.cumulative import CumulativeSQL
 from reverie.store.keys_cache import KeysCacheSQL
@@ -101,32 +101,9 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         unique = dedupe_batch(episodes)
         if not unique:
             return []
-        inserted_at = now_utc()  # the store's clock: what first_stored reports
         with self._write() as c:
             existing = self._existing(c, unique)
-            fresh = [e for e in unique if e.id not in existing]
-            return self._insert_episodes(c, fresh, inserted_at)
-
-    def _existing(self, c: Any, episodes: Sequence[Episode]) -> set[str]:
-        """The ids of ``episodes`` already stored; :class:`Conflict` if one's content differs."""
-        wanted = {e.id: e for e in episodes}
-        rows: list[Any] = []
-        for where, params in self.dialect.members("id", list(wanted)):
-            rows += c.execute(
-                f"SELECT id, fingerprint FROM episodes WHERE {where}", params
-            ).fetchall()
-        conflicts = [r[0] for r in rows if r[1] != wanted[r[0]].fingerprint()]
-        if conflicts:
-            raise Conflict(
-                f"episode ids already stored with different content: {', '.join(conflicts[:10])}"
-            )
-        return {r[0] for r in rows}
-
-    def _insert_episodes(
-        self, c: Any, episodes: Sequence[Episode], inserted_at: datetime | None = None
-    ) -> list[Episode]:
-        """Store new ``episodes``, assigning ``seq`` and indexing their text; the stored ones."""
-        raise NotImplementedError
+            return self._insert_episodes(c, [e for e in unique if e.id not in existing])
 
     def _episodes_where(self, where: str, params: Sequence[Any]) -> list[Episode]:
         rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
