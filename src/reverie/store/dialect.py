@@ -65,7 +65,6 @@ class Dialect:
     """The values one backend plugs into the shared SQL (see the module docstring)."""
 
     name: str
-    mark: str
     for_update: str
     for_share: str
     time_type: str
@@ -94,7 +93,6 @@ class SQLiteDialect(Dialect):
     """Times are ISO-8601 UTC text, JSON is text, vectors are BLOBs."""
 
     name = "sqlite"
-    mark = "?"
     for_update = for_share = ""
     time_type = "TEXT"
     errors = (sqlite3.Error,)
@@ -139,7 +137,6 @@ class PostgresDialect(Dialect):
 
     name = "postgres"
     time_type = "TIMESTAMPTZ"
-    mark = "%s"
     for_update = " FOR UPDATE"
     for_share = " FOR SHARE"
     ts = at = lease_ts = lease_at = json = staticmethod(_as_is)

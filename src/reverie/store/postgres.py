@@ -180,7 +180,6 @@ class PostgresStore(PgVectorSearch, SQLStore):
         self.lease_owner = lease_owner
         self._conn = _connect(url)
         self._lock = threading.RLock()
-        self._vector_ready = False
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -223,7 +222,6 @@ class PostgresStore(PgVectorSearch, SQLStore):
 
         with self._lock:
             register_vector(self._conn)
-            self._vector_ready = True
 
     @staticmethod
     def _lock_scopes(c: Cursor, namespace: int, keys: Iterable[str]) -> None:

@@ -64,7 +64,6 @@ class VectorRow:
 
 
 def vector_rows_query(
-    placeholder: str,
     scope: Scope,
     model: str,
     after: int,
@@ -72,21 +71,20 @@ def vector_rows_query(
     kind: str | None = None,
     newest: int | None = None,
 ) -> tuple[str, list[Any]]:
-    """The SQL and parameters of :meth:`VectorStore.vector_rows` for a backend whose placeholder
-    is ``placeholder``; with ``newest`` the rows come newest first (the caller reverses them)."""
-    p = placeholder
+    """The SQL and parameters of :meth:`VectorStore.vector_rows`; with ``newest`` the rows come
+    newest first (the caller reverses them)."""
     sql = (
         "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
         " ON e.model = u.model AND e.hash = u.hash"
-        f" WHERE u.scope_key = {p} AND u.model = {p} AND u.n > {p}"
+        " WHERE u.scope_key = ? AND u.model = ? AND u.n > ?"
     )
     params: list[Any] = [scope.key, model, after]
     if kind is not None:
-        sql += f" AND u.kind = {p}"
+        sql += " AND u.kind = ?"
         params.append(kind)
     if newest is None:
         return sql + " ORDER BY u.n", params
-    return sql + f" ORDER BY u.n DESC LIMIT {p}", [*params, newest]
+    return sql + " ORDER BY u.n DESC LIMIT ?", [*params, newest]
 
 
 class VectorsSQL(SQLBase):
@@ -132,7 +130,7 @@ class VectorsSQL(SQLBase):
         kind: str | None = None,
         newest: int | None = None,
     ) -> list[VectorRow]:
-        sql, params = vector_rows_query("?", scope, model, after, kind=kind, newest=newest)
+        sql, params = vector_rows_query(scope, model, after, kind=kind, newest=newest)
         rows = self._read(sql, params)
         out = self.dialect.vector_out
         return [

@@ -176,8 +176,11 @@ class CommitSQL(SQLBase):
             return
         marked = 0
         for where, params in self.dialect.members("id", list(dict.fromkeys(changes.marks))):
+            # By seq, the key: handed ids and a scope, SQLite's planner would walk the scope's
+            # index instead of looking each id up.
             marked += c.execute(
-                f"UPDATE episodes SET consolidated_in = ? WHERE {where} AND scope_key = ?"
+                "UPDATE episodes SET consolidated_in = ? WHERE seq IN"
+                f" (SELECT seq FROM episodes WHERE {where}) AND scope_key = ?"
                 " AND consolidated_in IS NULL",
                 [changes.mark_cycle, *params, changes.scope.key],
             ).rowcount
