@@ -110,10 +110,9 @@ class BundleFiles:
 
 def archive_root(store: BrainStore) -> Path:
     """``<folder of the database>/archive``; a store without a file has no cold tier."""
-    path = getattr(store, "path", None)
-    if not isinstance(path, str) or path == ":memory:":
+    if not isinstance(store, ArchiveStore) or store.path == ":memory:":
         raise InvalidInput("db", "the cold tier needs a database file (not :memory:)")
-    return Path(path).resolve().parent / "archive"
+    return Path(store.path).resolve().parent / "archive"
 
 
 def _archive_store(store: BrainStore) -> ArchiveStore:

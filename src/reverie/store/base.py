@@ -455,7 +455,10 @@ class NearestNeighbours(Protocol):
 
 @runtime_checkable
 class ArchiveStore(Protocol):
-    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.archive`)."""
+    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.archive`); ``path``
+    is the database file, beside which the bundles live."""
+
+    path: str
 
     def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
         """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
