@@ -12,6 +12,7 @@ import pytest
 
 from reverie import Reverie
 from reverie.models import Episode
+from reverie.store.base import BrainStore
 from reverie.store.sqlite import SQLiteStore
 
 BACKENDS = ["sqlite", "postgres"]  # postgres: a real server, see tests/pg.py
@@ -20,7 +21,7 @@ T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 EpisodeFactory = Callable[..., Episode]
 
 
-def open_backend(name: str, tmp_path: Path) -> SQLiteStore:
+def open_backend(name: str, tmp_path: Path) -> BrainStore:
     if name == "sqlite":
         store = SQLiteStore(tmp_path / "reverie.db")
         store.migrate()
@@ -29,12 +30,13 @@ def open_backend(name: str, tmp_path: Path) -> SQLiteStore:
 
 
 @pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BrainStore]:
+    """A migrated, empty store of each backend (PostgreSQL: a fresh schema, see tests/pg.py)."""
     if request.param == "postgres":
         from tests.pg import postgres_store
 
         with postgres_store() as pg:
-            yield pg  # type: ignore[misc]
+            yield pg
         return
     s = open_backend(request.param, tmp_path)
     yield s

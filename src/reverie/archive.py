@@ -36,7 +36,7 @@ from reverie.files import write_atomically
 from reverie.isolate import each_scope, raise_failures
 from reverie.models import Episode, Scope
 from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
-from reverie.store.base import Store
+from reverie.store.base import BrainStore
 
 __all__ = [
     "Archive",
@@ -102,15 +102,14 @@ class BundleFiles:
             raise NotFound(f"no archive bundle {bundle_hash} under {self.root}") from None
 
 
-def archive_root(store: Store) -> Path:
+def archive_root(store: BrainStore) -> Path:
     """``<folder of the database>/archive``; a store without a file has no cold tier."""
-    path = getattr(store, "path", None)
-    if not isinstance(path, str) or path == ":memory:":
+    if not isinstance(store, ArchiveStore) or store.path == ":memory:":
         raise InvalidInput("db", "the cold tier needs a database file (not :memory:)")
-    return Path(path).resolve().parent / "archive"
+    return Path(store.path).resolve().parent / "archive"
 
 
-def _archive_store(store: Store) -> ArchiveStore:
+def _archive_store(store: BrainStore) -> ArchiveStore:
     if not isinstance(store, ArchiveStore):
         raise InvalidInput("db", "this store has no cold tier")
     return store
@@ -140,7 +139,7 @@ class _Files(Protocol):
 class Archive:
     """Moves episodes to and from the cold tier of ``store``'s database."""
 
-    def __init__(self, store: Store, files: _Files | None = None) -> None:
+    def __init__(self, store: BrainStore, files: _Files | None = None) -> None:
         self.store = store
         self.index = _archive_store(store)
         self.files: _Files = files or BundleFiles(archive_root(store))
@@ -254,7 +253,7 @@ def _info(scope: Scope, batch: Sequence[Episode], data: bytes, now: datetime) ->
     )
 
 
-def resolve(store: Store, episodes: list[Episode]) -> list[Episode]:
+def resolve(store: BrainStore, episodes: list[Episode]) -> list[Episode]:
     """``episodes`` with every archived stub replaced by its copy from the cold tier.
 
     Free when nothing is archived (a stub is recognised without a query). A bundle that is
@@ -279,7 +278,7 @@ def resolve(store: Store, episodes: list[Episode]) -> list[Episode]:
     ]
 
 
-def refuse_undo_of_archived(store: Store, cycle_id: str) -> None:
+def refuse_undo_of_archived(store: BrainStore, cycle_id: str) -> None:
     """Undo makes a cycle's episodes eligible again, so archived ones must be restored first."""
     if not isinstance(store, ArchiveStore):
         return

@@ -49,7 +49,7 @@ from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redact import Redactor
 from reverie.revisions import plan_restore, verify
-from reverie.store.base import Changeset, Store, StoreStats
+from reverie.store.base import BrainStore, Changeset, ResponseCache, StoreStats
 from reverie.store.plans import PendingPlan
 from reverie.store.postgres import PostgresStore
 from reverie.store.sqlite import SQLiteStore
@@ -92,7 +92,7 @@ class IngestResult:
     errors: list[IngestError] = field(default_factory=list)
 
 
-def open_store(target: str | Path) -> Store:
+def open_store(target: str | Path) -> BrainStore:
     """A store for a file path, ``sqlite:///path``, ``:memory:`` or ``postgresql://…``."""
     text = str(target)
     if text.startswith(("postgres://", "postgresql://")):
@@ -124,7 +124,7 @@ class Reverie:
 
     def __init__(
         self,
-        store: Store,
+        store: BrainStore,
         *,
         config: Config | None = None,
         embedder: EmbedderLike = None,
@@ -171,7 +171,8 @@ class Reverie:
         store.migrate()
         if distiller is None:
             redactor = Redactor((config or Config()).redaction)
-            distiller = llm_distiller_from_env(cache=store, redactor=redactor)
+            cache = store if isinstance(store, ResponseCache) else None
+            distiller = llm_distiller_from_env(cache=cache, redactor=redactor)
         return cls(store, config=config, embedder=embedder, distiller=distiller)
 
     def close(self) -> None:

@@ -23,7 +23,7 @@ from reverie.files import write_atomically
 from reverie.isolate import each_scope, raise_failures
 from reverie.models import Episode, Page, Scope
 from reverie.redact import DEFAULT, Redactor
-from reverie.store.base import Store
+from reverie.store.base import BrainStore
 
 __all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]
 
@@ -82,7 +82,7 @@ def _row(page: Page, episodes: Sequence[Episode], redactor: Redactor) -> dict[st
 
 
 def _scope_rows(
-    store: Store, scope: Scope, min_confidence: float, redactor: Redactor
+    store: BrainStore, scope: Scope, min_confidence: float, redactor: Redactor
 ) -> list[dict[str, Any]]:
     rows = []
     for page in sorted(store.pages(scope, ["active"]), key=lambda p: p.id):
@@ -94,12 +94,12 @@ def _scope_rows(
     return rows
 
 
-def _sorted_scopes(store: Store, scopes: Sequence[Scope] | None) -> list[Scope]:
+def _sorted_scopes(store: BrainStore, scopes: Sequence[Scope] | None) -> list[Scope]:
     return sorted(scopes if scopes is not None else store.scopes(), key=lambda s: s.key)
 
 
 def training_rows(
-    store: Store,
+    store: BrainStore,
     scopes: Sequence[Scope] | None = None,
     *,
     min_confidence: float = 0.0,
@@ -111,7 +111,7 @@ def training_rows(
 
 
 def write_training(
-    store: Store,
+    store: BrainStore,
     out: Path,
     scopes: Sequence[Scope] | None = None,
     *,

@@ -19,12 +19,13 @@ import re
 import secrets
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from reverie.errors import InvalidInput, NotFound
 from reverie.models import Scope, now_utc
+from reverie.store.base import KeyStore
 
 __all__ = [
     "ApiKey",
@@ -131,23 +132,6 @@ def allows(key: ApiKey, scope: Scope, *, write: bool = False) -> bool:
     if scope.tenant != key.tenant:
         return False
     return key.agent is None or scope.agent == key.agent
-
-
-@runtime_checkable
-class KeyStore(Protocol):
-    """What a store needs to keep API keys (SQLite implements it; see migration 0006)."""
-
-    def put_api_key(self, key: ApiKey) -> None: ...
-
-    def api_key(self, key_id: str) -> ApiKey:
-        """The key with this id (revoked or not); :class:`NotFound` otherwise."""
-        ...
-
-    def api_keys(self) -> list[ApiKey]: ...
-
-    def revoke_api_key(self, key_id: str, at: datetime) -> ApiKey:
-        """Mark the key revoked (idempotent: the first revocation time stays)."""
-        ...
 
 
 class KeyRing:

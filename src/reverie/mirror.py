@@ -59,7 +59,7 @@ from reverie.models import (
 )
 from reverie.redact import MARK, redact
 from reverie.revisions import one_page_change
-from reverie.store.base import PageWrite, Store
+from reverie.store.base import BrainStore, PageWrite
 
 __all__ = ["ExportReport", "ImportReport", "export_markdown", "import_markdown", "slugs"]
 
@@ -217,7 +217,7 @@ def render_index(scope: Scope, pages: Sequence[Page], names: dict[str, str], lim
 # -- export --------------------------------------------------------------------------------------
 
 
-def _pending_edit(path: Path, store: Store) -> bool:
+def _pending_edit(path: Path, store: BrainStore) -> bool:
     """True when ``path`` holds a person's edit that was not imported yet."""
     if not path.is_file():
         return False
@@ -229,7 +229,7 @@ def _pending_edit(path: Path, store: Store) -> bool:
 
 
 def export_markdown(
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     directory: Path,
     *,
@@ -268,7 +268,7 @@ def export_markdown(
 # -- import --------------------------------------------------------------------------------------
 
 
-def _exported(store: Store, text: str) -> tuple[Page, Revision]:
+def _exported(store: BrainStore, text: str) -> tuple[Page, Revision]:
     """The page a mirror file names and the revision it was exported at."""
     meta, _body = split(text, KEYS)
     page_id = meta.get("id")
@@ -311,7 +311,7 @@ def _parse_body(body: str) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
     return lines[0][2:].strip(), claims
 
 
-def _read_edit(store: Store, scope: Scope, path: Path, report: ImportReport) -> _Edit | None:
+def _read_edit(store: BrainStore, scope: Scope, path: Path, report: ImportReport) -> _Edit | None:
     raw = path.read_bytes()
     text = raw.decode("utf-8")
     page, exported = _exported(store, text)
@@ -370,7 +370,7 @@ def _pins(page: Page, fields: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _edited_revision(
-    edit: _Edit, ctx: WriteContext, human: Episode | None, store: Store
+    edit: _Edit, ctx: WriteContext, human: Episode | None, store: BrainStore
 ) -> Revision:
     ids = {i for _t, cited in edit.claims for i in cited}
     known = {e.id for e in store.episodes(ids) if e.scope == ctx.scope}
@@ -403,7 +403,7 @@ def _when(value: Any) -> datetime | None:
 
 
 def _collect_edits(
-    store: Store, scope: Scope, directory: Path, report: ImportReport
+    store: BrainStore, scope: Scope, directory: Path, report: ImportReport
 ) -> list[_Edit]:
     edits = []
     for path in sorted(_real_folder(directory).glob("*.md")):
@@ -439,7 +439,9 @@ def _one_file_per_page(accepted: list[_Accepted], report: ImportReport) -> list[
     return [item for item in accepted if len(by_page[item[0].page.id]) == 1]
 
 
-def _accept(edit: _Edit, ctx: WriteContext, store: Store, report: ImportReport) -> _Accepted | None:
+def _accept(
+    edit: _Edit, ctx: WriteContext, store: BrainStore, report: ImportReport
+) -> _Accepted | None:
     """The revision one edited file makes, or None (reported, or a change of layout only)."""
     scope, now = ctx.scope, ctx.now
     added = any(not ids for _t, ids in edit.claims)
@@ -462,7 +464,9 @@ def _accept(edit: _Edit, ctx: WriteContext, store: Store, report: ImportReport) 
     return edit, PageWrite(scope, edit.page.topic_key, rev, edit.page.revision.number), human
 
 
-def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetime) -> ImportReport:
+def import_markdown(
+    store: BrainStore, scope: Scope, directory: Path, *, now: datetime
+) -> ImportReport:
     """New ``human`` revisions for the files a person edited since the export (one transaction)."""
     if not (directory / FOLDER).is_dir():
         raise InvalidInput(
@@ -495,7 +499,7 @@ def import_markdown(store: Store, scope: Scope, directory: Path, *, now: datetim
     return report
 
 
-def _refresh(store: Store, directory: Path, page_ids: Sequence[str]) -> None:
+def _refresh(store: BrainStore, directory: Path, page_ids: Sequence[str]) -> None:
     """Rewrite the imported files in canonical form, naming their new revision."""
     for path in sorted((directory / FOLDER).glob("*.md")):
         if path.is_symlink() or not path.is_file():  # never read a link, pipe, folder

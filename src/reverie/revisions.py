@@ -32,7 +32,7 @@ from reverie.models import (
     Revision,
     Scope,
 )
-from reverie.store.base import Changeset, PageWrite, Store
+from reverie.store.base import BrainStore, Changeset, PageWrite
 
 __all__ = [
     "VerifyReport",
@@ -78,14 +78,14 @@ def _check_page(revisions: Sequence[Revision], current: Revision) -> list[str]:
     return problems
 
 
-def _integrity(store: Store) -> str:
+def _integrity(store: BrainStore) -> str:
     try:
         return store.integrity_check()
     except Exception as exc:  # a file too damaged to check is the answer, not a crash
         return f"{type(exc).__name__}: {exc}"
 
 
-def verify(store: Store, scopes: Sequence[Scope]) -> VerifyReport:
+def verify(store: BrainStore, scopes: Sequence[Scope]) -> VerifyReport:
     """The database's own integrity check of its file (SQLite's ``PRAGMA integrity_check``:
     a page of zeros inside the file hashes nothing we wrote, so only it can see one), then the
     hash of every revision of every page of ``scopes`` re-derived."""
@@ -148,10 +148,11 @@ def one_page_change(
         cycle=cycle,
         mark_cycle=cycle_id,
         journal=entry(f"{headline} · {cycle_id} · {scope}", now, changes),
+        at=now,
     )
 
 
-def plan_restore(store: Store, page_id: str, number: int, now: datetime) -> Changeset:
+def plan_restore(store: BrainStore, page_id: str, number: int, now: datetime) -> Changeset:
     """A new revision of ``page_id`` with the exact content of its revision ``number``."""
     page = store.page(page_id)
     old = pick_revision(store.revisions(page_id), page_id, number)

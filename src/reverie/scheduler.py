@@ -10,7 +10,7 @@ until the earliest next due time (at most ``max_sleep``) or until :meth:`Schedul
 * **Catch-up.** A slot missed while no scheduler ran is caught up once, after a random jitter
   (``ScheduleConfig.jitter``) so a fleet of agents restarting together does not dream at once —
   or recorded as skipped with ``catch_up = false``.
-* **Leases.** A run holds the scope's lease (:meth:`reverie.store.base.Store.acquire_lease`)
+* **Leases.** A run holds the scope's lease (:meth:`reverie.store.base.LeaseStore.acquire_lease`)
   and heartbeats it every ``lease_ttl / 3``; the store is given the scheduler's identity
   as ``lease_owner``, so a commit under a lease another owner has since taken is refused. A
   scheduler killed mid-cycle stops heartbeating; after ``lease_ttl`` another one takes the scope
@@ -38,7 +38,8 @@ from reverie.engine import Reverie
 from reverie.errors import InvalidInput, LeaseLost, ReverieError
 from reverie.models import CycleReport, Scope, ScopeLike, now_utc
 from reverie.schedule import Due, ScheduleConfig, next_due
-from reverie.store.base import Lease, Store
+from reverie.store.base import BrainStore, Lease
+from reverie.store.leases import leasing
 from reverie.store.schedule import ScheduleRecord, ScheduleStore
 from reverie.worker import new_owner
 
@@ -63,7 +64,7 @@ class Schedules:
         return self.scopes is None or scope.key in self.scopes
 
 
-def _control(store: Store) -> ScheduleStore:
+def _control(store: BrainStore) -> ScheduleStore:
     if not isinstance(store, ScheduleStore):
         raise InvalidInput("db", "this store cannot keep a schedule")
     return store
@@ -84,7 +85,7 @@ class Scheduler:
         schedules: Schedules | ScheduleConfig | None = None,
         *,
         scopes: list[ScopeLike] | None = None,
-        control: Store | None = None,
+        control: BrainStore | None = None,
         owner: str | None = None,
         lease_ttl: float = 60.0,
         max_sleep: float = 60.0,
@@ -96,8 +97,9 @@ class Scheduler:
             keys = tuple(Scope.parse(s).key for s in scopes) if scopes else None
             schedules = Schedules(default=schedules or ScheduleConfig(), scopes=keys)
         self.rv, self.schedules = rv, schedules
-        self.control: Store = control or rv.store
+        self.control: BrainStore = control or rv.store
         self.book = _control(self.control)
+        self.leases = leasing(self.control)
         self.owner = owner or new_owner()
         self.lease_ttl, self.max_sleep = lease_ttl, max_sleep
         self.clock = clock
@@ -107,7 +109,7 @@ class Scheduler:
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._catch_up: dict[str, datetime] = {}
-        rv.store.lease_owner = self.owner  # type: ignore[attr-defined]  # the commit fence
+        leasing(rv.store).lease_owner = self.owner  # the commit fence
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -192,7 +194,7 @@ class Scheduler:
 
     async def _run(self, scope: Scope, due: Due) -> None:
         lease = await asyncio.to_thread(
-            self.control.acquire_lease, scope, self.owner, self.lease_ttl, self.clock()
+            self.leases.acquire_lease, scope, self.owner, self.lease_ttl, self.clock()
         )
         if lease is None:
             self._emit("busy", scope)
@@ -206,7 +208,7 @@ class Scheduler:
             if lost:
                 self._emit("lost", scope)
             else:
-                await asyncio.to_thread(self.control.release_lease, lease)
+                await asyncio.to_thread(self.leases.release_lease, lease)
 
     async def _claim_and_dream(self, scope: Scope) -> None:
         """Re-read the state under the lease (another process may have just run it), claim, run."""
@@ -251,7 +253,7 @@ class Scheduler:
             await asyncio.sleep(self.lease_ttl / 3)
             try:
                 lease = await asyncio.to_thread(
-                    self.control.heartbeat_lease, lease, self.lease_ttl, self.clock()
+                    self.leases.heartbeat_lease, lease, self.lease_ttl, self.clock()
                 )
             except LeaseLost:
                 return True

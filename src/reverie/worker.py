@@ -2,7 +2,7 @@
 
 Run any number of workers, on any number of machines, against one PostgreSQL database (or a few
 processes against one SQLite file). Each loop claims up to ``batch`` scopes that have pending
-episodes and no live lease (:meth:`reverie.store.base.Store.claim_due`), runs one cycle per
+episodes and no live lease (:meth:`reverie.store.base.LeaseStore.claim_due`), runs one cycle per
 scope through the facade, and releases the lease. While a cycle runs, a heartbeat thread (on its
 own connection) extends the lease every ``ttl / 3`` seconds; a worker that dies stops
 heartbeating and its scopes are taken over once their leases expire.
@@ -29,7 +29,8 @@ from typing import Any
 from reverie.engine import Reverie
 from reverie.errors import Conflict, LeaseLost, ReverieError
 from reverie.models import now_utc
-from reverie.store.base import Lease, Store
+from reverie.store.base import BrainStore, Lease, LeaseStore
+from reverie.store.leases import leasing
 
 __all__ = ["Worker", "WorkerStats", "new_owner"]
 
@@ -56,7 +57,7 @@ class _Heartbeat(threading.Thread):
     """Extends one lease every ``interval`` seconds until stopped or the lease is lost."""
 
     def __init__(
-        self, store: Store, lease: Lease, ttl: float, clock: Callable[[], datetime]
+        self, store: LeaseStore, lease: Lease, ttl: float, clock: Callable[[], datetime]
     ) -> None:
         super().__init__(name=f"heartbeat {lease.scope.key}", daemon=True)
         self.store, self.lease, self.ttl, self.clock = store, lease, ttl, clock
@@ -90,7 +91,7 @@ class Worker:
     def __init__(  # noqa: PLR0913 (public constructor: keyword-only options)
         self,
         rv: Reverie,
-        leases: Store,
+        leases: BrainStore,
         *,
         owner: str | None = None,
         ttl: float = 60.0,
@@ -101,13 +102,13 @@ class Worker:
         clock: Callable[[], datetime] = now_utc,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
-        self.rv, self.leases = rv, leases
+        self.rv, self.control, self.leases = rv, leases, leasing(leases)
         self.owner = owner or new_owner()
         self.ttl, self.poll, self.batch, self.backoff, self.hold = ttl, poll, batch, backoff, hold
         self.clock = clock
         self.on_event = on_event or (lambda _e: None)
         self.stats = WorkerStats()
-        rv.store.lease_owner = self.owner  # type: ignore[attr-defined]  # the commit fence
+        leasing(rv.store).lease_owner = self.owner  # the commit fence
 
     def _emit(self, event: str, lease: Lease, **data: Any) -> None:
         self.on_event(
@@ -144,7 +145,7 @@ class Worker:
                 break
             if self.run_once():
                 continue
-            if until_idle and not self.leases.pending_scopes():
+            if until_idle and not self.control.pending_scopes():
                 break
             stop.wait(self.poll)
         return self.stats

@@ -20,7 +20,7 @@ from reverie.models import (
     now_utc,
     revision_hash,
 )
-from reverie.store.base import Changeset, PageWrite
+from reverie.store.base import BrainStore, Changeset, PageWrite
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
 
@@ -80,14 +80,14 @@ def changeset(
     )
 
 
-def test_migrations_are_recorded_and_idempotent(store: SQLiteStore) -> None:
+def test_migrations_are_recorded_and_idempotent(store: BrainStore) -> None:
     assert store.migrate() == []
     assert store.migrations()[0] == "0001_initial" and "0002_model_cache" in store.migrations()
     assert store.integrity_check() == "ok"
 
 
 def test_append_assigns_increasing_seq_and_is_idempotent(
-    store: SQLiteStore, make_episode: EpisodeFactory
+    store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     eps = [make_episode() for _ in range(5)]
     stored = store.append(eps)
@@ -99,7 +99,7 @@ def test_append_assigns_increasing_seq_and_is_idempotent(
 
 
 def test_same_id_other_content_is_a_conflict_and_stores_nothing(
-    store: SQLiteStore, make_episode: EpisodeFactory
+    store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     ep = make_episode()
     store.append([ep])
@@ -112,7 +112,7 @@ def test_same_id_other_content_is_a_conflict_and_stores_nothing(
 
 
 def test_scan_is_seq_ascending_scoped_and_skips_consolidated(
-    store: SQLiteStore, make_episode: EpisodeFactory
+    store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     mine = store.append([make_episode() for _ in range(4)])
     store.append([make_episode(scope="acme/other")])
@@ -128,7 +128,7 @@ def test_scan_is_seq_ascending_scoped_and_skips_consolidated(
     "fail_at", ["checkpoint-checked", "pages-written", "episodes-marked", "cycle-recorded"]
 )
 def test_commit_is_all_or_nothing(
-    store: SQLiteStore, make_episode: EpisodeFactory, fail_at: str
+    store: BrainStore, make_episode: EpisodeFactory, fail_at: str
 ) -> None:
     eps = store.append([make_episode() for _ in range(3)])
     write = PageWrite(
@@ -151,7 +151,7 @@ def test_commit_is_all_or_nothing(
 
 
 def test_commit_refuses_stale_checkpoint_revision_and_double_marks(
-    store: SQLiteStore, make_episode: EpisodeFactory
+    store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     eps = store.append([make_episode() for _ in range(2)])
     ids = [e.id for e in eps]
@@ -172,7 +172,7 @@ def test_commit_refuses_stale_checkpoint_revision_and_double_marks(
 
 
 def test_revisions_are_kept_and_page_points_at_the_latest(
-    store: SQLiteStore, make_episode: EpisodeFactory
+    store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     eps = store.append([make_episode() for _ in range(2)])
     store.commit(
@@ -196,9 +196,7 @@ def test_revisions_are_kept_and_page_points_at_the_latest(
     assert store.pages_by_topic(SCOPE, ["t"])["t"].id == "pg_a"
 
 
-def test_search_is_scoped_inside_the_query(
-    store: SQLiteStore, make_episode: EpisodeFactory
-) -> None:
+def test_search_is_scoped_inside_the_query(store: BrainStore, make_episode: EpisodeFactory) -> None:
     mine = store.append([make_episode(situation="rotating the vault token")])
     theirs = store.append([make_episode(scope="acme/other", situation="rotating the vault token")])
     store.commit(
@@ -236,7 +234,7 @@ def test_search_is_scoped_inside_the_query(
     assert store.search_pages(SCOPE, ["weather"], 10) == []
 
 
-def test_stats_and_scopes(store: SQLiteStore, make_episode: EpisodeFactory) -> None:
+def test_stats_and_scopes(store: BrainStore, make_episode: EpisodeFactory) -> None:
     store.append([make_episode(), make_episode(scope="acme/other")])
     assert {s.key for s in store.scopes()} == {"acme/coder", "acme/other"}
     assert store.stats(SCOPE).episodes == 1
@@ -257,7 +255,7 @@ def test_sqlite_file_settings(tmp_path: Path) -> None:
 
 
 def test_first_stored_is_the_store_clock_not_the_episode_time(
-    store: SQLiteStore, make_episode: EpisodeFactory
+    store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     old = make_episode(created_at=datetime(2020, 1, 1, tzinfo=UTC))
     before = now_utc()

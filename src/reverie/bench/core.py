@@ -41,7 +41,7 @@ from reverie.embed import Embedder
 from reverie.engine import Reverie
 from reverie.models import Scope
 from reverie.recall import query_terms
-from reverie.store.sqlite_rows import fts_phrase, scope_token
+from reverie.store.sql.rows import fts_phrase, scope_token
 from reverie.synth import synthetic_episodes, synthetic_queries
 
 __all__ = [

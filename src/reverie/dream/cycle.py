@@ -47,13 +47,13 @@ from reverie.llm.base import MeteredDistiller
 from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, PageStatus, Scope
 from reverie.redact import DEFAULT, Redactor
 from reverie.store.base import (
+    BrainStore,
     Changeset,
     CycleTally,
     Observation,
     PageWrite,
     Promotion,
     StepHook,
-    Store,
 )
 
 __all__ = ["DreamCycle", "new_cycle_id"]
@@ -131,7 +131,7 @@ class DreamCycle:
 
     def __init__(
         self,
-        store: Store,
+        store: BrainStore,
         distiller: Distiller,
         *,
         config: DreamConfig | None = None,

@@ -46,7 +46,7 @@ from reverie.recall.query import stem
 
 if TYPE_CHECKING:
     from reverie.embed import Embedder
-    from reverie.store.base import Store
+    from reverie.store.base import BrainStore
 
 __all__ = [
     "MIN_SHARED",
@@ -252,7 +252,7 @@ def _homes(
     return {i: home[forest.find(i)] for i in range(lessons)}, merges, homes
 
 
-def _redirects(store: Store, scope: Scope, groups: Sequence[Group]) -> dict[str, str]:
+def _redirects(store: BrainStore, scope: Scope, groups: Sequence[Group]) -> dict[str, str]:
     """Topics whose page was merged into another active page follow it."""
     own = store.pages_by_topic(scope, [g.topic_key for g in groups])
     out: dict[str, str] = {}
@@ -269,7 +269,7 @@ def _redirects(store: Store, scope: Scope, groups: Sequence[Group]) -> dict[str,
 
 
 def route(
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     groups: Sequence[Group],
     config: DreamConfig,

@@ -22,13 +22,13 @@ from reverie.config import DreamConfig
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.plan import Distiller, Evidence
 from reverie.models import utc
-from reverie.store.base import Store
+from reverie.store.base import BrainStore
 
 __all__ = ["fallback_due"]
 
 
 def fallback_due(
-    store: Store, evidence: Evidence, distiller: Distiller, config: DreamConfig
+    store: BrainStore, evidence: Evidence, distiller: Distiller, config: DreamConfig
 ) -> bool:
     """Whether a rejected plan for ``evidence`` is to be replaced by the extractive one."""
     after = config.fallback_after_days

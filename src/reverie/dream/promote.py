@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from reverie.dream.apply import WriteContext, _next, revision_from
 from reverie.dream.plan import page_id_for
 from reverie.models import Claim, Page, PageStatus, Revision, Scope
-from reverie.store.base import Observation, PageWrite, Promotion, PromotionRecord, Store
+from reverie.store.base import BrainStore, Observation, PageWrite, Promotion, PromotionRecord
 
 __all__ = ["AUTHOR", "journal_lines", "org_topic", "promotions"]
 
@@ -87,7 +87,7 @@ def _copy(
 
 
 def promotions(
-    store: Store,
+    store: BrainStore,
     ctx: WriteContext,
     writes: Sequence[PageWrite],
     observations: Sequence[Observation],
@@ -128,7 +128,7 @@ def promotions(
 
 
 def _update(
-    store: Store,
+    store: BrainStore,
     org: WriteContext,
     scope: Scope,
     source: tuple[str, str],

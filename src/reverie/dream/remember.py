@@ -22,7 +22,7 @@ from reverie.dream.apply import WriteContext
 from reverie.dream.decay import activity_clock, decay_writes
 from reverie.dream.facts import PREFIX, Assertion, fact_writes
 from reverie.models import Episode, PageStatus
-from reverie.store.base import Observation, PageWrite, Store
+from reverie.store.base import BrainStore, Observation, PageWrite
 
 __all__ = ["MemoryStep", "decay_due", "memory_step", "split_future"]
 
@@ -59,7 +59,7 @@ def _future_note(ep: Episode, horizon: datetime) -> str:
 
 
 def memory_step(
-    store: Store,
+    store: BrainStore,
     ctx: WriteContext,
     slots: Mapping[str, Sequence[Assertion]],
     *,
@@ -89,7 +89,7 @@ def memory_step(
     return out
 
 
-def decay_due(store: Store, ctx: WriteContext, config: MemoryConfig) -> bool:
+def decay_due(store: BrainStore, ctx: WriteContext, config: MemoryConfig) -> bool:
     """Whether a cycle with no new episodes still has pages to retire: only by the explicit
     ``retire_after_days`` policy, since disuse is measured on the scope's activity clock, which
     nothing new leaves where it was."""

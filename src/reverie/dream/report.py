@@ -15,7 +15,7 @@ from reverie.dream.cluster import Group
 from reverie.dream.recommend import recommend, tool_stats
 from reverie.dream.score import GroupScore
 from reverie.models import CycleReport, Episode, Revision
-from reverie.store.base import Store
+from reverie.store.base import BrainStore
 
 __all__ = ["TOP_INSIGHTS", "CycleWork", "fill_extras"]
 
@@ -38,7 +38,9 @@ class CycleWork:
     marks: Sequence[str]
 
 
-def fill_extras(report: CycleReport, store: Store, config: DreamConfig, work: CycleWork) -> None:
+def fill_extras(
+    report: CycleReport, store: BrainStore, config: DreamConfig, work: CycleWork
+) -> None:
     kept, overflow = work.kept, work.overflow
     marked = set(work.marks)
     report.clustered = sum(len(g.episodes) for g in (*kept, *overflow))

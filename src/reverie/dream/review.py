@@ -30,7 +30,7 @@ from typing import Any
 from reverie.archive import resolve as resolve_archived
 from reverie.errors import Conflict, InvalidInput, LeaseLost, NotFound, PlanPending, PlanStale
 from reverie.models import CycleReport, CycleStatus, Episode, Revision, Scope
-from reverie.store.base import Changeset, PageWrite, Store
+from reverie.store.base import BrainStore, Changeset, PageWrite
 from reverie.store.plans import PendingPlan, PlanStatus, PlanStore, plan_id_for
 
 __all__ = [
@@ -92,13 +92,13 @@ class PlanReview:
         }
 
 
-def plan_store(store: Store) -> PlanStore:
+def plan_store(store: BrainStore) -> PlanStore:
     if not isinstance(store, PlanStore):
         raise InvalidInput("review", f"{type(store).__name__} cannot hold plans for review")
     return store
 
 
-def waiting_plan(store: Store, scope: Scope) -> PendingPlan | None:
+def waiting_plan(store: BrainStore, scope: Scope) -> PendingPlan | None:
     """The plan of ``scope`` awaiting review, if any (None for a store without plans)."""
     if not isinstance(store, PlanStore):
         return None
@@ -106,14 +106,14 @@ def waiting_plan(store: Store, scope: Scope) -> PendingPlan | None:
     return found[0] if found else None
 
 
-def refuse_if_pending(store: Store, scope: Scope) -> None:
+def refuse_if_pending(store: BrainStore, scope: Scope) -> None:
     """:class:`PlanPending` when a plan of ``scope`` awaits review (see the module doc)."""
     plan = waiting_plan(store, scope)
     if plan is not None:
         raise PlanPending(plan.id, scope.key)
 
 
-def holder(store: Store, now: datetime) -> Callable[[Changeset], None]:
+def holder(store: BrainStore, now: datetime) -> Callable[[Changeset], None]:
     """The ``hold`` of :meth:`reverie.dream.cycle.DreamCycle.run`: store the changes as a plan."""
     plans = plan_store(store)
 
@@ -166,17 +166,17 @@ def _pending(plans: PlanStore, plan_id: str, verb: str) -> PendingPlan:
 
 
 def _as_applied(plan: PendingPlan, now: datetime) -> Changeset:
-    """The plan's changeset, naming the plan, with its cycle record finished ``now``."""
+    """The plan's changeset, naming the plan, landing ``now`` (its cycle record finished then)."""
     cycle = plan.changes.cycle
     if cycle is None:
-        return dataclasses.replace(plan.changes, plan_id=plan.id)
+        return dataclasses.replace(plan.changes, plan_id=plan.id, at=now)
     message = f"applied reviewed plan {plan.id}; {cycle.report.message}"
     report = cycle.report.model_copy(update={"finished_at": now, "message": message})
     cycle = cycle.model_copy(update={"finished_at": now, "report": report})
-    return dataclasses.replace(plan.changes, plan_id=plan.id, cycle=cycle)
+    return dataclasses.replace(plan.changes, plan_id=plan.id, cycle=cycle, at=now)
 
 
-def apply_plan(store: Store, plan_id: str, now: datetime) -> CycleReport:
+def apply_plan(store: BrainStore, plan_id: str, now: datetime) -> CycleReport:
     """Commit a pending plan exactly as made; :class:`PlanStale` (plan marked stale, nothing
     changed) when a page, the checkpoint or an episode it was built on moved since."""
     plans = plan_store(store)
@@ -200,21 +200,21 @@ def apply_plan(store: Store, plan_id: str, now: datetime) -> CycleReport:
     return changes.cycle.report
 
 
-def reject_plan(store: Store, plan_id: str, now: datetime, reason: str | None) -> PendingPlan:
+def reject_plan(store: BrainStore, plan_id: str, now: datetime, reason: str | None) -> PendingPlan:
     """Set a pending plan aside; nothing it holds is applied and its episodes stay eligible."""
     plans = plan_store(store)
     _pending(plans, plan_id, "rejected")
     return plans.settle_plan(plan_id, PlanStatus.REJECTED, now, reason or "rejected by review")
 
 
-def _current_revision(store: Store, page_id: str) -> int | None:
+def _current_revision(store: BrainStore, page_id: str) -> int | None:
     try:
         return store.page(page_id).revision.number
     except NotFound:
         return None
 
 
-def what_moved(store: Store, changes: Changeset) -> list[str]:
+def what_moved(store: BrainStore, changes: Changeset) -> list[str]:
     """Everything ``changes`` was built on that is no longer so (empty: it would still apply)."""
     moved = []
     current = store.checkpoint(changes.scope)
@@ -264,7 +264,7 @@ def _one_line(e: Episode, width: int = 100) -> str:
 
 
 def _cited(
-    store: Store, before: Revision | None, after: Revision, marks: set[str]
+    store: BrainStore, before: Revision | None, after: Revision, marks: set[str]
 ) -> tuple[EpisodeLine, ...]:
     """The episodes cited by the claims ``after`` adds, one line each, in citation order."""
     old = set(before.claims) if before else set()
@@ -277,7 +277,7 @@ def _cited(
 
 
 def _page_diff(
-    store: Store, w: PageWrite, before: Revision | None, action: str, marks: set[str]
+    store: BrainStore, w: PageWrite, before: Revision | None, action: str, marks: set[str]
 ) -> PageDiff:
     after = w.revision
     head = f"{after.page_id} rev {w.expected_revision}" if before else "(new page)"
@@ -299,7 +299,7 @@ def _page_diff(
     )
 
 
-def _revision(store: Store, page_id: str, number: int | None) -> Revision | None:
+def _revision(store: BrainStore, page_id: str, number: int | None) -> Revision | None:
     if number is None:
         return None
     try:
@@ -308,7 +308,7 @@ def _revision(store: Store, page_id: str, number: int | None) -> Revision | None
         return None
 
 
-def review(store: Store, plan_id: str) -> PlanReview:
+def review(store: BrainStore, plan_id: str) -> PlanReview:
     """The plan ``plan_id`` with a diff of every page it would write."""
     plan = plan_store(store).plan(plan_id)
     actions = {(c.page_id, c.revision_after): c.action for c in plan.report.changes}

@@ -5,7 +5,7 @@ tokens, seconds, episodes) inside its own transaction (``Changeset.tally``, buil
 :mod:`reverie.dream.cycle`), so the stats can never count a cycle that did not land.
 
 A **failed** cycle has no transaction to join: :class:`TalliedCycle` records it with a separate
-small write (:meth:`~reverie.store.base.Store.record_tally`) *after* the failure —
+small write (:meth:`~reverie.store.base.Stats.record_tally`) *after* the failure —
 
 a cycle that raised (a store error, a lost lease, a crash of the distiller). Its model usage is
 what the distiller still holds (:class:`~reverie.llm.base.MeteredDistiller`); usage already
@@ -30,7 +30,7 @@ from reverie.dream.cycle import DreamCycle
 from reverie.errors import Conflict
 from reverie.llm.base import MeteredDistiller
 from reverie.models import CycleReport, Scope
-from reverie.store.base import CycleTally, Store
+from reverie.store.base import BrainStore, CycleTally
 
 __all__ = ["TalliedCycle"]
 
@@ -58,7 +58,7 @@ def _raised_tally(
     )
 
 
-def _record(store: Store, tally: CycleTally) -> None:
+def _record(store: BrainStore, tally: CycleTally) -> None:
     try:
         store.record_tally(tally)
     except Exception as exc:  # the stats must never mask what went wrong

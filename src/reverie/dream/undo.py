@@ -16,7 +16,7 @@ from reverie.dream.apply import WriteContext, _next
 from reverie.errors import UndoRefused
 from reverie.journal import entry
 from reverie.models import Cycle, CycleStatus, PageChange, PageStatus
-from reverie.store.base import Changeset, PageWrite, Store
+from reverie.store.base import BrainStore, Changeset, PageWrite
 
 __all__ = ["UndoReport", "plan_undo"]
 
@@ -30,7 +30,7 @@ class UndoReport:
     message: str
 
 
-def _check_undoable(store: Store, cycle: Cycle) -> None:
+def _check_undoable(store: BrainStore, cycle: Cycle) -> None:
     if cycle.undone_at is not None:
         raise UndoRefused(
             f"cycle {cycle.id} was already undone at {cycle.undone_at.isoformat()}; nothing to do"
@@ -51,7 +51,7 @@ def _check_undoable(store: Store, cycle: Cycle) -> None:
             )
 
 
-def _restore(store: Store, change: PageChange, ctx: WriteContext) -> PageWrite:
+def _restore(store: BrainStore, change: PageChange, ctx: WriteContext) -> PageWrite:
     page = store.page(change.page_id)
     history = store.revisions(page.id)
     if page.revision.hash != history[change.revision_after - 1].hash:
@@ -91,7 +91,7 @@ def _journal(cycle: Cycle, writes: list[PageWrite], released: int, now: datetime
     return entry(f"undo of cycle {cycle.id} · {cycle.scope}", now, changes, note)
 
 
-def plan_undo(store: Store, cycle_id: str, now: datetime) -> tuple[Changeset, UndoReport]:
+def plan_undo(store: BrainStore, cycle_id: str, now: datetime) -> tuple[Changeset, UndoReport]:
     """The changeset that undoes ``cycle_id``, or :class:`UndoRefused` saying why not."""
     cycle = store.cycle(cycle_id)
     _check_undoable(store, cycle)
@@ -113,6 +113,7 @@ def plan_undo(store: Store, cycle_id: str, now: datetime) -> tuple[Changeset, Un
         unmark_cycle=cycle.id,
         undone_cycle=cycle.id,
         journal=_journal(cycle, writes, len(released), now),
+        at=now,
     )
     report = UndoReport(
         cycle_id=cycle.id,

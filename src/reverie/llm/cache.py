@@ -10,20 +10,12 @@ outside the cycle transaction because it is not cycle state.
 from __future__ import annotations
 
 import copy
-from typing import Any, Protocol
+from typing import Any
 
 from reverie.hashing import content_hash
+from reverie.store.base import ResponseCache
 
 __all__ = ["MemoryCache", "ResponseCache", "cache_key"]
-
-
-class ResponseCache(Protocol):
-    """``value`` holds ``model``, ``response`` (the JSON answer), ``input_tokens``,
-    ``output_tokens``."""
-
-    def cache_get(self, key: str) -> dict[str, Any] | None: ...
-
-    def cache_put(self, key: str, value: dict[str, Any]) -> None: ...
 
 
 def cache_key(model: str, prompt_version: str, **inputs: Any) -> str:

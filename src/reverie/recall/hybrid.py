@@ -20,11 +20,10 @@ scope (it is: the index is per scope). Episodes cited by a recalled claim weigh
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
 from reverie.embed import Embedder
@@ -42,7 +41,7 @@ from reverie.recall.units import (
     is_current,
 )
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
-from reverie.store.base import Store
+from reverie.store.base import History, Store
 from reverie.store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -57,7 +56,6 @@ __all__ = [
     "DEFAULT_COSINE_FLOOR",
     "SEMANTIC_WEIGHT",
     "HybridQuery",
-    "PagesById",
     "answer_floor",
     "cosine_floor",
     "fuse",
@@ -233,13 +231,6 @@ def _vector_units(
     return out
 
 
-@runtime_checkable
-class PagesById(Protocol):
-    """A store that reads many pages in one query (SQLite and Postgres do)."""
-
-    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]: ...
-
-
 def _current_pages(
     store: Store,
     scope: Scope,
@@ -249,14 +240,10 @@ def _current_pages(
     known: Mapping[str, Page],
 ) -> dict[str, Page]:
     """The pages among ``page_ids`` current at ``now``: those the lexical path already decoded,
-    the rest in one batched read (one read per page for a store without ``pages_by_id``)."""
+    the rest in one batched read (a store without :class:`History` reads none back)."""
     found = {i: known[i] for i in page_ids if i in known}
     missing = page_ids - found.keys()
-    if missing and isinstance(store, PagesById):
+    if missing and isinstance(store, History):
         found.update(store.pages_by_id(scope, missing))
-    elif missing:
-        for page_id in missing:
-            with contextlib.suppress(LookupError):
-                found[page_id] = store.page(page_id)
     allowed = {PageStatus.ACTIVE, PageStatus.SUPERSEDED} if history else {PageStatus.ACTIVE}
     return {i: p for i, p in found.items() if p.status in allowed and is_current(p, now)}

@@ -39,7 +39,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
 from reverie.dream.dialogue import is_conversation
@@ -80,7 +80,7 @@ from reverie.recall.units import (
     term_share,
 )
 from reverie.redact import Redactor
-from reverie.store.base import Store
+from reverie.store.base import History, Store
 
 if TYPE_CHECKING:
     from reverie.recall.vectors import VectorSearch
@@ -243,15 +243,6 @@ def _demoted(found: Sequence[RecallItem], covered: set[str]) -> list[RecallItem]
     ]
 
 
-@runtime_checkable
-class CitingPages(Protocol):
-    """A store that finds the pages citing given episodes (SQLite and PostgreSQL do)."""
-
-    def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]: ...
-
-    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]: ...
-
-
 _ACTIONABLE = frozenset({ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX, ClaimRole.FACT})
 
 
@@ -276,7 +267,7 @@ def _lessons_behind(
     three quarters to all of that as the claim itself holds more of the question's terms, so a
     weak match of a stray episode lifts an unrelated lesson less. The episodes are then covered
     and not repeated. Returns the units and the pages read."""
-    if not episodes or not isinstance(store, CitingPages):
+    if not episodes or not isinstance(store, History):
         return [], {}
     citing = store.pages_citing(scope, [u.id for u in episodes])
     best: dict[str, float] = {}

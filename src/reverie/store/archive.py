@@ -18,17 +18,19 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from reverie.errors import Conflict
 from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
+from reverie.store.base import ArchiveStore
+from reverie.store.sql.base import SQLBase
+from reverie.store.sql.rows import EPISODE_COLUMNS, episode_search_text, prefixed, scope_token
 from reverie.store.vectors import embedded_text
 
-__all__ = ["ArchiveStore", "BundleInfo", "SQLiteArchiveMixin", "is_stub"]
+__all__ = ["ArchiveStore", "BundleInfo", "SQLiteArchive", "is_stub"]
 
 _CHUNK = 500
 
@@ -56,44 +58,6 @@ class BundleInfo:
         return self.hash.removeprefix("sha256:") + ".jsonl.gz"
 
 
-@runtime_checkable
-class ArchiveStore(Protocol):
-    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
-        """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
-        before ``before``, by seq."""
-        ...
-
-    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
-        """Index ``bundle`` and turn ``episodes`` (the originals) into stubs, all or nothing."""
-        ...
-
-    def archive_restore(
-        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
-    ) -> int:
-        """Put the bundle's ``episodes`` back into the hot store; the number restored."""
-        ...
-
-    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
-
-    def archive_locations(self, episode_ids: Iterable[str]) -> dict[str, str]:
-        """``{episode id: bundle hash}`` for those of ``episode_ids`` that are archived."""
-        ...
-
-    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
-        """The bundles holding episodes that ``cycle_id`` consolidated."""
-        ...
-
-
-class _Host(Protocol):
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
-
-    def _scope(self, key: str) -> Scope: ...
-
-    def _episode_from_row(self, r: Sequence[Any]) -> Episode: ...
-
-
 _BUNDLE_COLUMNS = "hash, scope_key, episodes, bytes, first_seq, last_seq, created_at, restored_at"
 _STUB = (
     "UPDATE episodes SET session_id = NULL, situation = '', action = '', outcome_details = NULL,"
@@ -107,10 +71,10 @@ _UNSTUB = (
 )
 
 
-def _bundle(host: _Host, r: Sequence[Any]) -> BundleInfo:
+def _bundle(scope: Scope, r: Sequence[Any]) -> BundleInfo:
     return BundleInfo(
         hash=r[0],
-        scope=host._scope(r[1]),
+        scope=scope,
         episodes=r[2],
         bytes=r[3],
         first_seq=r[4],
@@ -121,8 +85,6 @@ def _bundle(host: _Host, r: Sequence[Any]) -> BundleInfo:
 
 
 def _fts(c: sqlite3.Connection, episodes: Sequence[Episode], *, delete: bool) -> None:
-    from reverie.store.sqlite_rows import episode_search_text, scope_token
-
     rows = [(e.seq, scope_token(e.scope.key), episode_search_text(e)) for e in episodes]
     if delete:
         c.executemany(
@@ -133,15 +95,13 @@ def _fts(c: sqlite3.Connection, episodes: Sequence[Episode], *, delete: bool) ->
         c.executemany("INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)", rows)
 
 
-class SQLiteArchiveMixin:
-    """:class:`ArchiveStore` for :class:`reverie.store.sqlite.SQLiteStore`."""
+class SQLiteArchive(SQLBase):
+    """:class:`ArchiveStore` for :class:`reverie.store.sqlite.SQLiteStore`: the stubs keep
+    SQLite's contentless FTS5 table in step, which PostgreSQL's generated ``tsvector`` would not
+    need."""
 
-    def archive_candidates(
-        self: _Host, scope: Scope, before: datetime, limit: int
-    ) -> list[Episode]:
-        from reverie.store.sqlite_rows import EPISODE_COLUMNS
-
-        cols = ", ".join("e." + c.strip() for c in EPISODE_COLUMNS.split(","))
+    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
+        cols = prefixed("e", EPISODE_COLUMNS)
         rows = self._read(
             f"SELECT {cols} FROM episodes e JOIN cycles c ON c.id = e.consolidated_in"
             " WHERE e.scope_key = ? AND c.undone_at IS NULL AND e.created_at < ?"
@@ -152,7 +112,7 @@ class SQLiteArchiveMixin:
         )
         return [self._episode_from_row(r) for r in rows]
 
-    def archive_commit(self: _Host, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
+    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
         with self._write() as c:
             c.execute(
                 f"INSERT OR REPLACE INTO archive_bundles ({_BUNDLE_COLUMNS})"
@@ -189,7 +149,7 @@ class SQLiteArchiveMixin:
                 )
 
     def archive_restore(
-        self: _Host, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
+        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
     ) -> int:
         rows = [
             (
@@ -218,16 +178,16 @@ class SQLiteArchiveMixin:
             )
         return len(restored)
 
-    def archive_bundles(self: _Host, scope: Scope | None = None) -> list[BundleInfo]:
+    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]:
         sql = f"SELECT {_BUNDLE_COLUMNS} FROM archive_bundles"
         rows = (
             self._read(sql + " WHERE scope_key = ? ORDER BY created_at, hash", (scope.key,))
             if scope
             else self._read(sql + " ORDER BY created_at, hash")
         )
-        return [_bundle(self, r) for r in rows]
+        return [_bundle(self._scope(r[1]), r) for r in rows]
 
-    def archive_locations(self: _Host, episode_ids: Iterable[str]) -> dict[str, str]:
+    def archive_locations(self, episode_ids: Iterable[str]) -> dict[str, str]:
         ids = list(dict.fromkeys(episode_ids))
         found: dict[str, str] = {}
         for start in range(0, len(ids), _CHUNK):
@@ -240,7 +200,7 @@ class SQLiteArchiveMixin:
             found.update((r[0], r[1]) for r in rows)
         return found
 
-    def archive_bundles_of_cycle(self: _Host, cycle_id: str) -> list[str]:
+    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
         rows = self._read(
             "SELECT DISTINCT a.bundle FROM archived_episodes a JOIN episodes e"
             " ON e.id = a.episode_id WHERE e.consolidated_in = ? ORDER BY a.bundle",

@@ -1,4 +1,5 @@
-"""The storage contract every backend implements, and the changeset a cycle commits.
+"""The storage contract: a narrow core, the capabilities around it, and the changeset a cycle
+commits.
 
 A cycle never writes piecemeal: it computes a :class:`Changeset` (pure data) and hands it to
 :meth:`Store.commit`, which applies pages, revisions, citations, episode marks, the checkpoint and
@@ -7,6 +8,13 @@ the cycle record in ONE transaction, after checking that nothing it read has cha
 was. The same changeset shape undoes a cycle.
 
 Collection trusts only ``seq``: a store-assigned, strictly increasing integer.
+
+:class:`Store` is what a dream cycle and recall need. Everything else a store may do is a
+capability — :class:`History`, :class:`Stats`, :class:`LeaseStore`, :class:`PlanStore`,
+:class:`VectorStore`, :class:`NearestNeighbours`, :class:`ArchiveStore`, :class:`KeyStore`,
+:class:`ResponseCache`, :class:`ScheduleStore` — that a caller checks with ``isinstance``;
+:class:`BrainStore` is the core with history and stats, what every backend is. Which backend has
+which capability: docs/store.md.
 """
 
 from __future__ import annotations
@@ -14,24 +22,50 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from reverie.models import Cycle, Episode, Page, Revision, Scope
+from reverie.models import Cycle, Episode, Page, Revision, Scope, now_utc
+from reverie.store.records import (
+    DreamStats,
+    JournalEntry,
+    Lease,
+    PromotionRecord,
+    StoreStats,
+    Strength,
+)
+
+if TYPE_CHECKING:
+    from reverie.keys import ApiKey
+    from reverie.store.archive import BundleInfo
+    from reverie.store.plans import PendingPlan, PlanStatus
+    from reverie.store.schedule import ScheduleRecord
+    from reverie.store.vectors import VectorRow, VectorUnit
 
 __all__ = [
+    "ArchiveStore",
+    "BrainStore",
     "Changeset",
     "CycleTally",
     "DreamStats",
+    "History",
     "JournalEntry",
+    "KeyStore",
     "Lease",
+    "LeaseStore",
+    "NearestNeighbours",
     "Observation",
     "PageWrite",
+    "PlanStore",
     "Promotion",
     "PromotionRecord",
+    "ResponseCache",
+    "ScheduleStore",
+    "Stats",
     "StepHook",
     "Store",
     "StoreStats",
     "Strength",
+    "VectorStore",
 ]
 
 StepHook = Callable[[str], None]
@@ -58,46 +92,12 @@ class Observation:
 
 
 @dataclass(frozen=True)
-class Strength:
-    """A page's reinforcement over the cycles not undone (issue 5, see reverie.dream.decay)."""
-
-    page_id: str
-    episodes: int
-    cycles: int
-    last_seen: datetime
-
-
-@dataclass(frozen=True)
-class JournalEntry:
-    """One entry of the dream journal: what a cycle, undo, restore or import did, and why."""
-
-    scope: Scope
-    cycle_id: str | None
-    created_at: datetime
-    text: str
-
-
-@dataclass(frozen=True)
-class Lease:
-    """The right to dream one scope until ``expires_at`` (issue 8, :mod:`reverie.store.leases`).
-
-    ``token`` grows by one with every new holder (a fencing token).
-    """
-
-    scope: Scope
-    owner: str
-    token: int
-    acquired_at: datetime
-    expires_at: datetime
-
-
-@dataclass(frozen=True)
 class CycleTally:
     """What one dream cycle adds to its scope's cumulative stats (:class:`DreamStats`).
 
     A committed cycle's tally lands in the cycle's transaction; a failed one (an exception, or
     every group rejected so nothing was committed) is recorded by a separate small write after
-    the failure (:meth:`Store.record_tally`), since the failed cycle has no transaction to join.
+    the failure (:meth:`Stats.record_tally`), since the failed cycle has no transaction to join.
     """
 
     scope: Scope
@@ -113,26 +113,8 @@ class CycleTally:
 
 
 @dataclass(frozen=True)
-class DreamStats:
-    """Cumulative dream statistics of one scope, kept apart from its checkpoint (issue 5)."""
-
-    scope: Scope
-    cycles_completed: int = 0
-    cycles_failed: int = 0
-    model_calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    duration_s: float = 0.0
-    episodes: int = 0
-    last_completed_at: datetime | None = None
-    last_failed_at: datetime | None = None
-    last_error: str | None = None
-
-
-@dataclass(frozen=True)
 class Promotion:
-    """An org copy of a reinforced page (issue 6, :mod:`reverie.dream.promote`).
+    """An org copy of a reinforced page (:mod:`reverie.dream.promote`).
 
     ``write`` is the org page's new revision (scope ``tenant/_org``); the source page, its scope
     and the revision copied are the attribution.
@@ -146,21 +128,14 @@ class Promotion:
 
 
 @dataclass(frozen=True)
-class PromotionRecord:
-    """A stored promotion: which org page copies which agent page, and as of which revision."""
-
-    org_page_id: str
-    source_page_id: str
-    source_scope: Scope
-    source_revision: int
-    promoted_at: datetime
-    updated_at: datetime
-    cycle_id: str
-
-
-@dataclass(frozen=True)
 class Changeset:
-    """Everything one cycle (or one undo) changes, applied atomically by :meth:`Store.commit`."""
+    """Everything one cycle (or one undo, edit or import) changes, applied atomically by
+    :meth:`Store.commit`.
+
+    ``at`` is when the change happens, by the caller's clock: the store stamps the checkpoint,
+    an undo and a journal entry without a cycle with it, and fences leases against it (a
+    cycle's own ``finished_at`` first), so no store code reads a clock of its own.
+    """
 
     scope: Scope
     expected_checkpoint: int
@@ -171,43 +146,38 @@ class Changeset:
     unmark_cycle: str | None = None
     cycle: Cycle | None = None
     undone_cycle: str | None = None
-    extra: dict[str, object] = field(default_factory=dict)
-    # issue 5: reinforcement rows, the journal entry, and episodes recorded with the change
-    # (a person's edit is stored as an episode so the claims it adds can cite it)
+    # reinforcement rows, the journal entry, and episodes recorded with the change (a
+    # person's edit is stored as an episode so the claims it adds can cite it)
     observations: Sequence[Observation] = ()
     journal: str | None = None
     episodes: Sequence[Episode] = ()
-    # issue 5: the cycle's addition to the cumulative stats (dream cycles only, not undo/import)
+    # the cycle's addition to the cumulative stats (dream cycles only, not undo/import)
     tally: CycleTally | None = None
-    # issue 6: org copies of reinforced pages — the only writes that leave ``scope``
+    # org copies of reinforced pages: the only writes that leave ``scope``
     promotions: Sequence[Promotion] = ()
-    # issue 4 (8): the reviewed plan this changeset applies; commit() marks it applied in the
-    # same transaction (reverie.store.plans)
+    # the reviewed plan this changeset applies; commit() marks it applied in the same
+    # transaction (reverie.store.plans)
     plan_id: str | None = None
+    at: datetime = field(default_factory=now_utc)
+
+    @property
+    def landed_at(self) -> datetime:
+        """When the change lands: the cycle's finish when it records one, else ``at``."""
+        if self.cycle is not None and self.cycle.finished_at is not None:
+            return self.cycle.finished_at
+        return self.at
 
 
-@dataclass(frozen=True)
-class StoreStats:
-    episodes: int
-    consolidated: int
-    pages: int
-    active_pages: int
-    revisions: int
-    cycles: int
-    checkpoint: int
-    # model cost over the recorded cycles (issue 4)
-    model_calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model_latency_s: float = 0.0
+# -- the core --------------------------------------------------------------------------------
 
 
+@runtime_checkable
 class Store(Protocol):
-    """Episodes, pages, revisions, citations, cycles and checkpoints for many scopes.
+    """Episodes in, pages out: what a dream cycle and recall need of a store.
 
-    Implementations: :class:`reverie.store.sqlite.SQLiteStore`. Every read takes a scope or an id;
-    no read returns another scope's rows for a scope-filtered call.
+    Implementations: :class:`reverie.store.sqlite.SQLiteStore`,
+    :class:`reverie.store.postgres.PostgresStore`. Every read takes a scope or an id; no read
+    returns another scope's rows for a scope-filtered call.
     """
 
     url: str
@@ -218,7 +188,6 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
-    # episodes
     def append(self, episodes: Sequence[Episode]) -> list[Episode]:
         """Store new episodes in one transaction, assigning ``seq``; return the new ones as stored.
 
@@ -227,35 +196,23 @@ class Store(Protocol):
         """
         ...
 
-    def episode(self, episode_id: str) -> Episode: ...
-
     def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
         """The episodes with these ids that exist, in ``seq`` order."""
-        ...
-
-    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
-        """When the earliest stored of these episodes was appended (the store's clock, not the
-        episode's ``created_at``); None when none of them exists."""
         ...
 
     def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
         """Unconsolidated episodes of ``scope`` past ``after_seq``, by seq, at most ``limit``."""
         ...
 
-    def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]: ...
-
-    def marked(self, cycle_id: str) -> list[int]:
-        """The ``seq`` of every episode that ``cycle_id`` consolidated, ascending."""
+    def checkpoint(self, scope: Scope) -> int:
+        """The seq up to which ``scope``'s episodes have been considered (0: none)."""
         ...
 
-    # pages
-    def page(self, page_id: str) -> Page: ...
-
-    def pages(self, scope: Scope, statuses: Iterable[str] | None = None) -> list[Page]: ...
+    def pages(self, scope: Scope, statuses: Iterable[str] | None = None) -> list[Page]:
+        """The pages of ``scope`` (with one of ``statuses``), oldest first."""
+        ...
 
     def pages_by_topic(self, scope: Scope, topic_keys: Iterable[str]) -> dict[str, Page]: ...
-
-    def revisions(self, page_id: str) -> list[Revision]: ...
 
     # search: scores are positive, higher is better; scope filtered inside the query
     def search_pages(
@@ -268,11 +225,48 @@ class Store(Protocol):
         """The best ``limit`` episodes by BM25; with ``window``, among the newest matches only."""
         ...
 
-    # cycles
-    def checkpoint(self, scope: Scope) -> int: ...
-
     def commit(self, changes: Changeset, on_step: StepHook | None = None) -> None:
         """Apply ``changes`` in one transaction or not at all."""
+        ...
+
+
+# -- capabilities ----------------------------------------------------------------------------
+
+
+@runtime_checkable
+class History(Protocol):
+    """Reading back what was stored and done: single rows, revisions, cycles, the journal,
+    reinforcement and promotions."""
+
+    def episode(self, episode_id: str) -> Episode: ...
+
+    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
+        """When the earliest stored of these episodes was appended (the store's clock, not the
+        episode's ``created_at``); None when none of them exists."""
+        ...
+
+    def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]: ...
+
+    def marked(self, cycle_id: str) -> list[int]:
+        """The ``seq`` of every episode that ``cycle_id`` consolidated, ascending."""
+        ...
+
+    def page(self, page_id: str) -> Page: ...
+
+    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
+        """The pages of ``scope`` among ``page_ids``, read in bulk."""
+        ...
+
+    def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Per episode: the active pages of ``scope`` whose current revision cites it."""
+        ...
+
+    def revisions(self, page_id: str) -> list[Revision]: ...
+
+    def revision(self, page_id: str, number: int) -> Revision: ...
+
+    def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
+        """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``."""
         ...
 
     def cycle(self, cycle_id: str) -> Cycle: ...
@@ -289,47 +283,58 @@ class Store(Protocol):
         """Scopes with unconsolidated episodes past their checkpoint."""
         ...
 
-    def integrity_check(self) -> str:
-        """``"ok"`` when the database is sound, else the first problem found."""
+    def journal(self, scope: Scope, limit: int = 50) -> list[JournalEntry]:
+        """The newest ``limit`` journal entries of ``scope``, oldest first."""
         ...
 
-    def stats(self, scope: Scope | None = None) -> StoreStats: ...
-
-    # model response cache (issue 4): not cycle state, written outside any cycle transaction
-    def cache_get(self, key: str) -> dict[str, Any] | None:
-        """The cached answer under ``key`` (``model``, ``response``, ``input_tokens``,
-        ``output_tokens``, ``created_at``), or None."""
-        ...
-
-    def cache_put(self, key: str, value: dict[str, Any]) -> None:
-        """Store (or replace) the answer under ``key``."""
-        ...
-
-    # memory over time (issue 5): reinforcement and the journal, written by commit()
     def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:
         """Reinforcement of these pages over the cycles not undone; pages never observed are
         absent."""
         ...
 
-    def journal(self, scope: Scope, limit: int = 50) -> list[JournalEntry]:
-        """The newest ``limit`` journal entries of ``scope``, oldest first."""
+    def promotions(self, scope: Scope) -> list[PromotionRecord]:
+        """Promotions out of ``scope``, or into it when ``scope`` is an org brain."""
         ...
 
-    # cumulative stats (issue 5): completed cycles are counted by commit(), failed ones here
-    def record_tally(self, tally: CycleTally) -> None:
-        """Add a failed cycle's tally to its scope's stats, in a small transaction of its own."""
-        ...
+
+@runtime_checkable
+class Stats(Protocol):
+    """Counts and health: what the store holds, what dreaming has cost, whether it is sound."""
+
+    def stats(self, scope: Scope | None = None) -> StoreStats: ...
 
     def dream_stats(self, scope: Scope | None = None) -> list[DreamStats]:
         """Cumulative stats per scope (one scope, or every scope that has dreamed)."""
         ...
 
-    # org promotion (issue 6): written by commit() from Changeset.promotions
-    def promotions(self, scope: Scope) -> list[PromotionRecord]:
-        """Promotions out of ``scope``, or into it when ``scope`` is an org brain."""
+    def record_tally(self, tally: CycleTally) -> None:
+        """Add a failed cycle's tally to its scope's stats, in a small transaction of its own
+        (a committed cycle's tally lands in its commit)."""
         ...
 
-    # leases (issue 8): at most one worker dreams a scope at a time; see reverie.store.leases
+    def integrity_check(self) -> str:
+        """``"ok"`` when the database is sound, else the first problem found."""
+        ...
+
+    def migrations(self) -> list[str]:
+        """The names of the migrations applied, in order."""
+        ...
+
+
+@runtime_checkable
+class BrainStore(Store, History, Stats, Protocol):
+    """The core with history and stats: what every backend is, and what the engine holds."""
+
+
+@runtime_checkable
+class LeaseStore(Protocol):
+    """At most one worker dreams a scope at a time (:mod:`reverie.store.leases`).
+
+    ``lease_owner`` names the worker the store commits for: a commit to a scope whose live
+    lease another owner holds is refused."""
+
+    lease_owner: str | None
+
     def acquire_lease(self, scope: Scope, owner: str, ttl: float, now: datetime) -> Lease | None:
         """Lease ``scope`` to ``owner`` for ``ttl`` seconds if it is free, expired or already
         ``owner``'s; None when another owner holds it."""
@@ -349,3 +354,198 @@ class Store(Protocol):
         ...
 
     def leases(self) -> list[Lease]: ...
+
+
+@runtime_checkable
+class PlanStore(Protocol):
+    """Plans held for review (:mod:`reverie.store.plans`)."""
+
+    def put_plan(self, plan: PendingPlan) -> None:
+        """Store a new pending plan; :class:`~reverie.errors.PlanPending` if its scope already
+        has one."""
+        ...
+
+    def plan(self, plan_id: str) -> PendingPlan:
+        """The plan ``plan_id``; :class:`~reverie.errors.NotFound` if there is none."""
+        ...
+
+    def plans(
+        self, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
+    ) -> list[PendingPlan]:
+        """The newest ``limit`` plans (of ``scope``, with ``status``), newest first."""
+        ...
+
+    def settle_plan(
+        self, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
+    ) -> PendingPlan:
+        """Move a pending plan to ``status`` (rejected or stale); :class:`Conflict` if it is no
+        longer pending."""
+        ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Vectors by content hash and the units recall finds by them (:mod:`reverie.store.vectors`)."""
+
+    def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        """The cached vectors of ``model`` for those of ``hashes`` that have one."""
+        ...
+
+    def vectors_put(
+        self, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
+    ) -> None:
+        """Cache ``vectors`` (hash → blob) and record ``units``: idempotent, one transaction."""
+        ...
+
+    def vector_rows(
+        self,
+        scope: Scope,
+        model: str,
+        after: int,
+        *,
+        kind: str | None = None,
+        newest: int | None = None,
+    ) -> list[VectorRow]:
+        """Units of ``scope`` for ``model`` with ``n > after``, with vectors, ``n`` ascending;
+        only those of ``kind`` when given, only the last ``newest`` of them when given."""
+        ...
+
+    def unit_vectors(
+        self, scope: Scope, model: str, kind: str, refs: Sequence[str]
+    ) -> dict[str, bytes]:
+        """The vectors of those units of ``kind`` among ``refs`` that are embedded (by ref)."""
+        ...
+
+    def unembedded_episodes(self, scope: Scope, model: str, limit: int) -> list[Episode]:
+        """Episodes of ``scope`` past the newest one embedded for ``model``, by seq."""
+        ...
+
+
+@runtime_checkable
+class NearestNeighbours(Protocol):
+    """A store that answers vector queries itself (PostgreSQL: pgvector's HNSW index), so recall
+    asks it instead of loading the scope's vectors into memory. Queries are packed unit vectors;
+    scores are cosine similarities, as in the in-memory index."""
+
+    def has_vectors(self, scope: Scope, model: str) -> bool:
+        """Whether any unit of ``scope`` is embedded with ``model``."""
+        ...
+
+    def vector_search(
+        self,
+        scope: Scope,
+        model: str,
+        query: bytes,
+        k: int,
+        kind: str,
+        *,
+        newest: int | None = None,
+    ) -> list[tuple[str, str, float]]:
+        """The ``k`` units of ``kind`` nearest ``query``: ``(kind, ref, cosine)``, best first;
+        with ``newest``, among the scope's last ``newest`` units of that kind embedded."""
+        ...
+
+    def vector_cosines(
+        self, scope: Scope, model: str, query: bytes, refs: Sequence[str], hashes: Sequence[str]
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Cosine with ``query`` of the scope's episode units named in ``refs`` (by ref) and
+        of the embedded texts whose content hash is in ``hashes`` (by hash)."""
+        ...
+
+
+@runtime_checkable
+class ArchiveStore(Protocol):
+    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.archive`); ``path``
+    is the database file, beside which the bundles live."""
+
+    path: str
+
+    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
+        """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
+        before ``before``, by seq."""
+        ...
+
+    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
+        """Index ``bundle`` and turn ``episodes`` (the originals) into stubs, all or nothing."""
+        ...
+
+    def archive_restore(
+        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
+    ) -> int:
+        """Put the bundle's ``episodes`` back into the hot store; the number restored."""
+        ...
+
+    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
+
+    def archive_locations(self, episode_ids: Iterable[str]) -> dict[str, str]:
+        """``{episode id: bundle hash}`` for those of ``episode_ids`` that are archived."""
+        ...
+
+    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
+        """The bundles holding episodes that ``cycle_id`` consolidated."""
+        ...
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys, as salted hashes (:mod:`reverie.keys`)."""
+
+    def put_api_key(self, key: ApiKey) -> None: ...
+
+    def api_key(self, key_id: str) -> ApiKey:
+        """The key with this id (revoked or not); :class:`NotFound` otherwise."""
+        ...
+
+    def api_keys(self) -> list[ApiKey]: ...
+
+    def revoke_api_key(self, key_id: str, at: datetime) -> ApiKey:
+        """Mark the key revoked (idempotent: the first revocation time stays)."""
+        ...
+
+
+@runtime_checkable
+class ResponseCache(Protocol):
+    """Model answers by a hash of their input (:mod:`reverie.llm.cache`): not cycle state,
+    written outside any cycle transaction. ``value`` holds ``model``, ``response`` (the JSON
+    answer), ``input_tokens``, ``output_tokens``."""
+
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        """The cached answer under ``key`` (with its ``created_at``), or None."""
+        ...
+
+    def cache_put(self, key: str, value: dict[str, Any]) -> None:
+        """Store (or replace) the answer under ``key``."""
+        ...
+
+
+@runtime_checkable
+class ScheduleStore(Protocol):
+    """The scheduler's memory, one row per scope (:mod:`reverie.store.schedule`)."""
+
+    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
+        """The scope's record, created (first seen ``now``) when missing."""
+        ...
+
+    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
+        """Every scope's record (created when missing), by scope key."""
+        ...
+
+    def schedule_claim(
+        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
+    ) -> bool:
+        """Mark a run of ``owner`` starting ``now`` (``skip``: record a missed slot as skipped
+        instead). False when the record changed since it was read (compare-and-set)."""
+        ...
+
+    def schedule_finish(
+        self,
+        scope: Scope,
+        owner: str,
+        *,
+        ok: bool,
+        status: str,
+        cycle_id: str | None,
+        message: str,
+    ) -> bool:
+        """End ``owner``'s run; False when the run is no longer ``owner``'s."""
+        ...

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,15 +25,12 @@ from reverie.errors import Conflict, InvalidInput, StoreError
 from reverie.hashing import canonical_json
 
 if TYPE_CHECKING:
-    import psycopg
-
-    from reverie.store.postgres import PostgresStore
+    from reverie.store.postgres import Cursor, PostgresStore
     from reverie.store.sqlite import SQLiteStore
 
 __all__ = ["CopyReport", "TableCopy", "copy_store"]
 
 _SKIP = {"_migrations", "sqlite_sequence"}
-_BATCH = 5000
 
 
 @dataclass(frozen=True)
@@ -91,22 +87,21 @@ def copy_store(
 def _copy(
     src: SQLiteStore, dst: PostgresStore, on_table: Callable[[str, int], None]
 ) -> list[TableCopy]:
-    tables = _source_tables(src._conn)
-    with dst._write() as c:
-        columns = {t: _target_columns(c, t, _source_columns(src._conn, t)) for t in tables}
+    tables = _source_tables(src)
+    with dst.transaction() as c:
+        columns = {t: _target_columns(c, t, src.columns(t)) for t in tables}
         order = _fk_order(c, tables)
-        c.execute("SELECT count(*) FROM episodes")
-        if c.fetchone()[0]:  # type: ignore[index]
+        if c.execute("SELECT count(*) FROM episodes").fetchone()[0]:
             raise Conflict(f"{dst.url} already holds episodes; copy into an empty database")
         for table in order:
-            on_table(table, _copy_table(src._conn, c, table, columns[table]))
+            on_table(table, _copy_table(src, c, table, columns[table]))
         _continue_identities(c, order)
-        _reindex_pages(dst, c)
-    return [_verify(src._conn, dst, t, columns[t]) for t in order]
+        dst.rebuild_page_search(c)
+    return [_verify(src, dst, t, columns[t]) for t in order]
 
 
-def _source_tables(conn: sqlite3.Connection) -> list[str]:
-    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+def _source_tables(src: SQLiteStore) -> list[str]:
+    rows = src.tables()
     virtual = [n for n, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
     return sorted(
         n
@@ -116,10 +111,6 @@ def _source_tables(conn: sqlite3.Connection) -> list[str]:
         and not any(n.startswith(v + "_") for v in virtual)
         and not n.startswith("sqlite_")
     )
-
-
-def _source_columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")').fetchall()]
 
 
 def _kind(data_type: str, udt: str) -> str:
@@ -133,7 +124,7 @@ def _kind(data_type: str, udt: str) -> str:
     return "vector" if udt == "vector" else kinds.get(data_type, "plain")
 
 
-def _target_columns(c: psycopg.Cursor[Any], table: str, wanted: list[str]) -> list[_Column]:
+def _target_columns(c: Cursor, table: str, wanted: list[str]) -> list[_Column]:
     c.execute(
         "SELECT column_name, data_type, udt_name FROM information_schema.columns"
         " WHERE table_schema = current_schema() AND table_name = %s",
@@ -150,7 +141,7 @@ def _target_columns(c: psycopg.Cursor[Any], table: str, wanted: list[str]) -> li
     return [_Column(col, found[col]) for col in wanted]
 
 
-def _fk_order(c: psycopg.Cursor[Any], tables: list[str]) -> list[str]:
+def _fk_order(c: Cursor, tables: list[str]) -> list[str]:
     """``tables`` with every table after the tables its foreign keys point at."""
     c.execute(
         "SELECT conrelid::regclass::text, confrelid::regclass::text FROM pg_constraint"
@@ -186,26 +177,17 @@ def _to_target(kind: str, value: Any) -> Any:
     return value
 
 
-def _rows(conn: sqlite3.Connection, table: str, columns: Sequence[_Column]) -> Iterator[Any]:
-    names = ", ".join(f'"{col.name}"' for col in columns)
-    cursor = conn.execute(f'SELECT {names} FROM "{table}"')
-    while batch := cursor.fetchmany(_BATCH):
-        yield from batch
-
-
-def _copy_table(
-    conn: sqlite3.Connection, c: psycopg.Cursor[Any], table: str, columns: list[_Column]
-) -> int:
+def _copy_table(src: SQLiteStore, c: Cursor, table: str, columns: list[_Column]) -> int:
     names = ", ".join(f'"{col.name}"' for col in columns)
     count = 0
     with c.copy(f'COPY "{table}" ({names}) FROM STDIN') as copy:
-        for row in _rows(conn, table, columns):
+        for row in src.rows(table, [col.name for col in columns]):
             copy.write_row([_to_target(col.kind, v) for col, v in zip(columns, row, strict=True)])
             count += 1
     return count
 
 
-def _continue_identities(c: psycopg.Cursor[Any], tables: list[str]) -> None:
+def _continue_identities(c: Cursor, tables: list[str]) -> None:
     c.execute(
         "SELECT table_name, column_name FROM information_schema.columns"
         " WHERE table_schema = current_schema() AND is_identity = 'YES'"
@@ -217,17 +199,6 @@ def _continue_identities(c: psycopg.Cursor[Any], tables: list[str]) -> None:
                 f' greatest((SELECT max("{column}") FROM "{table}"), 1))',
                 (table, column),
             )
-
-
-def _reindex_pages(dst: PostgresStore, c: psycopg.Cursor[Any]) -> None:
-    from reverie.store.postgres import _PAGE_SELECT, _PAGE_VECTOR
-
-    c.execute(_PAGE_SELECT)
-    pages = [dst._page_from_row(r) for r in c.fetchall()]
-    c.executemany(
-        f"UPDATE pages SET search = {_PAGE_VECTOR} WHERE id = %s",
-        [(p.title, p.body, p.id) for p in pages],
-    )
 
 
 def _normal(kind: str, value: Any) -> Any:
@@ -263,14 +234,11 @@ def _digest(rows: Iterator[Sequence[Any]], columns: Sequence[_Column]) -> tuple[
     return len(digests), "sha256:" + hashlib.sha256(b"".join(digests)).hexdigest()
 
 
-def _verify(
-    conn: sqlite3.Connection, dst: PostgresStore, table: str, columns: list[_Column]
-) -> TableCopy:
-    count, digest = _digest(_rows(conn, table, columns), columns)
-    names = ", ".join(f'"{col.name}"' for col in columns)
-    with dst._lock, dst._conn.transaction(), dst._conn.cursor(name=f"verify_{table}") as cur:
-        cur.execute(f'SELECT {names} FROM "{table}"')
-        copied, copied_digest = _digest(iter(cur), columns)
+def _verify(src: SQLiteStore, dst: PostgresStore, table: str, columns: list[_Column]) -> TableCopy:
+    names = [col.name for col in columns]
+    count, digest = _digest(src.rows(table, names), columns)
+    quoted = ", ".join(f'"{name}"' for name in names)
+    copied, copied_digest = _digest(dst.stream(f'SELECT {quoted} FROM "{table}"'), columns)
     if (copied, copied_digest) != (count, digest):
         raise StoreError(
             f"copy of {table} does not verify: {count} rows {digest} in the source,"

@@ -1,48 +1,158 @@
-"""What differs between the two backends for the SQL the stores share.
+"""What differs between SQLite and PostgreSQL in the SQL the two stores share.
 
-A mixin that serves both stores with one implementation (:mod:`reverie.store.cumulative`,
-:mod:`reverie.store.keys_cache`) writes its SQL once, with ``self._P`` as the placeholder, and
-passes values through these converters; each store's mixins take them from the one dialect class
-of their backend, so two mixins of a store can never disagree on them.
+The SQL of :mod:`reverie.store.sql` is written once, with ``?`` as the placeholder; a dialect
+holds the values that make it run on one backend:
 
-- ``_ts``: a time as the database takes it (SQLite ISO-8601 UTC text, PostgreSQL ``timestamptz``);
-- ``_at`` / ``_when``: a time as the database hands it back, from a column that is never / may be
-  NULL;
-- ``_json``: a JSON column's value, decoded (SQLite text; PostgreSQL ``jsonb``, which psycopg
-  decodes). JSON goes in as text on both.
+- ``ts`` / ``at`` / ``when``: a time as the database takes it (SQLite ISO-8601 UTC text,
+  PostgreSQL ``timestamptz``), and as it hands it back from a column that is never / may be NULL;
+- ``lease_ts`` / ``lease_at``: the same for lease times, which SQLite keeps in a fixed-width
+  form so that text comparison in SQL orders them as instants;
+- ``json``: a JSON column's value, decoded (SQLite text; PostgreSQL ``jsonb``, which psycopg
+  decodes). JSON goes in as text on both;
+- ``vector_in`` / ``vector_out``: a packed little-endian float32 blob as the database keeps it
+  (SQLite a BLOB, PostgreSQL a pgvector value) and back;
+- ``members``: ``column IN (?, …)`` on SQLite, whose statements take a bounded number of
+  parameters (so lists go in chunks), ``column = ANY(?)`` with one array parameter on PostgreSQL;
+- ``json_number``, ``for_update``, ``for_share``: a number inside a JSON column and row locks
+  (PostgreSQL only: SQLite's write transaction holds the whole database);
+- ``time_type``: the column type of a time; ``errors``: what the driver raises;
+- ``duplicate``, ``races``: what the driver raises on a unique violation, and what a commit
+  raises when a concurrent transaction got there first (nothing on SQLite, whose write lock is
+  taken up front: an integrity error there is a bug, not a race).
+
+What needs a connection rather than a value — how ``seq`` is assigned, the full-text index, the
+search queries, the locks that order commits — is a method of each store (:mod:`.sqlite`,
+:mod:`.postgres`).
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from typing import Any, ClassVar
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
-from reverie.store.sqlite_rows import iso, parse_dt
+__all__ = ["Dialect", "PostgresDialect", "SQLiteDialect", "lease_time"]
 
-__all__ = ["PostgresDialect", "SQLiteDialect"]
+CHUNK = 500
+"""Values per ``IN`` list on SQLite (its statements take at most 32,766 parameters)."""
 
 
 def _as_is(value: Any) -> Any:
     return value
 
 
-class SQLiteDialect:
-    """Times are ISO-8601 UTC text and JSON is text, as everywhere in the SQLite store."""
-
-    _P: ClassVar[str] = "?"
-    _ts = staticmethod(iso)
-    _at = staticmethod(datetime.fromisoformat)
-    _when = staticmethod(parse_dt)
-    _json = staticmethod(json.loads)
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
-class PostgresDialect:
-    """Times are ``timestamptz`` and JSON is ``jsonb``; psycopg converts them."""
+def _parse(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
 
-    _P: ClassVar[str] = "%s"
-    _ts = _at = _json = staticmethod(_as_is)
 
-    @staticmethod
-    def _when(value: Any) -> datetime | None:
-        return value if isinstance(value, datetime) else None
+def lease_time(value: datetime) -> str:
+    """A fixed-width UTC text form that sorts as the instants compare (SQLite stores text)."""
+    utc_value = value.astimezone(UTC)  # %Y is not zero-padded for years < 1000 on every libc
+    return f"{utc_value.year:04d}-" + utc_value.strftime("%m-%dT%H:%M:%S.%fZ")
+
+
+def _lease_parse(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+class Dialect:
+    """The values one backend plugs into the shared SQL (see the module docstring)."""
+
+    name: str
+    for_update: str
+    for_share: str
+    time_type: str
+    errors: tuple[type[Exception], ...]
+    duplicate: tuple[type[Exception], ...]
+    races: tuple[type[Exception], ...]
+    ts: Callable[[datetime | None], Any]
+    at: Callable[[Any], datetime]
+    when: Callable[[Any], datetime | None]
+    lease_ts: Callable[[datetime], Any]
+    lease_at: Callable[[Any], datetime]
+    json: Callable[[Any], Any]
+    vector_in: Callable[[bytes], Any]
+    vector_out: Callable[[Any], bytes]
+
+    def members(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """``(condition, params)`` that together select ``column`` in ``values``."""
+        raise NotImplementedError
+
+    def json_number(self, column: str, key: str) -> str:
+        """SQL for the number under ``key`` of the JSON object in ``column``."""
+        raise NotImplementedError
+
+
+class SQLiteDialect(Dialect):
+    """Times are ISO-8601 UTC text, JSON is text, vectors are BLOBs."""
+
+    name = "sqlite"
+    for_update = for_share = ""
+    time_type = "TEXT"
+    errors = (sqlite3.Error,)
+    duplicate = (sqlite3.IntegrityError,)
+    races = ()
+    ts = staticmethod(_iso)
+    at = staticmethod(datetime.fromisoformat)
+    when = staticmethod(_parse)
+    lease_ts = staticmethod(lease_time)
+    lease_at = staticmethod(_lease_parse)
+    json = staticmethod(json.loads)
+    vector_in = vector_out = staticmethod(_as_is)
+
+    def members(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        for start in range(0, len(values), CHUNK):
+            chunk = list(values[start : start + CHUNK])
+            yield f"{column} IN ({','.join('?' * len(chunk))})", chunk
+
+    def json_number(self, column: str, key: str) -> str:
+        return f"json_extract({column}, '$.{key}')"
+
+
+def _pg_vector(blob: bytes) -> Any:
+    import numpy as np
+
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def _pg_blob(value: Any) -> bytes:
+    """A pgvector value as SQLite's packed little-endian float32 blob."""
+    blob: bytes = value.to_numpy().astype("<f4").tobytes()
+    return blob
+
+
+def _pg_when(value: Any) -> datetime | None:
+    return value if isinstance(value, datetime) else None
+
+
+class PostgresDialect(Dialect):
+    """Times are ``timestamptz``, JSON is ``jsonb``, vectors are pgvector values; psycopg
+    converts them."""
+
+    name = "postgres"
+    time_type = "TIMESTAMPTZ"
+    for_update = " FOR UPDATE"
+    for_share = " FOR SHARE"
+    ts = at = lease_ts = lease_at = json = staticmethod(_as_is)
+    when = staticmethod(_pg_when)
+    vector_in = staticmethod(_pg_vector)
+    vector_out = staticmethod(_pg_blob)
+
+    def __init__(self) -> None:
+        import psycopg
+
+        self.errors = (psycopg.Error,)
+        self.duplicate = self.races = (psycopg.errors.UniqueViolation,)
+
+    def members(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        if values:
+            yield f"{column} = ANY(?)", [list(values)]
+
+    def json_number(self, column: str, key: str) -> str:
+        return f"({column} ->> '{key}')::double precision"

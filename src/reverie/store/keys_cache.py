@@ -9,26 +9,24 @@ second answer under the same key replaces the first.
 :mod:`reverie.keys`). A revoked key keeps its row for the audit; revoking it again keeps the
 first ``revoked_at``.
 
-One implementation serves both backends, as in :mod:`reverie.store.cumulative`: the SQL is the
-same, and what differs — the placeholder, times (SQLite ISO-8601 text, PostgreSQL
-``timestamptz``), the cached response (SQLite JSON text, PostgreSQL ``jsonb``) — comes from
-:mod:`reverie.store.dialect`.
+One implementation serves both backends: what differs — times (SQLite ISO-8601 text,
+PostgreSQL ``timestamptz``), the cached response (SQLite JSON text, PostgreSQL ``jsonb``) —
+comes from :mod:`reverie.store.dialect`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any
 
 from reverie.errors import NotFound
 from reverie.keys import ApiKey, Rights
 from reverie.models import now_utc
-from reverie.store.dialect import PostgresDialect, SQLiteDialect
+from reverie.store.sql.base import SQLBase
 
-__all__ = ["PostgresKeysCacheMixin", "SQLiteKeysCacheMixin"]
+__all__ = ["KeysCacheSQL"]
 
 _CACHE_COLUMNS = "key, model, response, input_tokens, output_tokens, created_at"
 _CACHE_UPSERT = (
@@ -39,45 +37,15 @@ _CACHE_UPSERT = (
 _KEY_COLUMNS = "id, name, tenant, agent, rights, salt, secret_hash, created_at, revoked_at"
 
 
-class _Host(Protocol):
-    _P: ClassVar[str]
+class KeysCacheSQL(SQLBase):
+    """The model response cache and API keys in the SQL both backends share."""
 
-    def _write(self) -> AbstractContextManager[Any]: ...
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
-
-    def _ts(self, value: datetime | None) -> Any: ...
-
-    def _at(self, value: Any) -> datetime: ...
-
-    def _when(self, value: Any) -> datetime | None: ...
-
-    def _json(self, value: Any) -> Any: ...
-
-    def api_key(self, key_id: str) -> ApiKey: ...
-
-
-def _key_from_row(host: _Host, r: Sequence[Any]) -> ApiKey:
-    return ApiKey(
-        id=r[0],
-        name=r[1],
-        tenant=r[2],
-        agent=r[3],
-        rights=Rights(r[4]),
-        salt=r[5],
-        secret_hash=r[6],
-        created_at=host._at(r[7]),
-        revoked_at=host._when(r[8]),
-    )
-
-
-class _KeysCacheMixin:
     # -- model response cache ------------------------------------------------------------------
 
-    def cache_get(self: _Host, key: str) -> dict[str, Any] | None:
+    def cache_get(self, key: str) -> dict[str, Any] | None:
         rows = self._read(
             "SELECT model, response, input_tokens, output_tokens, created_at FROM model_cache"
-            f" WHERE key = {self._P}",
+            " WHERE key = ?",
             (key,),
         )
         if not rows:
@@ -85,34 +53,46 @@ class _KeysCacheMixin:
         model, response, tokens_in, tokens_out, created_at = rows[0]
         return {
             "model": model,
-            "response": self._json(response),
+            "response": self.dialect.json(response),
             "input_tokens": tokens_in,
             "output_tokens": tokens_out,
-            "created_at": self._at(created_at).isoformat(),
+            "created_at": self.dialect.at(created_at).isoformat(),
         }
 
-    def cache_put(self: _Host, key: str, value: dict[str, Any]) -> None:
-        marks = ", ".join([self._P] * 6)
+    def cache_put(self, key: str, value: dict[str, Any]) -> None:
         with self._write() as c:
             c.execute(
-                f"INSERT INTO model_cache ({_CACHE_COLUMNS}) VALUES ({marks})" + _CACHE_UPSERT,
+                f"INSERT INTO model_cache ({_CACHE_COLUMNS}) VALUES (?,?,?,?,?,?)" + _CACHE_UPSERT,
                 (
                     key,
                     str(value.get("model", "")),
                     json.dumps(value["response"], sort_keys=True, ensure_ascii=False),
                     int(value.get("input_tokens", 0)),
                     int(value.get("output_tokens", 0)),
-                    self._ts(now_utc()),
+                    self.dialect.ts(now_utc()),
                 ),
             )
 
     # -- API keys ------------------------------------------------------------------------------
 
-    def put_api_key(self: _Host, key: ApiKey) -> None:
-        marks = ", ".join([self._P] * 9)
+    def _key_from_row(self, r: Sequence[Any]) -> ApiKey:
+        return ApiKey(
+            id=r[0],
+            name=r[1],
+            tenant=r[2],
+            agent=r[3],
+            rights=Rights(r[4]),
+            salt=r[5],
+            secret_hash=r[6],
+            created_at=self.dialect.at(r[7]),
+            revoked_at=self.dialect.when(r[8]),
+        )
+
+    def put_api_key(self, key: ApiKey) -> None:
+        d = self.dialect
         with self._write() as c:
             c.execute(
-                f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES ({marks})",
+                f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
                     key.id,
                     key.name,
@@ -121,34 +101,25 @@ class _KeysCacheMixin:
                     str(key.rights),
                     key.salt,
                     key.secret_hash,
-                    self._ts(key.created_at),
-                    self._ts(key.revoked_at),
+                    d.ts(key.created_at),
+                    d.ts(key.revoked_at),
                 ),
             )
 
-    def api_key(self: _Host, key_id: str) -> ApiKey:
-        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = {self._P}", (key_id,))
+    def api_key(self, key_id: str) -> ApiKey:
+        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,))
         if not rows:
             raise NotFound(f"no API key {key_id}")
-        return _key_from_row(self, rows[0])
+        return self._key_from_row(rows[0])
 
-    def api_keys(self: _Host) -> list[ApiKey]:
+    def api_keys(self) -> list[ApiKey]:
         rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id")
-        return [_key_from_row(self, r) for r in rows]
+        return [self._key_from_row(r) for r in rows]
 
-    def revoke_api_key(self: _Host, key_id: str, at: datetime) -> ApiKey:
+    def revoke_api_key(self, key_id: str, at: datetime) -> ApiKey:
         with self._write() as c:
             c.execute(
-                f"UPDATE api_keys SET revoked_at = coalesce(revoked_at, {self._P})"
-                f" WHERE id = {self._P}",
-                (self._ts(at), key_id),
+                "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
+                (self.dialect.ts(at), key_id),
             )
         return self.api_key(key_id)
-
-
-class SQLiteKeysCacheMixin(SQLiteDialect, _KeysCacheMixin):
-    """:class:`reverie.store.sqlite.SQLiteStore`'s response cache and API keys."""
-
-
-class PostgresKeysCacheMixin(PostgresDialect, _KeysCacheMixin):
-    """:class:`reverie.store.postgres.PostgresStore`'s response cache and API keys."""

@@ -11,7 +11,7 @@ refused whole and nothing changes.
 Invariants:
 
 - the row turns ``applied`` inside the commit's own transaction (``Changeset.plan_id``,
-  :meth:`_settle_applied`), so a plan is never applied twice, nor left pending once it landed;
+  :func:`settle_applied`), so a plan is never applied twice, nor left pending once it landed;
 - at most one plan per scope is pending (a partial unique index): a second one would be built on
   the same episodes and make the first stale;
 - a stored revision is re-hashed when a plan is read back; a plan whose content no longer matches
@@ -21,28 +21,27 @@ Invariants:
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from functools import cache
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.hashing import content_hash
-from reverie.models import CycleReport, Revision, Scope, now_utc
-from reverie.store.base import Changeset
+from reverie.models import CycleReport, Revision, Scope
+from reverie.store.base import Changeset, PlanStore
+from reverie.store.dialect import Dialect
+from reverie.store.sql.base import SQLBase
 
 __all__ = [
     "PendingPlan",
     "PlanStatus",
     "PlanStore",
-    "PostgresPlansMixin",
-    "SQLitePlansMixin",
+    "PlansSQL",
     "dump_changeset",
     "load_changeset",
     "plan_id_for",
@@ -105,46 +104,7 @@ def plan_id_for(cycle_id: str) -> str:
     return "pl_" + cycle_id.removeprefix("cy_")
 
 
-@runtime_checkable
-class PlanStore(Protocol):
-    """Storage of plans held for review; both backends implement it (see the mixins below)."""
-
-    def put_plan(self, plan: PendingPlan) -> None:
-        """Store a new pending plan; :class:`~reverie.errors.PlanPending` if its scope already
-        has one."""
-        ...
-
-    def plan(self, plan_id: str) -> PendingPlan:
-        """The plan ``plan_id``; :class:`~reverie.errors.NotFound` if there is none."""
-        ...
-
-    def plans(
-        self, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
-    ) -> list[PendingPlan]:
-        """The newest ``limit`` plans (of ``scope``, with ``status``), newest first."""
-        ...
-
-    def settle_plan(
-        self, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
-    ) -> PendingPlan:
-        """Move a pending plan to ``status`` (rejected or stale); :class:`Conflict` if it is no
-        longer pending."""
-        ...
-
-
 # -- the stored form ---------------------------------------------------------------------------
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def _when(value: Any) -> datetime | None:
-    """A timestamp as SQLite (ISO text) or PostgreSQL (``datetime``) hands it back, in UTC."""
-    if value is None:
-        return None
-    parsed = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 @cache
@@ -184,186 +144,101 @@ def load_changeset(data: dict[str, Any]) -> Changeset:
 # -- SQL shared by both backends ---------------------------------------------------------------
 
 
-class _Host(Protocol):
-    def _write(self) -> AbstractContextManager[Any]: ...
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
-
-    def _scope(self, key: str) -> Scope: ...
-
-    def _ensure_scopes(self, c: Any, scopes: Iterable[Scope]) -> None: ...
-
-
-@dataclass(frozen=True)
-class _Dialect:
-    mark: str  # the parameter placeholder
-    duplicate: tuple[type[Exception], ...]  # what the driver raises on a unique violation
-
-    def sql(self, text: str) -> str:
-        return text.replace("?", self.mark)
-
-
-_SQLITE = _Dialect("?", (sqlite3.IntegrityError,))
-
-
-def _postgres() -> _Dialect:
-    import psycopg
-
-    return _Dialect("%s", (psycopg.errors.UniqueViolation,))
-
-
-def _from_row(host: _Host, r: Sequence[Any]) -> PendingPlan:
-    data = r[7] if isinstance(r[7], dict) else json.loads(r[7])
-    return PendingPlan(
-        id=r[0],
-        scope=host._scope(r[1]),
-        cycle_id=r[2],
-        status=PlanStatus(r[3]),
-        created_at=_when(r[4]) or now_utc(),
-        settled_at=_when(r[5]),
-        reason=r[6],
-        changes=load_changeset(data),
-    )
-
-
-def _pending_of(c: Any, d: _Dialect, scope_key: str) -> str | None:
-    row = c.execute(
-        d.sql("SELECT id FROM pending_plans WHERE scope_key = ? AND status = 'pending'"),
-        (scope_key,),
-    ).fetchone()
-    return str(row[0]) if row else None
-
-
-def _put(host: _Host, d: _Dialect, plan: PendingPlan) -> None:
-    try:
-        with host._write() as c:
-            host._ensure_scopes(c, [plan.scope])
-            waiting = _pending_of(c, d, plan.scope.key)
-            if waiting is not None:
-                raise PlanPending(waiting, plan.scope.key)
-            c.execute(
-                d.sql(f"INSERT INTO pending_plans ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"),
-                (
-                    plan.id,
-                    plan.scope.key,
-                    plan.cycle_id,
-                    str(plan.status),
-                    _iso(plan.created_at),
-                    _iso(plan.settled_at),
-                    plan.reason,
-                    json.dumps(dump_changeset(plan.changes), ensure_ascii=False),
-                ),
-            )
-    except d.duplicate as exc:  # a concurrent review of the scope got there first
-        raise Conflict(f"plan {plan.id} could not be stored: {exc}") from exc
-
-
-def _get(host: _Host, d: _Dialect, plan_id: str) -> PendingPlan:
-    rows = host._read(d.sql(f"SELECT {_COLUMNS} FROM pending_plans WHERE id = ?"), (plan_id,))
-    if not rows:
-        raise NotFound(f"no plan {plan_id}")
-    return _from_row(host, rows[0])
-
-
-def _list(
-    host: _Host, d: _Dialect, scope: Scope | None, status: PlanStatus | None, limit: int
-) -> list[PendingPlan]:
-    where, params = [], []
-    if scope is not None:
-        where.append("scope_key = ?")
-        params.append(scope.key)
-    if status is not None:
-        where.append("status = ?")
-        params.append(str(status))
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    rows = host._read(
-        d.sql(
-            f"SELECT {_COLUMNS} FROM pending_plans{clause}"
-            " ORDER BY created_at DESC, id DESC LIMIT ?"
-        ),
-        [*params, limit],
-    )
-    return [_from_row(host, r) for r in rows]
-
-
-def _settle(
-    host: _Host, d: _Dialect, plan_id: str, status: PlanStatus, at: datetime, reason: str | None
-) -> PendingPlan:
-    with host._write() as c:
-        cur = c.execute(
-            d.sql(
-                "UPDATE pending_plans SET status = ?, settled_at = ?, reason = ?"
-                " WHERE id = ? AND status = 'pending'"
-            ),
-            (str(status), _iso(at), reason, plan_id),
-        )
-        changed = cur.rowcount == 1
-    plan = _get(host, d, plan_id)
-    if not changed:
-        raise Conflict(f"plan {plan_id} is {plan.status}, not pending")
-    return plan
-
-
-def _applied(c: Any, d: _Dialect, changes: Changeset) -> None:
+def settle_applied(c: Any, d: Dialect, changes: Changeset) -> None:
+    """Inside a commit: the reviewed plan it applies turns ``applied``."""
     if changes.plan_id is None:
         return
-    at = changes.cycle.finished_at if changes.cycle and changes.cycle.finished_at else now_utc()
     cur = c.execute(
-        d.sql(
-            "UPDATE pending_plans SET status = 'applied', settled_at = ?"
-            " WHERE id = ? AND scope_key = ? AND status = 'pending'"
-        ),
-        (_iso(at), changes.plan_id, changes.scope.key),
+        "UPDATE pending_plans SET status = 'applied', settled_at = ?"
+        " WHERE id = ? AND scope_key = ? AND status = 'pending'",
+        (d.ts(changes.landed_at), changes.plan_id, changes.scope.key),
     )
     if cur.rowcount != 1:
         raise Conflict(f"plan {changes.plan_id} is no longer pending; nothing was applied")
 
 
-class SQLitePlansMixin:
-    """:class:`PlanStore` for :class:`reverie.store.sqlite.SQLiteStore`."""
+def _pending_of(c: Any, scope_key: str) -> str | None:
+    row = c.execute(
+        "SELECT id FROM pending_plans WHERE scope_key = ? AND status = 'pending'", (scope_key,)
+    ).fetchone()
+    return str(row[0]) if row else None
 
-    def put_plan(self: _Host, plan: PendingPlan) -> None:
-        _put(self, _SQLITE, plan)
 
-    def plan(self: _Host, plan_id: str) -> PendingPlan:
-        return _get(self, _SQLITE, plan_id)
+class PlansSQL(SQLBase):
+    """:class:`PlanStore` in the SQL both backends share."""
+
+    def _plan_from_row(self, r: Sequence[Any]) -> PendingPlan:
+        data = r[7] if isinstance(r[7], dict) else json.loads(r[7])
+        return PendingPlan(
+            id=r[0],
+            scope=self._scope(r[1]),
+            cycle_id=r[2],
+            status=PlanStatus(r[3]),
+            created_at=self.dialect.at(r[4]),
+            settled_at=self.dialect.when(r[5]),
+            reason=r[6],
+            changes=load_changeset(data),
+        )
+
+    def put_plan(self, plan: PendingPlan) -> None:
+        d = self.dialect
+        try:
+            with self._write() as c:
+                self._ensure_scopes(c, [plan.scope], plan.created_at)
+                waiting = _pending_of(c, plan.scope.key)
+                if waiting is not None:
+                    raise PlanPending(waiting, plan.scope.key)
+                c.execute(
+                    f"INSERT INTO pending_plans ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                    (
+                        plan.id,
+                        plan.scope.key,
+                        plan.cycle_id,
+                        str(plan.status),
+                        d.ts(plan.created_at),
+                        d.ts(plan.settled_at),
+                        plan.reason,
+                        json.dumps(dump_changeset(plan.changes), ensure_ascii=False),
+                    ),
+                )
+        except d.duplicate as exc:  # a concurrent review of the scope got there first
+            raise Conflict(f"plan {plan.id} could not be stored: {exc}") from exc
+
+    def plan(self, plan_id: str) -> PendingPlan:
+        rows = self._read(f"SELECT {_COLUMNS} FROM pending_plans WHERE id = ?", (plan_id,))
+        if not rows:
+            raise NotFound(f"no plan {plan_id}")
+        return self._plan_from_row(rows[0])
 
     def plans(
-        self: _Host, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
+        self, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
     ) -> list[PendingPlan]:
-        return _list(self, _SQLITE, scope, status, limit)
+        where, params = [], []
+        if scope is not None:
+            where.append("scope_key = ?")
+            params.append(scope.key)
+        if status is not None:
+            where.append("status = ?")
+            params.append(str(status))
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM pending_plans{clause}"
+            " ORDER BY created_at DESC, id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [self._plan_from_row(r) for r in rows]
 
     def settle_plan(
-        self: _Host, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
+        self, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
     ) -> PendingPlan:
-        return _settle(self, _SQLITE, plan_id, status, at, reason)
-
-    @staticmethod
-    def _settle_applied(c: Any, changes: Changeset) -> None:
-        """Inside :meth:`commit`: the reviewed plan it applies turns ``applied``."""
-        _applied(c, _SQLITE, changes)
-
-
-class PostgresPlansMixin:
-    """:class:`PlanStore` for :class:`reverie.store.postgres.PostgresStore`."""
-
-    def put_plan(self: _Host, plan: PendingPlan) -> None:
-        _put(self, _postgres(), plan)
-
-    def plan(self: _Host, plan_id: str) -> PendingPlan:
-        return _get(self, _postgres(), plan_id)
-
-    def plans(
-        self: _Host, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
-    ) -> list[PendingPlan]:
-        return _list(self, _postgres(), scope, status, limit)
-
-    def settle_plan(
-        self: _Host, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
-    ) -> PendingPlan:
-        return _settle(self, _postgres(), plan_id, status, at, reason)
-
-    @staticmethod
-    def _settle_applied(c: Any, changes: Changeset) -> None:
-        """Inside :meth:`commit`: the reviewed plan it applies turns ``applied``."""
-        _applied(c, _postgres(), changes)
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE pending_plans SET status = ?, settled_at = ?, reason = ?"
+                " WHERE id = ? AND status = 'pending'",
+                (str(status), self.dialect.ts(at), reason, plan_id),
+            )
+            changed = cur.rowcount == 1
+        plan = self.plan(plan_id)
+        if not changed:
+            raise Conflict(f"plan {plan_id} is {plan.status}, not pending")
+        return plan

@@ -15,7 +15,13 @@ parametrized over both) and keeps the same invariants with PostgreSQL's tools:
 - **Search.** Full text is a ``tsvector`` (``english``) with a GIN index, ranked by ``ts_rank``:
   positive, higher is better, title weighted twice the body as in SQLite's BM25 weights, and the
   scope filter is in the query. Vectors are pgvector values with HNSW indexes
-  (:mod:`reverie.store.postgres_more`).
+  (:mod:`reverie.store.postgres_vectors`).
+- **Leases** are claimed with ``SELECT … FOR NO KEY UPDATE SKIP LOCKED`` on the scope rows, so
+  concurrent workers never wait for each other and never claim the same scope; the
+  ``ON CONFLICT … WHERE`` of the upsert is the compare-and-set that decides.
+
+The SQL it shares with SQLite is :class:`reverie.store.sql.store.SQLStore`'s, written with ``?``
+placeholders; :class:`Cursor` and :meth:`PostgresStore._read` turn them into psycopg's ``%s``.
 
 Timestamps are ``timestamptz`` read back in UTC; JSON is ``jsonb``. Requires the ``postgres``
 extra (``psycopg``, ``pgvector``), imported only when a PostgreSQL URL is opened.
@@ -24,71 +30,107 @@ extra (``psycopg``, ``pgvector``), imported only when a PostgreSQL URL is opened
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from datetime import datetime
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from reverie.errors import Conflict, MigrationError, MissingExtra, NotFound, StoreError
-from reverie.models import (
-    Claim,
-    Cycle,
-    CycleReport,
-    CycleStatus,
-    Episode,
-    Outcome,
-    Page,
-    PageKind,
-    PageStatus,
-    Revision,
-    Scope,
-    meta_fields,
-    now_utc,
-    revision_meta,
-)
-from reverie.store.base import Changeset, PageWrite, StepHook, StoreStats
-from reverie.store.cumulative import PostgresCumulativeMixin  # issue 5/6: stats, org
-from reverie.store.keys_cache import PostgresKeysCacheMixin  # model response cache, API keys
-from reverie.store.migrations import load_migrations
-from reverie.store.plans import PostgresPlansMixin  # issue 4 (8): review mode
-from reverie.store.postgres_more import PostgresExtrasMixin
-from reverie.store.sqlite import SQLiteStore
+from reverie.errors import MissingExtra, StoreError
+from reverie.models import Episode, Page, Revision, Scope
+from reverie.store.base import Lease
+from reverie.store.dialect import PostgresDialect
+from reverie.store.leases import LEASE_COLUMNS
+from reverie.store.postgres_vectors import PgVectorSearch, ensure_hnsw
+from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_COLUMNS, episode_row, prefixed
+from reverie.store.sql.store import PAGE_SELECT, SQLStore
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["APPEND_LOCK", "COMMIT_LOCK", "PostgresStore", "scope_lock_key"]
+__all__ = ["APPEND_LOCK", "COMMIT_LOCK", "Cursor", "PostgresStore", "scope_lock_key"]
 
 APPEND_LOCK = 0x5245_0001
 """First key of the advisory lock that orders appends within a scope."""
 COMMIT_LOCK = 0x5245_0002
 """First key of the advisory lock that serialises commits within a scope."""
 
-EPISODE_COLUMNS = (
-    "seq, id, scope_key, session_id, created_at, situation, action, outcome, outcome_details,"
-    " error, lesson, importance, category, tools, entities, metadata, consolidated_in"
-)
-_E_COLUMNS = ", ".join("e." + c.strip() for c in EPISODE_COLUMNS.split(","))
-_INSERT_COLUMNS = EPISODE_COLUMNS + ", fingerprint, inserted_at"
-_REVISION_COLUMNS = (
-    "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
-    " superseded_by, cycle_id, author, reason, created_at, meta"
-)
-_PAGE_SELECT = (
-    "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
-    + ", ".join("r." + c.strip() for c in _REVISION_COLUMNS.split(","))
-    + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
-)
-_PAGE_VECTOR = (
+_E_COLUMNS = prefixed("e", EPISODE_COLUMNS)
+PAGE_VECTOR = (
     "setweight(to_tsvector('english', %s), 'A') || setweight(to_tsvector('english', %s), 'B')"
 )
+"""A page's search vector from its title and body: the title weighs as ``A``, the body ``B``."""
 _RANK_WEIGHTS = "'{0.1, 0.2, 0.5, 1.0}'"  # D, C, B (body), A (title): title = 2 × body
-_CYCLE_SELECT = (
-    "SELECT id, scope_key, status, started_at, finished_at, checkpoint_before, checkpoint_after,"
-    " report, undone_at FROM cycles"
+_LEASE_UPSERT = (
+    " ON CONFLICT (scope_key) DO UPDATE SET owner = excluded.owner,"
+    " token = CASE WHEN l.owner = excluded.owner AND l.expires_at > excluded.acquired_at"
+    " THEN l.token ELSE l.token + 1 END,"
+    " acquired_at = CASE WHEN l.owner = excluded.owner AND l.expires_at > excluded.acquired_at"
+    " THEN l.acquired_at ELSE excluded.acquired_at END,"
+    " heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at"
+    " WHERE l.owner = excluded.owner OR l.expires_at <= excluded.acquired_at"
+    f" RETURNING {LEASE_COLUMNS}"
 )
+
+
+_DUE_FROM = (
+    " FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
+    " LEFT JOIN leases l ON l.scope_key = s.scope_key"
+    " WHERE (l.scope_key IS NULL OR l.expires_at <= %(now)s)"
+    " AND EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
+    " AND e.seq > coalesce(c.seq, 0) AND e.consolidated_in IS NULL)"
+    " AND NOT EXISTS (SELECT 1 FROM pending_plans p"  # a plan awaiting review blocks the scope
+    " WHERE p.scope_key = s.scope_key AND p.status = 'pending')"
+)
+"""Scopes with episodes past their checkpoint, no live lease and no plan awaiting review."""
+_CANDIDATES = (
+    f"SELECT s.scope_key{_DUE_FROM} AND s.scope_key <> ALL(%(tried)s::text[])"
+    " ORDER BY l.expires_at NULLS FIRST, s.scope_key LIMIT %(limit)s"
+    " FOR NO KEY UPDATE OF s SKIP LOCKED"
+)
+_TAKE = (
+    f"WITH due AS (SELECT s.scope_key{_DUE_FROM} AND s.scope_key = ANY(%(keys)s::text[]))"
+    " INSERT INTO leases AS l SELECT scope_key, %(owner)s, 1, %(now)s, %(now)s, %(expires)s"
+    f" FROM due{_LEASE_UPSERT}"
+)
+_CLAIM_ROUNDS = 4
+"""Rounds of candidates one claim tries before it reports nothing due."""
+
+
+@lru_cache(maxsize=1024)
+def _pg(sql: str) -> str:
+    """``sql`` with the shared ``?`` placeholders as psycopg's ``%s``."""
+    return sql.replace("?", "%s") if "?" in sql else sql
+
+
+class Cursor:
+    """A psycopg cursor that takes the shared SQL: ``execute`` translates placeholders and
+    returns the cursor, as SQLite's connection does, so results chain (``.fetchone()``)."""
+
+    def __init__(self, cur: psycopg.Cursor[Any]) -> None:
+        self.cur = cur
+
+    def execute(self, sql: str, params: Any = ()) -> Cursor:
+        self.cur.execute(_pg(sql), params)
+        return self
+
+    def executemany(self, sql: str, rows: Sequence[Any]) -> Cursor:
+        self.cur.executemany(_pg(sql), rows)
+        return self
+
+    def fetchone(self) -> Any:
+        return self.cur.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self.cur.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        return self.cur.rowcount
+
+    def copy(self, statement: str) -> Any:
+        return self.cur.copy(statement)
 
 
 def scope_lock_key(scope_key: str) -> int:
@@ -123,88 +165,66 @@ def _tsquery(count: int) -> str:
     return "(" + " || ".join(["plainto_tsquery('english', %s)"] * count) + ")"
 
 
-class PostgresStore(
-    PostgresExtrasMixin,
-    PostgresKeysCacheMixin,  # model response cache, API keys
-    PostgresPlansMixin,
-    PostgresCumulativeMixin,
-):
+class PostgresStore(PgVectorSearch, SQLStore):
     """A :class:`reverie.store.base.Store` on a PostgreSQL database with pgvector.
 
     ``lease_owner`` names the worker this store commits for: a commit to a scope whose live
     lease another owner holds is refused (see :mod:`reverie.store.leases`).
     """
 
+    dialect = PostgresDialect()
+
     def __init__(self, url: str, *, lease_owner: str | None = None) -> None:
+        super().__init__()
         self.url = url
         self.lease_owner = lease_owner
         self._conn = _connect(url)
         self._lock = threading.RLock()
-        self._scopes: dict[str, Scope] = {}
-        self._vector_ready = False
 
     # -- plumbing ---------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[psycopg.Cursor[Any]]:
+    def _write(self) -> Iterator[Cursor]:
         with self._lock, self._conn.transaction(), self._conn.cursor() as cur:
-            yield cur
+            yield Cursor(cur)
 
     def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock, self._conn.cursor() as cur:
-            cur.execute(sql, params)
+            cur.execute(_pg(sql), params)
             return cur.fetchall()
+
+    def transaction(self) -> AbstractContextManager[Cursor]:
+        """One transaction on the store's connection, for bulk work the contract does not
+        cover (:mod:`reverie.store.copy`); the handle takes ``?`` or ``%s`` placeholders."""
+        return self._write()
+
+    def stream(self, sql: str) -> Iterator[Any]:
+        """The rows of ``sql``, read through a server-side cursor (a table at a time)."""
+        with self._lock, self._conn.transaction(), self._conn.cursor(name="reverie_stream") as cur:
+            cur.execute(sql)
+            yield from cur
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
-    def migrate(self) -> list[str]:
-        applied: list[str] = []
-        with self._write() as c:
-            c.execute(
-                "CREATE TABLE IF NOT EXISTS _migrations"
-                " (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
-            )
-        for name, sql in load_migrations("postgres"):
-            applied += self._apply_migration(name, sql)
+    def _lock_for_migration(self, c: Cursor) -> None:
+        c.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK - 1,))  # one migrator
+
+    def _run_script(self, c: Cursor, sql: str) -> None:
+        c.cur.execute(sql.encode())  # the whole file at once; no parameters, no placeholders
+
+    def _after_migrate(self) -> None:
         self._register_vector()
-        return applied
-
-    def _apply_migration(self, name: str, sql: str) -> list[str]:
-        import psycopg
-
-        with self._write() as c:
-            c.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK - 1,))  # one migrator
-            c.execute("SELECT 1 FROM _migrations WHERE name = %s", (name,))
-            if c.fetchone():
-                return []
-            try:
-                c.execute(sql.encode())
-            except psycopg.Error as exc:
-                raise MigrationError(f"migration {name} failed: {exc}") from exc
-            c.execute("INSERT INTO _migrations VALUES (%s, %s)", (name, now_utc()))
-        return [name]
 
     def _register_vector(self) -> None:
         from pgvector.psycopg import register_vector
 
         with self._lock:
             register_vector(self._conn)
-            self._vector_ready = True
-
-    def migrations(self) -> list[str]:
-        return [r[0] for r in self._read("SELECT name FROM _migrations ORDER BY name")]
-
-    def _scope(self, key: str) -> Scope:
-        scope = self._scopes.get(key)
-        if scope is None:
-            scope = Scope.parse(key)
-            self._scopes[key] = scope
-        return scope
 
     @staticmethod
-    def _lock_scopes(c: psycopg.Cursor[Any], namespace: int, keys: Iterable[str]) -> None:
+    def _lock_scopes(c: Cursor, namespace: int, keys: Iterable[str]) -> None:
         """Lock every scope in one round trip, in ascending key order (no deadlock)."""
         ordered = sorted({scope_lock_key(k) for k in keys})
         c.execute(
@@ -212,231 +232,83 @@ class PostgresStore(
             (namespace, ordered),
         )
 
-    # -- episodes ---------------------------------------------------------------------------
+    # -- what only PostgreSQL does: ordered seq, tsvector, HNSW, advisory locks ----------------
 
-    def append(self, episodes: Sequence[Episode]) -> list[Episode]:
-        unique = SQLiteStore._dedupe_batch(episodes)
-        if not unique:
-            return []
-        with self._write() as c:
-            existing = self._existing(c, unique)
-            return self._insert_episodes(c, [e for e in unique if e.id not in existing])
-
-    def _existing(self, c: psycopg.Cursor[Any], episodes: Sequence[Episode]) -> set[str]:
-        wanted = {e.id: e for e in episodes}
-        c.execute("SELECT id, fingerprint FROM episodes WHERE id = ANY(%s)", (list(wanted),))
-        rows = c.fetchall()
-        conflicts = [r[0] for r in rows if r[1] != wanted[r[0]].fingerprint()]
-        if conflicts:
-            raise Conflict(
-                f"episode ids already stored with different content: {', '.join(conflicts[:10])}"
-            )
-        return {r[0] for r in rows}
-
-    def _insert_episodes(
-        self, c: psycopg.Cursor[Any], episodes: Sequence[Episode]
+    def _store_episodes(
+        self, c: Cursor, episodes: Sequence[Episode], at: datetime
     ) -> list[Episode]:
-        if not episodes:
-            return []
-        scopes = {e.scope for e in episodes}
-        self._ensure_scopes(c, scopes)
-        self._lock_scopes(c, APPEND_LOCK, (s.key for s in scopes))  # before drawing any seq
-        c.execute(
+        keys = {e.scope.key for e in episodes}
+        self._lock_scopes(c, APPEND_LOCK, keys)  # before drawing any seq
+        seqs = c.execute(
             "SELECT nextval(pg_get_serial_sequence('episodes', 'seq'))"
             " FROM generate_series(1, %s) ORDER BY 1",
             (len(episodes),),
-        )
-        seqs = [r[0] for r in c.fetchall()]
+        ).fetchall()
         stored = [e.model_copy() for e in episodes]
-        inserted_at = now_utc()
-        for e, seq in zip(stored, seqs, strict=True):
+        for e, (seq,) in zip(stored, seqs, strict=True):
             e.seq = seq
-        with c.copy(f"COPY episodes ({_INSERT_COLUMNS}) FROM STDIN") as copy:
+        with c.copy(f"COPY episodes ({INSERT_COLUMNS}) FROM STDIN") as copy:
             for e in stored:
-                copy.write_row(self._episode_row(e, inserted_at))
+                copy.write_row(episode_row(e, self.dialect, at))
         return stored
 
-    def _ensure_scopes(self, c: psycopg.Cursor[Any], scopes: Iterable[Scope]) -> None:
-        ordered = sorted(set(scopes), key=str)
+    def _index_page(self, c: Cursor, rid: int, scope: Scope, rev: Revision, fresh: bool) -> None:
         c.execute(
-            "INSERT INTO scopes SELECT k, t, a, u, %s FROM unnest(%s::text[], %s::text[],"
-            " %s::text[], %s::text[]) AS s(k, t, a, u) ON CONFLICT DO NOTHING",
-            (
-                now_utc(),
-                [s.key for s in ordered],
-                [s.tenant for s in ordered],
-                [s.agent for s in ordered],
-                [s.user for s in ordered],
-            ),
+            f"UPDATE pages SET search = {PAGE_VECTOR} WHERE rid = %s", (rev.title, rev.body, rid)
         )
 
-    @staticmethod
-    def _episode_row(e: Episode, inserted_at: datetime) -> tuple[Any, ...]:
-        return (
-            e.seq,
-            e.id,
-            e.scope.key,
-            e.session_id,
-            e.created_at,
-            e.situation,
-            e.action,
-            str(e.outcome),
-            e.outcome_details,
-            e.error,
-            e.lesson,
-            e.importance,
-            e.category,
-            json.dumps(e.tools),
-            json.dumps(e.entities),
-            json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
-            e.consolidated_in,
-            e.fingerprint(),
-            inserted_at,
+    def _lock_for_commit(self, c: Cursor, scope: Scope) -> None:
+        self._lock_scopes(c, COMMIT_LOCK, [scope.key])
+
+    def _ensure_vector_index(self, c: Cursor, dim: int) -> None:
+        ensure_hnsw(c, dim)
+
+    def rebuild_page_search(self, c: Cursor) -> None:
+        """Recompute every page's search vector (after pages were copied in by rows)."""
+        pages = [self._page_from_row(r) for r in c.execute(PAGE_SELECT).fetchall()]
+        c.executemany(
+            f"UPDATE pages SET search = {PAGE_VECTOR} WHERE id = %s",
+            [(p.title, p.body, p.id) for p in pages],
         )
 
-    def _episode_from_row(self, r: Sequence[Any]) -> Episode:
-        return Episode.model_construct(
-            seq=r[0],
-            id=r[1],
-            scope=self._scope(r[2]),
-            session_id=r[3],
-            created_at=r[4],
-            situation=r[5],
-            action=r[6],
-            outcome=Outcome(r[7]),
-            outcome_details=r[8],
-            error=r[9],
-            lesson=r[10],
-            importance=r[11],
-            category=r[12],
-            tools=r[13],
-            entities=r[14],
-            metadata=r[15],
-            consolidated_in=r[16],
-        )
+    # -- leases: one upsert decides ----------------------------------------------------------
 
-    def _episodes_where(self, where: str, params: Sequence[Any]) -> list[Episode]:
-        rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
-        return [self._episode_from_row(r) for r in rows]
+    def acquire_lease(self, scope: Scope, owner: str, ttl: float, now: datetime) -> Lease | None:
+        with self._write() as c:
+            self._ensure_scopes(c, [scope], now)
+            row = c.execute(
+                f"INSERT INTO leases AS l VALUES (%s, %s, 1, %s, %s, %s){_LEASE_UPSERT}",
+                (scope.key, owner, now, now, now + timedelta(seconds=ttl)),
+            ).fetchone()
+        return self._lease(row) if row else None
 
-    def episode(self, episode_id: str) -> Episode:
-        found = self._episodes_where("id = %s", (episode_id,))
-        if not found:
-            raise NotFound(f"no episode {episode_id}")
-        return found[0]
+    def claim_due(self, owner: str, ttl: float, now: datetime, limit: int = 1) -> list[Lease]:
+        """Lease up to ``limit`` due scopes to ``owner``, in two statements of one transaction.
 
-    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
-        ids = list(dict.fromkeys(episode_ids))
-        return self._episodes_where("id = ANY(%s) ORDER BY seq", (ids,)) if ids else []
-
-    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
-        ids = list(dict.fromkeys(episode_ids))
-        if not ids:
-            return None
-        first: datetime | None = self._read(
-            "SELECT min(inserted_at) FROM episodes WHERE id = ANY(%s)", (ids,)
-        )[0][0]
-        return first
-
-    def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
-        return self._episodes_where(
-            "scope_key = %s AND seq > %s AND consolidated_in IS NULL ORDER BY seq LIMIT %s",
-            (scope.key, after_seq, limit),
-        )
-
-    def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]:
-        return self._episodes_where("scope_key = %s ORDER BY seq DESC LIMIT %s", (scope.key, limit))
-
-    def marked(self, cycle_id: str) -> list[int]:
-        rows = self._read(
-            "SELECT seq FROM episodes WHERE consolidated_in = %s ORDER BY seq", (cycle_id,)
-        )
-        return [r[0] for r in rows]
-
-    # -- pages ------------------------------------------------------------------------------
-
-    def _page_from_row(self, r: Sequence[Any]) -> Page:
-        return Page.model_construct(
-            id=r[0],
-            scope=self._scope(r[1]),
-            topic_key=r[2],
-            created_at=r[3],
-            updated_at=r[4],
-            revision=self._revision_from_row(r[5:]),
-        )
-
-    @staticmethod
-    def _revision_from_row(r: Sequence[Any]) -> Revision:
-        claims = tuple(Claim.from_stored(c) for c in r[5])
-        return Revision.model_construct(
-            page_id=r[0],
-            number=r[1],
-            hash=r[2],
-            title=r[3],
-            kind=PageKind(r[4]),
-            claims=claims,
-            confidence=r[6],
-            status=PageStatus(r[7]),
-            valid_from=r[8],
-            valid_until=r[9],
-            superseded_by=r[10],
-            cycle_id=r[11],
-            author=r[12],
-            reason=r[13],
-            created_at=r[14],
-            **meta_fields(r[15]),
-        )
-
-    def page(self, page_id: str) -> Page:
-        rows = self._read(_PAGE_SELECT + " WHERE p.id = %s", (page_id,))
-        if not rows:
-            raise NotFound(f"no page {page_id}")
-        return self._page_from_row(rows[0])
-
-    def pages(self, scope: Scope, statuses: Iterable[str] | None = None) -> list[Page]:
-        sql, params = _PAGE_SELECT + " WHERE p.scope_key = %s", [scope.key]
-        if statuses is not None:
-            sql += " AND p.status = ANY(%s)"
-            params.append(list(statuses))  # type: ignore[arg-type]
-        return [self._page_from_row(r) for r in self._read(sql + " ORDER BY p.rid", params)]
-
-    def pages_by_topic(self, scope: Scope, topic_keys: Iterable[str]) -> dict[str, Page]:
-        keys = list(dict.fromkeys(topic_keys))
-        rows = self._read(
-            _PAGE_SELECT + " WHERE p.scope_key = %s AND p.topic_key = ANY(%s)", (scope.key, keys)
-        )
-        return {p.topic_key: p for p in map(self._page_from_row, rows)}
-
-    def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]:
-        """Per episode of ``episode_ids``: the active pages of ``scope`` whose current revision
-        cites it (recall answers an episode's situation with its page's lesson)."""
-        rows = self._read(
-            "SELECT c.episode_id, p.id FROM citations c JOIN pages p ON p.id = c.page_id"
-            " AND c.revision = p.current_revision WHERE p.scope_key = %s"
-            " AND p.status = 'active' AND c.episode_id = ANY(%s) ORDER BY c.episode_id, p.id",
-            (scope.key, list(dict.fromkeys(episode_ids))),
-        )
-        found: dict[str, list[str]] = {}
-        for episode_id, page_id in rows:
-            found.setdefault(episode_id, []).append(page_id)
-        return found
-
-    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
-        """Issue 3: the pages of ``scope`` among ``page_ids``, in one read."""
-        ids = list(dict.fromkeys(page_ids))
-        rows = self._read(
-            _PAGE_SELECT + " WHERE p.scope_key = %s AND p.id = ANY(%s)", (scope.key, ids)
-        )
-        return {p.id: p for p in map(self._page_from_row, rows)}
-
-    def revisions(self, page_id: str) -> list[Revision]:
-        rows = self._read(
-            f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE page_id = %s ORDER BY number",
-            (page_id,),
-        )
-        if not rows:
-            raise NotFound(f"no page {page_id}")
-        return [self._revision_from_row(r) for r in rows]
+        The first picks candidates and locks their ``scopes`` rows (``SKIP LOCKED``: a scope
+        another claim holds is passed over); the second, under a fresh snapshot (READ
+        COMMITTED), takes the lease only if the scope is still due. A single statement would
+        decide "due" on a snapshot taken before it started: a scope another worker leased or
+        dreamed meanwhile then came back as an empty claim (the worker slept a poll interval)
+        or as a second, empty cycle after the first worker released it. Candidates that lost
+        such a race are passed over and the next ones tried, up to :data:`_CLAIM_ROUNDS` times.
+        """
+        values = {"now": now, "owner": owner, "expires": now + timedelta(seconds=ttl)}
+        taken: list[Any] = []
+        tried: list[str] = []
+        with self._write() as c:
+            c.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")  # what the rounds rely on
+            for _ in range(_CLAIM_ROUNDS):
+                c.execute(_CANDIDATES, {**values, "tried": tried, "limit": limit - len(taken)})
+                keys = [r[0] for r in c.fetchall()]
+                if not keys:
+                    break
+                tried += keys
+                c.execute(_TAKE, {**values, "keys": keys})
+                taken += c.fetchall()
+                if len(taken) >= limit:
+                    break
+        return [self._lease(r) for r in taken]
 
     # -- search: ts_rank is positive, higher is better; the scope filter is in the query -------
 
@@ -448,7 +320,7 @@ class PostgresStore(
         query = _tsquery(len(terms))
         rows = self._read(
             f"SELECT * FROM (SELECT ts_rank({_RANK_WEIGHTS}, p.search, q.q) AS score,"
-            f" {_PAGE_SELECT.removeprefix('SELECT ')}, (SELECT {query} AS q) q"
+            f" {PAGE_SELECT.removeprefix('SELECT ')}, (SELECT {query} AS q) q"
             " WHERE p.scope_key = %s AND p.status = ANY(%s) AND p.search @@ q.q) found"
             " WHERE score > 0 ORDER BY score DESC, id LIMIT %s",
             (*terms, scope.key, list(statuses), limit),
@@ -471,240 +343,6 @@ class PostgresStore(
             (*terms, scope.key, *([window] if window is not None else []), limit),
         )
         return [(self._episode_from_row(r[3:]), float(r[0])) for r in rows]
-
-    # -- cycles -----------------------------------------------------------------------------
-
-    def checkpoint(self, scope: Scope) -> int:
-        rows = self._read("SELECT seq FROM checkpoints WHERE scope_key = %s", (scope.key,))
-        return int(rows[0][0]) if rows else 0
-
-    def commit(self, changes: Changeset, on_step: StepHook | None = None) -> None:
-        import psycopg
-
-        step = on_step or (lambda _name: None)
-        try:
-            with self._write() as c:
-                self._ensure_scopes(c, [changes.scope])
-                self._lock_scopes(c, COMMIT_LOCK, [changes.scope.key])
-                self._check_lease(c, changes)
-                self._check_checkpoint(c, changes)
-                if changes.episodes:  # issue 5: e.g. a person's edit, recorded as evidence
-                    existing = self._existing(c, changes.episodes)
-                    fresh = [e for e in changes.episodes if e.id not in existing]
-                    self._insert_episodes(c, fresh)
-                step("checkpoint-checked")
-                for write in changes.page_writes:
-                    self._write_page(c, write)
-                step("pages-written")
-                self._apply_marks(c, changes)
-                step("episodes-marked")
-                c.execute(
-                    "INSERT INTO checkpoints VALUES (%s, %s, %s) ON CONFLICT (scope_key)"
-                    " DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at",
-                    (changes.scope.key, changes.checkpoint, now_utc()),
-                )
-                self._record_cycle(c, changes)
-                self._record_memory(c, changes)
-                self._settle_applied(c, changes)  # issue 4 (8): a reviewed plan, applied
-                self._record_dream(c, changes)  # issue 5/6: stats, org promotion
-                step("cycle-recorded")
-        except psycopg.errors.UniqueViolation as exc:
-            raise Conflict(f"a concurrent change got there first: {exc}") from exc
-
-    @staticmethod
-    def _check_checkpoint(c: psycopg.Cursor[Any], changes: Changeset) -> None:
-        c.execute("SELECT seq FROM checkpoints WHERE scope_key = %s", (changes.scope.key,))
-        row = c.fetchone()
-        current = row[0] if row else 0
-        if current != changes.expected_checkpoint:
-            raise Conflict(
-                f"scope {changes.scope.key} moved on (checkpoint {current}, expected"
-                f" {changes.expected_checkpoint}); another cycle ran — dream again"
-            )
-
-    def _write_page(self, c: psycopg.Cursor[Any], w: PageWrite) -> None:
-        rev = w.revision
-        c.execute(
-            "SELECT current_revision, scope_key FROM pages WHERE id = %s FOR UPDATE",
-            (rev.page_id,),
-        )
-        row = c.fetchone()
-        current = row[0] if row else None
-        if current != w.expected_revision or (row and row[1] != w.scope.key):
-            raise Conflict(f"page {rev.page_id} changed since it was read (revision {current})")
-        when = rev.created_at
-        if row is None:
-            c.execute(
-                "INSERT INTO pages (id, scope_key, topic_key, current_revision, status,"
-                " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (rev.page_id, w.scope.key, w.topic_key, rev.number, str(rev.status), when, when),
-            )
-        self._insert_revision(c, rev)
-        c.execute(
-            f"UPDATE pages SET current_revision = %s, status = %s, updated_at = %s,"
-            f" search = {_PAGE_VECTOR} WHERE id = %s",
-            (rev.number, str(rev.status), when, rev.title, rev.body, rev.page_id),
-        )
-
-    @staticmethod
-    def _insert_revision(c: psycopg.Cursor[Any], rev: Revision) -> None:
-        claims = json.dumps([cl.stored() for cl in rev.claims], ensure_ascii=False)
-        c.execute(
-            f"INSERT INTO revisions ({_REVISION_COLUMNS})"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                rev.page_id,
-                rev.number,
-                rev.hash,
-                rev.title,
-                str(rev.kind),
-                claims,
-                rev.confidence,
-                str(rev.status),
-                rev.valid_from,
-                rev.valid_until,
-                rev.superseded_by,
-                rev.cycle_id,
-                rev.author,
-                rev.reason,
-                rev.created_at,
-                revision_meta(rev),
-            ),
-        )
-        c.executemany(
-            "INSERT INTO citations VALUES (%s, %s, %s)",
-            [(rev.page_id, rev.number, e) for e in rev.citations],
-        )
-
-    @staticmethod
-    def _apply_marks(c: psycopg.Cursor[Any], changes: Changeset) -> None:
-        if changes.unmark_cycle:
-            c.execute(
-                "UPDATE episodes SET consolidated_in = NULL WHERE consolidated_in = %s",
-                (changes.unmark_cycle,),
-            )
-        if not changes.marks:
-            return
-        wanted = list(dict.fromkeys(changes.marks))
-        c.execute(
-            "UPDATE episodes SET consolidated_in = %s WHERE id = ANY(%s) AND scope_key = %s"
-            " AND consolidated_in IS NULL",
-            (changes.mark_cycle, wanted, changes.scope.key),
-        )
-        if c.rowcount != len(changes.marks):
-            raise Conflict(
-                f"{len(changes.marks) - c.rowcount} episode(s) were already consolidated by"
-                " another cycle; nothing was applied — dream again"
-            )
-
-    @staticmethod
-    def _record_cycle(c: psycopg.Cursor[Any], changes: Changeset) -> None:
-        if changes.undone_cycle:
-            c.execute(
-                "UPDATE cycles SET undone_at = %s WHERE id = %s AND undone_at IS NULL",
-                (now_utc(), changes.undone_cycle),
-            )
-            if c.rowcount != 1:
-                raise Conflict(f"cycle {changes.undone_cycle} was already undone")
-        cy = changes.cycle
-        if cy is not None:
-            c.execute(
-                "INSERT INTO cycles (id, scope_key, status, started_at, finished_at,"
-                " checkpoint_before, checkpoint_after, report, undone_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, NULL)",
-                (
-                    cy.id,
-                    cy.scope.key,
-                    str(cy.status),
-                    cy.started_at,
-                    cy.finished_at,
-                    cy.checkpoint_before,
-                    cy.checkpoint_after,
-                    cy.report.model_dump_json(),
-                ),
-            )
-
-    def _cycle_from_row(self, r: Sequence[Any]) -> Cycle:
-        return Cycle(
-            id=r[0],
-            scope=self._scope(r[1]),
-            status=CycleStatus(r[2]),
-            started_at=r[3],
-            finished_at=r[4],
-            checkpoint_before=r[5],
-            checkpoint_after=r[6],
-            report=CycleReport.model_validate(r[7]),
-            undone_at=r[8],
-        )
-
-    def cycle(self, cycle_id: str) -> Cycle:
-        rows = self._read(_CYCLE_SELECT + " WHERE id = %s", (cycle_id,))
-        if not rows:
-            raise NotFound(f"no cycle {cycle_id}")
-        return self._cycle_from_row(rows[0])
-
-    def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]:
-        if scope is None:
-            rows = self._read(_CYCLE_SELECT + " ORDER BY n DESC LIMIT %s", (limit,))
-        else:
-            rows = self._read(
-                _CYCLE_SELECT + " WHERE scope_key = %s ORDER BY n DESC LIMIT %s",
-                (scope.key, limit),
-            )
-        return [self._cycle_from_row(r) for r in rows]
-
-    def cycles_after(self, cycle_id: str) -> list[Cycle]:
-        rows = self._read(
-            _CYCLE_SELECT + " WHERE scope_key = (SELECT scope_key FROM cycles WHERE id = %s)"
-            " AND n > (SELECT n FROM cycles WHERE id = %s) ORDER BY n",
-            (cycle_id, cycle_id),
-        )
-        return [self._cycle_from_row(r) for r in rows]
-
-    def scopes(self) -> list[Scope]:
-        rows = self._read("SELECT scope_key FROM scopes ORDER BY scope_key")
-        return [self._scope(r[0]) for r in rows]
-
-    def pending_scopes(self) -> list[Scope]:
-        rows = self._read(
-            "SELECT s.scope_key FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
-            " WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
-            " AND e.seq > COALESCE(c.seq, 0) AND e.consolidated_in IS NULL)"
-            ' ORDER BY s.scope_key COLLATE "C"'
-        )
-        return [self._scope(r[0]) for r in rows]
-
-    def stats(self, scope: Scope | None = None) -> StoreStats:
-        where, params = ("WHERE scope_key = %s", [scope.key]) if scope else ("", [])
-        ep = self._read(f"SELECT count(*), count(consolidated_in) FROM episodes {where}", params)[0]
-        pg = self._read(
-            f"SELECT count(*), count(*) FILTER (WHERE status = 'active') FROM pages {where}",
-            params,
-        )[0]
-        rev_where = "WHERE page_id IN (SELECT id FROM pages WHERE scope_key = %s)" if scope else ""
-        revs = self._read(f"SELECT count(*) FROM revisions {rev_where}", params)[0][0]
-        cyc = self._read(f"SELECT count(*) FROM cycles {where}", params)[0][0]
-        return StoreStats(
-            episodes=ep[0],
-            consolidated=ep[1],
-            pages=pg[0],
-            active_pages=pg[1],
-            revisions=revs,
-            cycles=cyc,
-            checkpoint=self.checkpoint(scope) if scope else 0,
-            **self._model_cost(where, params),
-        )
-
-    _COST_FIELDS = ("model_calls", "cache_hits", "input_tokens", "output_tokens", "model_latency_s")
-
-    def _model_cost(self, where: str, params: list[str]) -> dict[str, Any]:
-        sums = ", ".join(
-            f"coalesce(sum((report ->> '{f}')::double precision), 0)" for f in self._COST_FIELDS
-        )
-        row = self._read(f"SELECT {sums} FROM cycles {where}", params)[0]
-        cost: dict[str, Any] = {f: int(v) for f, v in zip(self._COST_FIELDS, row, strict=True)}
-        cost["model_latency_s"] = round(float(row[-1]), 6)
-        return cost
 
     def integrity_check(self) -> str:
         """``"ok"``, or the first broken link: a page whose current revision is missing, or a

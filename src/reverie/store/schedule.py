@@ -13,18 +13,18 @@ backoff retries it soon instead of waiting for the next regular slot.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from reverie.models import Scope
 from reverie.schedule import ScheduleState
-from reverie.store.leases import lease_time
+from reverie.store.base import ScheduleStore
+from reverie.store.dialect import lease_time
+from reverie.store.sql.base import SQLBase
 
-__all__ = ["SQLiteScheduleMixin", "ScheduleRecord", "ScheduleStore"]
+__all__ = ["SQLiteSchedule", "ScheduleRecord", "ScheduleStore"]
 
 
 @dataclass(frozen=True)
@@ -56,47 +56,6 @@ class ScheduleRecord:
         )
 
 
-@runtime_checkable
-class ScheduleStore(Protocol):
-    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
-        """The scope's record, created (first seen ``now``) when missing."""
-        ...
-
-    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
-        """Every scope's record (created when missing), by scope key."""
-        ...
-
-    def schedule_claim(
-        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
-    ) -> bool:
-        """Mark a run of ``owner`` starting ``now`` (``skip``: record a missed slot as skipped
-        instead). False when the record changed since it was read (compare-and-set)."""
-        ...
-
-    def schedule_finish(
-        self,
-        scope: Scope,
-        owner: str,
-        *,
-        ok: bool,
-        status: str,
-        cycle_id: str | None,
-        message: str,
-    ) -> bool:
-        """End ``owner``'s run; False when the run is no longer ``owner``'s."""
-        ...
-
-
-class _Host(Protocol):
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
-
-    def _scope(self, key: str) -> Scope: ...
-
-    def _ensure_scopes(self, c: sqlite3.Connection, scopes: Any) -> None: ...
-
-
 def _dt(text: str | None) -> datetime | None:
     if not text:
         return None
@@ -115,10 +74,10 @@ _SELECT = (
 )
 
 
-def _record(host: _Host, r: Sequence[Any], now: datetime) -> ScheduleRecord:
+def _record(scope: Scope, r: Sequence[Any], now: datetime) -> ScheduleRecord:
     owner = r[5]
     return ScheduleRecord(
-        scope=host._scope(r[0]),
+        scope=scope,
         first_seen=_dt(r[1]) or now,
         last_run=_dt(r[2]),
         last_success=_dt(r[3]),
@@ -134,20 +93,20 @@ def _record(host: _Host, r: Sequence[Any], now: datetime) -> ScheduleRecord:
     )
 
 
-class SQLiteScheduleMixin:
+class SQLiteSchedule(SQLBase):
     """:class:`ScheduleStore` for :class:`reverie.store.sqlite.SQLiteStore`."""
 
-    def schedule_record(self: _Host, scope: Scope, now: datetime) -> ScheduleRecord:
+    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
         with self._write() as c:
-            self._ensure_scopes(c, [scope])
+            self._ensure_scopes(c, [scope], now)
             c.execute(
                 "INSERT OR IGNORE INTO schedule_state (scope_key, first_seen) VALUES (?, ?)",
                 (scope.key, now.isoformat()),
             )
         rows = self._read(_SELECT + " WHERE s.scope_key = ?", (lease_time(now), scope.key))
-        return _record(self, rows[0], now)
+        return _record(scope, rows[0], now)
 
-    def schedule_records(self: _Host, now: datetime) -> list[ScheduleRecord]:
+    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
         with self._write() as c:
             c.execute(
                 "INSERT OR IGNORE INTO schedule_state (scope_key, first_seen)"
@@ -155,10 +114,10 @@ class SQLiteScheduleMixin:
                 (now.isoformat(),),
             )
         rows = self._read(_SELECT + " ORDER BY s.scope_key", (lease_time(now),))
-        return [_record(self, r, now) for r in rows]
+        return [_record(self._scope(r[0]), r, now) for r in rows]
 
     def schedule_claim(
-        self: _Host, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
+        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
     ) -> bool:
         at = now.isoformat()
         with self._write() as c:
@@ -176,10 +135,10 @@ class SQLiteScheduleMixin:
                     record.version,
                 ),
             )
-            return cur.rowcount == 1
+            return bool(cur.rowcount == 1)
 
     def schedule_finish(
-        self: _Host,
+        self,
         scope: Scope,
         owner: str,
         *,
@@ -197,4 +156,4 @@ class SQLiteScheduleMixin:
                 " WHERE scope_key = ? AND running_owner = ?",
                 (status, cycle_id, message[:2000], ok, ok, scope.key, owner),
             )
-            return cur.rowcount == 1
+            return bool(cur.rowcount == 1)

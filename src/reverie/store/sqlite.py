@@ -5,77 +5,67 @@ queue on ``busy_timeout`` instead of deadlocking on a lock upgrade). ``seq`` com
 AUTOINCREMENT key, so it is strictly increasing even across deletes, and is assigned inside the
 write transaction from ``sqlite_sequence``. Timestamps are stored as ISO-8601 UTC strings, which
 sort as they compare.
+
+The SQL it shares with PostgreSQL is :class:`reverie.store.sql.store.SQLStore`'s; what is
+SQLite's own is here: the connection, ``seq``, the contentless FTS5 tables and their BM25
+search, the read-then-write lease claim, the cold-tier stubs (:mod:`reverie.store.archive`) and
+the scheduler's rows (:mod:`reverie.store.schedule`).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reverie.errors import Conflict, MigrationError, NotFound, StoreError
-from reverie.models import (
-    Cycle,
-    CycleReport,
-    CycleStatus,
-    Episode,
-    Outcome,
-    Page,
-    Revision,
-    Scope,
-    now_utc,
-)
-from reverie.store.archive import SQLiteArchiveMixin  # issue 6
-from reverie.store.base import (
-    JournalEntry,
-    StoreStats,
-    Strength,
-)
-from reverie.store.cumulative import SQLiteCumulativeMixin  # issue 5/6: stats, org
-from reverie.store.keys_cache import SQLiteKeysCacheMixin
-from reverie.store.leases import SQLiteLeasesMixin
-from reverie.store.migrations import load_migrations, split_statements
-from reverie.store.plans import SQLitePlansMixin  # issue 4 (8): review mode
-from reverie.store.schedule import SQLiteScheduleMixin  # issue 6
-from reverie.store.sqlite_commit import SQLiteCommitMixin
-from reverie.store.sqlite_rows import (
+from reverie.errors import StoreError
+from reverie.models import Episode, Page, Revision, Scope
+from reverie.store.archive import SQLiteArchive
+from reverie.store.base import Lease
+from reverie.store.dialect import SQLiteDialect, lease_time
+from reverie.store.migrations import split_statements
+from reverie.store.schedule import SQLiteSchedule
+from reverie.store.sql.base import decode_revision
+from reverie.store.sql.rows import (
     CLAIMS_AT,
     EPISODE_COLUMNS,
+    INSERT_COLUMNS,
     LEAN_REVISION_COLUMNS,
-    REVISION_COLUMNS,
-    chunks,
-    decode_revision,
+    episode_row,
     episode_search_text,
     fts_phrase,
-    iso,
-    parse_dt,
+    marks,
     scope_token,
 )
-from reverie.store.vectors import SQLiteVectorsMixin
+from reverie.store.sql.store import SQLStore
 
 __all__ = ["EPISODE_COLUMNS", "SQLiteStore", "episode_search_text", "fts_phrase", "scope_token"]
 
 _DECODED_REVISIONS = 1024
+_DUE = (
+    "SELECT s.scope_key FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
+    " LEFT JOIN leases l ON l.scope_key = s.scope_key"
+    " WHERE (l.scope_key IS NULL OR l.expires_at <= ?)"
+    " AND EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
+    " AND e.seq > coalesce(c.seq, 0) AND e.consolidated_in IS NULL)"
+    " AND NOT EXISTS (SELECT 1 FROM pending_plans p"  # a plan awaiting review blocks its scope
+    " WHERE p.scope_key = s.scope_key AND p.status = 'pending')"
+    " ORDER BY l.expires_at NULLS FIRST, s.scope_key LIMIT ?"
+)
+"""Scopes with episodes past their checkpoint, no live lease and no plan awaiting review."""
 
 
-class SQLiteStore(
-    SQLiteCommitMixin,  # the one transaction of a cycle
-    SQLiteKeysCacheMixin,  # model response cache, API keys
-    SQLiteVectorsMixin,
-    SQLiteLeasesMixin,
-    SQLiteScheduleMixin,
-    SQLiteArchiveMixin,  # issue 6
-    SQLitePlansMixin,  # issue 4 (8)
-    SQLiteCumulativeMixin,  # issue 5/6: stats, org promotion
-):
+class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
     """A :class:`reverie.store.base.Store` on one SQLite file (or ``:memory:``)."""
 
+    dialect = SQLiteDialect()
+
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000) -> None:
+        super().__init__()
         self.path = str(path)
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else "sqlite://:memory:"
         if self.path != ":memory:":
@@ -90,7 +80,6 @@ class SQLiteStore(
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         self._lock = threading.RLock()
-        self._scopes: dict[str, Scope] = {}
         self._decoded: dict[tuple[Any, ...], Revision] = {}
         self._pragmas(busy_timeout_ms)
 
@@ -119,7 +108,7 @@ class SQLiteStore(
             else:
                 self._conn.execute("COMMIT")
 
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
@@ -127,92 +116,45 @@ class SQLiteStore(
         with self._lock:
             self._conn.close()
 
-    def migrate(self) -> list[str]:
-        applied: list[str] = []
-        with self._write() as c:
-            c.execute(
-                "CREATE TABLE IF NOT EXISTS _migrations"
-                " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-        for name, sql in load_migrations("sqlite"):
-            with self._write() as c:
-                if c.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
-                    continue
-                try:
-                    for statement in split_statements(sql):
-                        c.execute(statement)
-                except sqlite3.Error as exc:
-                    raise MigrationError(f"migration {name} failed: {exc}") from exc
-                c.execute("INSERT INTO _migrations VALUES (?, ?)", (name, iso(now_utc())))
-                applied.append(name)
-        return applied
+    def _run_script(self, c: sqlite3.Connection, sql: str) -> None:
+        for statement in split_statements(sql):
+            c.execute(statement)
 
-    def migrations(self) -> list[str]:
-        return [r[0] for r in self._read("SELECT name FROM _migrations ORDER BY name")]
+    def integrity_check(self) -> str:
+        return str(self._read("PRAGMA integrity_check")[0][0])
 
-    def _scope(self, key: str) -> Scope:
-        scope = self._scopes.get(key)
-        if scope is None:
-            scope = Scope.parse(key)
-            self._scopes[key] = scope
-        return scope
+    # -- raw tables, for copying a brain elsewhere (reverie.store.copy) -------------------------
 
-    # -- episodes ---------------------------------------------------------------------------
+    def tables(self) -> list[tuple[str, str | None]]:
+        """``(name, sql)`` of every table in the database file, shadow tables included."""
+        return self._read("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
 
-    def append(self, episodes: Sequence[Episode]) -> list[Episode]:
-        unique = self._dedupe_batch(episodes)
-        with self._write() as c:
-            existing = self._existing(c, unique)
-            fresh = [e for e in unique if e.id not in existing]
-            return self._insert_episodes(c, fresh)
+    def columns(self, table: str) -> list[str]:
+        """The column names of ``table``, in order."""
+        return [r[1] for r in self._read(f'PRAGMA table_info("{table}")')]
 
-    @staticmethod
-    def _dedupe_batch(episodes: Sequence[Episode]) -> list[Episode]:
-        seen: dict[str, Episode] = {}
-        for ep in episodes:
-            prior = seen.get(ep.id)
-            if prior is None:
-                seen[ep.id] = ep
-            elif prior.fingerprint() != ep.fingerprint():
-                raise Conflict(
-                    f"episode id {ep.id} appears twice in one batch with different content"
-                )
-        return list(seen.values())
+    def rows(self, table: str, columns: Sequence[str], batch: int = 5000) -> Iterator[Any]:
+        """Every row of ``table`` (``columns`` only), read ``batch`` at a time."""
+        names = ", ".join(f'"{name}"' for name in columns)
+        with self._lock:
+            cursor = self._conn.execute(f'SELECT {names} FROM "{table}"')
+            while chunk := cursor.fetchmany(batch):
+                yield from chunk
 
-    def _existing(self, c: sqlite3.Connection, episodes: Sequence[Episode]) -> dict[str, Episode]:
-        wanted = {e.id: e for e in episodes}
-        found: dict[str, Episode] = {}
-        conflicts: list[str] = []
-        for chunk in chunks(list(wanted)):
-            marks = ",".join("?" * len(chunk))
-            rows = c.execute(
-                f"SELECT {EPISODE_COLUMNS}, fingerprint FROM episodes WHERE id IN ({marks})", chunk
-            ).fetchall()
-            for row in rows:
-                if row[-1] != wanted[row[1]].fingerprint():
-                    conflicts.append(row[1])
-                found[row[1]] = self._episode_from_row(row[:-1])
-        if conflicts:
-            raise Conflict(
-                f"episode ids already stored with different content: {', '.join(conflicts[:10])}",
-            )
-        return found
+    # -- what only SQLite does: seq, FTS5 ----------------------------------------------------
 
-    def _insert_episodes(self, c: sqlite3.Connection, episodes: Sequence[Episode]) -> list[Episode]:
-        if not episodes:
-            return []
-        scopes = {e.scope for e in episodes}
-        self._ensure_scopes(c, scopes)
-        tokens = {s: scope_token(s.key) for s in scopes}
+    def _store_episodes(
+        self, c: sqlite3.Connection, episodes: Sequence[Episode], at: datetime
+    ) -> list[Episode]:
+        tokens = {s: scope_token(s.key) for s in {e.scope for e in episodes}}
         row = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'").fetchone()
         base = row[0] if row else 0
-        inserted_at = iso(now_utc())
         stored = list(episodes)
         for i, e in enumerate(stored):
             e.seq = base + i + 1  # the caller's object gets its store-assigned seq
         c.executemany(
-            "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [self._episode_row(e, inserted_at) for e in stored],
+            f"INSERT INTO episodes ({INSERT_COLUMNS}) VALUES ({marks(19)})",
+            [episode_row(e, self.dialect, at) for e in stored],
         )
         c.executemany(
             "INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)",
@@ -220,129 +162,31 @@ class SQLiteStore(
         )
         return stored
 
-    def _ensure_scopes(self, c: sqlite3.Connection, scopes: Iterable[Scope]) -> None:
-        now = iso(now_utc())
-        c.executemany(
-            "INSERT OR IGNORE INTO scopes VALUES (?,?,?,?,?)",
-            [(s.key, s.tenant, s.agent, s.user, now) for s in scopes],
+    def _index_page(
+        self, c: sqlite3.Connection, rid: int, scope: Scope, rev: Revision, fresh: bool
+    ) -> None:
+        if not fresh:
+            c.execute("DELETE FROM pages_fts WHERE rowid = ?", (rid,))
+        c.execute(
+            "INSERT INTO pages_fts(rowid, scope, status, title, body) VALUES (?,?,?,?,?)",
+            (rid, scope_token(scope.key), str(rev.status), rev.title, rev.body),
         )
 
-    @staticmethod
-    def _episode_row(e: Episode, inserted_at: str | None) -> tuple[Any, ...]:
-        return (
-            e.seq,
-            e.id,
-            e.scope.key,
-            e.session_id,
-            iso(e.created_at),
-            e.situation,
-            e.action,
-            str(e.outcome),
-            e.outcome_details,
-            e.error,
-            e.lesson,
-            e.importance,
-            e.category,
-            json.dumps(e.tools) if e.tools else "[]",
-            json.dumps(e.entities) if e.entities else "[]",
-            json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
-            e.fingerprint(),
-            None,
-            inserted_at,
-        )
+    # -- leases: read, then write, under the database's one write lock -------------------------
 
-    def _episode_from_row(self, r: Sequence[Any]) -> Episode:
-        return Episode.model_construct(
-            seq=r[0],
-            id=r[1],
-            scope=self._scope(r[2]),
-            session_id=r[3],
-            created_at=datetime.fromisoformat(r[4]),
-            situation=r[5],
-            action=r[6],
-            outcome=Outcome(r[7]),
-            outcome_details=r[8],
-            error=r[9],
-            lesson=r[10],
-            importance=r[11],
-            category=r[12],
-            tools=json.loads(r[13]),
-            entities=json.loads(r[14]),
-            metadata=json.loads(r[15]),
-            consolidated_in=r[16],
-        )
+    def acquire_lease(self, scope: Scope, owner: str, ttl: float, now: datetime) -> Lease | None:
+        with self._write() as c:
+            self._ensure_scopes(c, [scope], now)
+            row = _take(c, scope.key, owner, ttl, now)
+        return self._lease(row) if row else None
 
-    def episode(self, episode_id: str) -> Episode:
-        rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,))
-        if not rows:
-            raise NotFound(f"no episode {episode_id}")
-        return self._episode_from_row(rows[0])
+    def claim_due(self, owner: str, ttl: float, now: datetime, limit: int = 1) -> list[Lease]:
+        with self._write() as c:
+            due = [r[0] for r in c.execute(_DUE, (self.dialect.lease_ts(now), limit)).fetchall()]
+            rows = [_take(c, key, owner, ttl, now) for key in due]
+        return [self._lease(r) for r in rows if r is not None]
 
-    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
-        ids = list(dict.fromkeys(episode_ids))
-        found: list[Episode] = []
-        for chunk in chunks(ids):
-            marks = ",".join("?" * len(chunk))
-            rows = self._read(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk
-            )
-            found += [self._episode_from_row(r) for r in rows]
-        return sorted(found, key=lambda e: e.seq or 0)
-
-    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
-        ids = list(dict.fromkeys(episode_ids))
-        firsts = [
-            row[0]
-            for chunk in chunks(ids)
-            for row in self._read(
-                f"SELECT min(inserted_at) FROM episodes WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-            if row[0] is not None
-        ]
-        return min(map(datetime.fromisoformat, firsts)) if firsts else None
-
-    def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
-        rows = self._read(
-            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? AND seq > ?"
-            " AND consolidated_in IS NULL ORDER BY seq LIMIT ?",
-            (scope.key, after_seq, limit),
-        )
-        return [self._episode_from_row(r) for r in rows]
-
-    def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]:
-        rows = self._read(
-            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? ORDER BY seq DESC LIMIT ?",
-            (scope.key, limit),
-        )
-        return [self._episode_from_row(r) for r in rows]
-
-    def marked(self, cycle_id: str) -> list[int]:
-        rows = self._read(
-            "SELECT seq FROM episodes WHERE consolidated_in = ? ORDER BY seq", (cycle_id,)
-        )
-        return [r[0] for r in rows]
-
-    # -- pages ------------------------------------------------------------------------------
-
-    _PAGE_SELECT = (
-        "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
-        + ", ".join("r." + c.strip() for c in REVISION_COLUMNS.split(","))
-        + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
-    )
-
-    def _page_from_row(self, r: Sequence[Any]) -> Page:
-        return self._page(r, self._revision_from_row(r[5:]))
-
-    def _page(self, r: Sequence[Any], revision: Revision) -> Page:
-        return Page.model_construct(
-            id=r[0],
-            scope=self._scope(r[1]),
-            topic_key=r[2],
-            created_at=datetime.fromisoformat(r[3]),
-            updated_at=datetime.fromisoformat(r[4]),
-            revision=revision,
-        )
+    # -- pages, as recall reads them ---------------------------------------------------------
 
     _LEAN_PAGE_SELECT = (
         "SELECT p.rid, r.rowid, p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
@@ -362,10 +206,8 @@ class SQLiteStore(
         # (it is bounded), and another thread may clear it too, mid-read.
         known = {rowid: self._decoded.get(key) for rowid, key in keys.items()}
         claims: dict[int, str] = {}
-        for chunk in chunks([rowid for rowid, rev in known.items() if rev is None]):
-            sql = (
-                f"SELECT rowid, claims FROM revisions WHERE rowid IN ({','.join('?' * len(chunk))})"
-            )
+        for chunk in _chunks([rowid for rowid, rev in known.items() if rev is None]):
+            sql = f"SELECT rowid, claims FROM revisions WHERE rowid IN ({marks(len(chunk))})"
             claims.update(self._read(sql, chunk))
         pages: dict[int, Page] = {}
         for r in rows:
@@ -373,7 +215,7 @@ class SQLiteStore(
             if revision is None:
                 lean = r[7:]
                 full = (*lean[:CLAIMS_AT], claims[r[1]], *lean[CLAIMS_AT:])
-                revision = self._remember(keys[r[1]], decode_revision(full))
+                revision = self._remember(keys[r[1]], decode_revision(self.dialect, full))
             pages[r[0]] = self._page(r[2:], revision)
         return pages
 
@@ -386,7 +228,7 @@ class SQLiteStore(
         """
         key = tuple(r)
         cached = self._decoded.get(key)
-        return self._remember(key, decode_revision(r)) if cached is None else cached
+        return self._remember(key, decode_revision(self.dialect, r)) if cached is None else cached
 
     def _remember(self, key: tuple[Any, ...], revision: Revision) -> Revision:
         if len(self._decoded) >= _DECODED_REVISIONS:
@@ -394,86 +236,20 @@ class SQLiteStore(
         self._decoded[key] = revision
         return revision
 
-    def page(self, page_id: str) -> Page:
-        rows = self._read(self._PAGE_SELECT + " WHERE p.id = ?", (page_id,))
-        if not rows:
-            raise NotFound(f"no page {page_id}")
-        return self._page_from_row(rows[0])
-
-    def pages(self, scope: Scope, statuses: Iterable[str] | None = None) -> list[Page]:
-        sql = self._PAGE_SELECT + " WHERE p.scope_key = ?"
-        params: list[Any] = [scope.key]
-        if statuses is not None:
-            wanted = list(statuses)
-            sql += f" AND p.status IN ({','.join('?' * len(wanted))})"
-            params += wanted
-        return [self._page_from_row(r) for r in self._read(sql + " ORDER BY p.rid", params)]
-
-    def pages_by_topic(self, scope: Scope, topic_keys: Iterable[str]) -> dict[str, Page]:
-        found: dict[str, Page] = {}
-        for chunk in chunks(list(dict.fromkeys(topic_keys))):
-            sql = (
-                self._PAGE_SELECT
-                + f" WHERE p.scope_key = ? AND p.topic_key IN ({','.join('?' * len(chunk))})"
-            )
-            for row in self._read(sql, [scope.key, *chunk]):
-                page = self._page_from_row(row)
-                found[page.topic_key] = page
-        return found
-
-    def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]:
-        """Per episode of ``episode_ids``: the active pages of ``scope`` whose current revision
-        cites it (recall answers an episode's situation with its page's lesson)."""
-        found: dict[str, list[str]] = {}
-        for chunk in chunks(list(dict.fromkeys(episode_ids))):
-            sql = (
-                "SELECT c.episode_id, p.id FROM citations c JOIN pages p ON p.id = c.page_id"
-                " AND c.revision = p.current_revision WHERE p.scope_key = ?"
-                f" AND p.status = 'active' AND c.episode_id IN ({','.join('?' * len(chunk))})"
-                " ORDER BY c.episode_id, p.id"
-            )
-            for episode_id, page_id in self._read(sql, [scope.key, *chunk]):
-                found.setdefault(episode_id, []).append(page_id)
-        return found
-
     def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
-        """Issue 3: the pages of ``scope`` among ``page_ids``, in one read per 500 ids."""
+        """The pages of ``scope`` among ``page_ids``, in one read per 500 ids, claims decoded only
+        for revisions not decoded before."""
         found: dict[str, Page] = {}
-        for chunk in chunks(list(dict.fromkeys(page_ids))):
-            where = f" WHERE p.scope_key = ? AND p.id IN ({','.join('?' * len(chunk))})"
-            found.update((p.id, p) for p in self._lean_pages(where, [scope.key, *chunk]).values())
+        for where, params in self.dialect.members("p.id", list(dict.fromkeys(page_ids))):
+            found.update(
+                (p.id, p)
+                for p in self._lean_pages(
+                    f" WHERE p.scope_key = ? AND {where}", [scope.key, *params]
+                ).values()
+            )
         return found
 
-    def revisions(self, page_id: str) -> list[Revision]:
-        rows = self._read(
-            f"SELECT {REVISION_COLUMNS} FROM revisions WHERE page_id = ? ORDER BY number",
-            (page_id,),
-        )
-        if not rows:
-            raise NotFound(f"no page {page_id}")
-        return [self._revision_from_row(r) for r in rows]
-
-    def revision(self, page_id: str, number: int) -> Revision:
-        """One revision of a page, decoded alone (``revisions`` decodes them all)."""
-        rows = self._read(
-            f"SELECT {REVISION_COLUMNS} FROM revisions WHERE page_id = ? AND number = ?",
-            (page_id, number),
-        )
-        if not rows:
-            raise NotFound(f"no revision {number} of page {page_id}")
-        return self._revision_from_row(rows[0])
-
-    def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
-        """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``'s pages,
-        nothing decoded: what an integrity check compares across time."""
-        rows = self._read(
-            "SELECT r.page_id, r.number, r.hash, r.author, r.cycle_id FROM revisions r"
-            " JOIN pages p ON p.id = r.page_id WHERE p.scope_key = ? ORDER BY r.page_id, r.number",
-            (scope.key,),
-        )
-        return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
-
-    # -- search -----------------------------------------------------------------------------
+    # -- search: FTS5 BM25, scope token inside the MATCH -------------------------------------
 
     @staticmethod
     def _match(scope: Scope, column: str, terms: Sequence[str]) -> str:
@@ -532,9 +308,9 @@ class SQLiteStore(
             ranked = self._ranked_scoped(scope, terms, limit, window)
         if not ranked:
             return []
-        marks = ",".join("?" * len(ranked))
         rows = self._read(
-            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq IN ({marks}) AND scope_key = ?",
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq IN ({marks(len(ranked))})"
+            " AND scope_key = ?",
             [*(seq for seq, _ in ranked), scope.key],
         )
         found = {r[0]: self._episode_from_row(r) for r in rows}
@@ -590,124 +366,36 @@ class SQLiteStore(
             (self._any_of("body", terms), low, high, limit),
         )
 
-    # -- cycles -----------------------------------------------------------------------------
 
-    def checkpoint(self, scope: Scope) -> int:
-        rows = self._read("SELECT seq FROM checkpoints WHERE scope_key = ?", (scope.key,))
-        return int(rows[0][0]) if rows else 0
+def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
-    def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:
-        found: dict[str, Strength] = {}
-        for chunk in chunks(list(dict.fromkeys(page_ids))):
-            rows = self._read(
-                "SELECT o.page_id, sum(o.episodes), count(*), max(o.last_seen) FROM observations o"
-                " JOIN cycles c ON c.id = o.cycle_id WHERE c.undone_at IS NULL"
-                f" AND o.page_id IN ({','.join('?' * len(chunk))}) GROUP BY o.page_id",
-                chunk,
-            )
-            for page_id, episodes, cycles, last in rows:
-                found[page_id] = Strength(page_id, episodes, cycles, datetime.fromisoformat(last))
-        return found
 
-    def journal(self, scope: Scope, limit: int = 50) -> list[JournalEntry]:
-        rows = self._read(
-            "SELECT cycle_id, created_at, text FROM journal WHERE scope_key = ?"
-            " ORDER BY n DESC LIMIT ?",
-            (scope.key, limit),
+def _take(
+    c: sqlite3.Connection, key: str, owner: str, ttl: float, now: datetime
+) -> Sequence[Any] | None:
+    """Lease ``key`` to ``owner`` if it is free, expired or already ``owner``'s (the
+    compare-and-set, inside the caller's write transaction); the lease row, or None."""
+    at, until = lease_time(now), lease_time(now + timedelta(seconds=ttl))
+    row = c.execute(
+        "SELECT owner, token, acquired_at, expires_at FROM leases WHERE scope_key = ?", (key,)
+    ).fetchone()
+    if row is None:
+        c.execute("INSERT INTO leases VALUES (?, ?, 1, ?, ?, ?)", (key, owner, at, at, until))
+        return (key, owner, 1, at, until)
+    held_by, token, acquired, expires = row
+    if held_by == owner and expires > at:  # renewal by the live holder
+        c.execute(
+            "UPDATE leases SET heartbeat_at = ?, expires_at = ? WHERE scope_key = ?",
+            (at, until, key),
         )
-        return [
-            JournalEntry(scope, r[0], datetime.fromisoformat(r[1]), r[2]) for r in reversed(rows)
-        ]
-
-    _CYCLE_SELECT = (
-        "SELECT id, scope_key, status, started_at, finished_at, checkpoint_before,"
-        " checkpoint_after,"
-        " report, undone_at FROM cycles"
+        return (key, owner, token, acquired, until)
+    if expires > at:
+        return None
+    c.execute(
+        "UPDATE leases SET owner = ?, token = ?, acquired_at = ?, heartbeat_at = ?,"
+        " expires_at = ? WHERE scope_key = ?",
+        (owner, token + 1, at, at, until, key),
     )
-
-    def _cycle_from_row(self, r: Sequence[Any]) -> Cycle:
-        return Cycle(
-            id=r[0],
-            scope=self._scope(r[1]),
-            status=CycleStatus(r[2]),
-            started_at=datetime.fromisoformat(r[3]),
-            finished_at=parse_dt(r[4]),
-            checkpoint_before=r[5],
-            checkpoint_after=r[6],
-            report=CycleReport.model_validate_json(r[7]),
-            undone_at=parse_dt(r[8]),
-        )
-
-    def cycle(self, cycle_id: str) -> Cycle:
-        rows = self._read(self._CYCLE_SELECT + " WHERE id = ?", (cycle_id,))
-        if not rows:
-            raise NotFound(f"no cycle {cycle_id}")
-        return self._cycle_from_row(rows[0])
-
-    def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]:
-        if scope is None:
-            rows = self._read(self._CYCLE_SELECT + " ORDER BY n DESC LIMIT ?", (limit,))
-        else:
-            rows = self._read(
-                self._CYCLE_SELECT + " WHERE scope_key = ? ORDER BY n DESC LIMIT ?",
-                (scope.key, limit),
-            )
-        return [self._cycle_from_row(r) for r in rows]
-
-    def cycles_after(self, cycle_id: str) -> list[Cycle]:
-        """Cycles of the same scope recorded after ``cycle_id``, oldest first."""
-        rows = self._read(
-            self._CYCLE_SELECT + " WHERE scope_key = (SELECT scope_key FROM cycles WHERE id = ?)"
-            " AND n > (SELECT n FROM cycles WHERE id = ?) ORDER BY n",
-            (cycle_id, cycle_id),
-        )
-        return [self._cycle_from_row(r) for r in rows]
-
-    def scopes(self) -> list[Scope]:
-        return [
-            self._scope(r[0]) for r in self._read("SELECT scope_key FROM scopes ORDER BY scope_key")
-        ]
-
-    def pending_scopes(self) -> list[Scope]:
-        """Scopes with episodes past their checkpoint that no cycle has consolidated."""
-        rows = self._read(
-            "SELECT s.scope_key FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
-            " WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
-            " AND e.seq > COALESCE(c.seq, 0) AND e.consolidated_in IS NULL) ORDER BY s.scope_key"
-        )
-        return [self._scope(r[0]) for r in rows]
-
-    def stats(self, scope: Scope | None = None) -> StoreStats:
-        where, params = ("WHERE scope_key = ?", [scope.key]) if scope else ("", [])
-        ep = self._read(f"SELECT count(*), count(consolidated_in) FROM episodes {where}", params)[0]
-        pg = self._read(
-            f"SELECT count(*), coalesce(sum(status = 'active'), 0) FROM pages {where}", params
-        )[0]
-        rev_where = "WHERE page_id IN (SELECT id FROM pages WHERE scope_key = ?)" if scope else ""
-        revs = self._read(f"SELECT count(*) FROM revisions {rev_where}", params)[0][0]
-        cyc = self._read(f"SELECT count(*) FROM cycles {where}", params)[0][0]
-        return StoreStats(
-            episodes=ep[0],
-            consolidated=ep[1],
-            pages=pg[0],
-            active_pages=pg[1],
-            revisions=revs,
-            cycles=cyc,
-            checkpoint=self.checkpoint(scope) if scope else 0,
-            **self._model_cost(where, params),
-        )
-
-    _COST_FIELDS = ("model_calls", "cache_hits", "input_tokens", "output_tokens", "model_latency_s")
-
-    def _model_cost(self, where: str, params: list[str]) -> dict[str, Any]:
-        """Model cost summed over the recorded cycles' reports (issue 4)."""
-        sums = ", ".join(
-            f"coalesce(sum(json_extract(report, '$.{f}')), 0)" for f in self._COST_FIELDS
-        )
-        row = self._read(f"SELECT {sums} FROM cycles {where}", params)[0]
-        cost: dict[str, Any] = dict(zip(self._COST_FIELDS, row, strict=True))
-        cost["model_latency_s"] = round(float(cost["model_latency_s"]), 6)
-        return cost
-
-    def integrity_check(self) -> str:
-        return str(self._read("PRAGMA integrity_check")[0][0])
+    return (key, owner, token + 1, at, until)

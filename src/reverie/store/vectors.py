@@ -6,31 +6,31 @@ without them still serves the lexical path (DESIGN invariant 8), and recall chec
 float32 blobs (``numpy.ndarray.tobytes``), L2-normalised by the embedder.
 
 Writes here are derived data, not cycle state: they never join a cycle's transaction, are
-idempotent (``INSERT OR IGNORE``) and can be rebuilt from episodes and revisions.
+idempotent (``ON CONFLICT DO NOTHING``) and can be rebuilt from episodes and revisions.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from reverie.models import Episode, Scope
+from reverie.store.base import NearestNeighbours, VectorStore
+from reverie.store.sql.base import SQLBase
+from reverie.store.sql.rows import EPISODE_COLUMNS
 
 __all__ = [
     "EMBED_CHARS",
     "NearestNeighbours",
-    "SQLiteVectorsMixin",
     "VectorRow",
     "VectorStore",
     "VectorUnit",
+    "VectorsSQL",
     "embedded_text",
     "vector_rows_query",
 ]
 
-_CHUNK = 500
 EMBED_CHARS = 1000
 """Only the start of a long episode is embedded (the model reads 128 word pieces anyway)."""
 
@@ -64,7 +64,6 @@ class VectorRow:
 
 
 def vector_rows_query(
-    placeholder: str,
     scope: Scope,
     model: str,
     after: int,
@@ -72,133 +71,58 @@ def vector_rows_query(
     kind: str | None = None,
     newest: int | None = None,
 ) -> tuple[str, list[Any]]:
-    """The SQL and parameters of :meth:`VectorStore.vector_rows` for a backend whose placeholder
-    is ``placeholder``; with ``newest`` the rows come newest first (the caller reverses them)."""
-    p = placeholder
+    """The SQL and parameters of :meth:`VectorStore.vector_rows`; with ``newest`` the rows come
+    newest first (the caller reverses them)."""
     sql = (
         "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
         " ON e.model = u.model AND e.hash = u.hash"
-        f" WHERE u.scope_key = {p} AND u.model = {p} AND u.n > {p}"
+        " WHERE u.scope_key = ? AND u.model = ? AND u.n > ?"
     )
     params: list[Any] = [scope.key, model, after]
     if kind is not None:
-        sql += f" AND u.kind = {p}"
+        sql += " AND u.kind = ?"
         params.append(kind)
     if newest is None:
         return sql + " ORDER BY u.n", params
-    return sql + f" ORDER BY u.n DESC LIMIT {p}", [*params, newest]
+    return sql + " ORDER BY u.n DESC LIMIT ?", [*params, newest]
 
 
-@runtime_checkable
-class VectorStore(Protocol):
+class VectorsSQL(SQLBase):
+    """:class:`VectorStore` in the SQL both backends share (migration 0003); the dialect turns
+    blobs into the backend's vector type and back."""
+
+    def _ensure_vector_index(self, c: Any, dim: int) -> None:
+        """Prepare the index for vectors of ``dim`` dimensions (PostgreSQL's HNSW)."""
+
     def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
-        """The cached vectors of ``model`` for those of ``hashes`` that have one."""
-        ...
+        found: dict[str, bytes] = {}
+        out = self.dialect.vector_out
+        for where, params in self.dialect.members("hash", list(dict.fromkeys(hashes))):
+            rows = self._read(
+                f"SELECT hash, vector FROM embeddings WHERE model = ? AND {where}", [model, *params]
+            )
+            found.update((r[0], out(r[1])) for r in rows)
+        return found
 
     def vectors_put(
         self, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
     ) -> None:
-        """Cache ``vectors`` (hash → blob) and record ``units``: idempotent, one transaction."""
-        ...
-
-    def vector_rows(
-        self,
-        scope: Scope,
-        model: str,
-        after: int,
-        *,
-        kind: str | None = None,
-        newest: int | None = None,
-    ) -> list[VectorRow]:
-        """Units of ``scope`` for ``model`` with ``n > after``, with vectors, ``n`` ascending;
-        only those of ``kind`` when given, only the last ``newest`` of them when given."""
-        ...
-
-    def unit_vectors(
-        self, scope: Scope, model: str, kind: str, refs: Sequence[str]
-    ) -> dict[str, bytes]:
-        """The vectors of those units of ``kind`` among ``refs`` that are embedded (by ref)."""
-        ...
-
-    def unembedded_episodes(self, scope: Scope, model: str, limit: int) -> list[Episode]:
-        """Episodes of ``scope`` past the newest one embedded for ``model``, by seq."""
-        ...
-
-
-@runtime_checkable
-class NearestNeighbours(Protocol):
-    """A store that answers vector queries itself (PostgreSQL: pgvector's HNSW index), so recall
-    asks it instead of loading the scope's vectors into memory (issue 8, point 2). Queries are
-    packed unit vectors; scores are cosine similarities, as in the in-memory index."""
-
-    def has_vectors(self, scope: Scope, model: str) -> bool:
-        """Whether any unit of ``scope`` is embedded with ``model``."""
-        ...
-
-    def vector_search(
-        self,
-        scope: Scope,
-        model: str,
-        query: bytes,
-        k: int,
-        kind: str,
-        *,
-        newest: int | None = None,
-    ) -> list[tuple[str, str, float]]:
-        """The ``k`` units of ``kind`` nearest ``query``: ``(kind, ref, cosine)``, best first;
-        with ``newest``, among the scope's last ``newest`` units of that kind embedded."""
-        ...
-
-    def vector_cosines(
-        self, scope: Scope, model: str, query: bytes, refs: Sequence[str], hashes: Sequence[str]
-    ) -> tuple[dict[str, float], dict[str, float]]:
-        """Cosine with ``query`` of the scope's episode units named in ``refs`` (by ref) and
-        of the embedded texts whose content hash is in ``hashes`` (by hash)."""
-        ...
-
-
-class _Host(Protocol):
-    """What the mixin needs from :class:`reverie.store.sqlite.SQLiteStore`."""
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
-
-    def _episode_from_row(self, r: Sequence[Any]) -> Episode: ...
-
-
-class SQLiteVectorsMixin:
-    """:class:`VectorStore` for :class:`reverie.store.sqlite.SQLiteStore` (migration 0003)."""
-
-    def vectors_get(self: _Host, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
-        found: dict[str, bytes] = {}
-        wanted = list(dict.fromkeys(hashes))
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
-            rows = self._read(
-                "SELECT hash, vector FROM embeddings WHERE model = ?"
-                f" AND hash IN ({','.join('?' * len(chunk))})",
-                [model, *chunk],
-            )
-            found.update((r[0], r[1]) for r in rows)
-        return found
-
-    def vectors_put(
-        self: _Host, model: str, vectors: dict[str, bytes], units: Sequence[VectorUnit]
-    ) -> None:
+        to_db = self.dialect.vector_in
         with self._write() as c:
+            for dim in sorted({len(blob) // 4 for blob in vectors.values()}):
+                self._ensure_vector_index(c, dim)
             c.executemany(
-                "INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)",
-                [(model, h, blob) for h, blob in vectors.items()],
+                "INSERT INTO embeddings VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                [(model, h, to_db(blob)) for h, blob in vectors.items()],
             )
             c.executemany(
-                "INSERT OR IGNORE INTO vector_units (scope_key, model, kind, ref, seq, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO vector_units (scope_key, model, kind, ref, seq, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [(u.scope.key, model, u.kind, u.ref, u.seq, u.hash) for u in units],
             )
 
     def vector_rows(
-        self: _Host,
+        self,
         scope: Scope,
         model: str,
         after: int,
@@ -206,28 +130,30 @@ class SQLiteVectorsMixin:
         kind: str | None = None,
         newest: int | None = None,
     ) -> list[VectorRow]:
-        sql, params = vector_rows_query("?", scope, model, after, kind=kind, newest=newest)
+        sql, params = vector_rows_query(scope, model, after, kind=kind, newest=newest)
         rows = self._read(sql, params)
-        return [VectorRow(*r) for r in (rows if newest is None else reversed(rows))]
+        out = self.dialect.vector_out
+        return [
+            VectorRow(n=r[0], kind=r[1], ref=r[2], hash=r[3], vector=out(r[4]))
+            for r in (rows if newest is None else reversed(rows))
+        ]
 
     def unit_vectors(
-        self: _Host, scope: Scope, model: str, kind: str, refs: Sequence[str]
+        self, scope: Scope, model: str, kind: str, refs: Sequence[str]
     ) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
-        for start in range(0, len(refs), _CHUNK):
-            chunk = list(refs[start : start + _CHUNK])
+        out = self.dialect.vector_out
+        for where, params in self.dialect.members("u.ref", list(refs)):
             rows = self._read(
                 "SELECT u.ref, e.vector FROM vector_units u JOIN embeddings e"
                 " ON e.model = u.model AND e.hash = u.hash WHERE u.model = ? AND u.kind = ?"
-                f" AND u.ref IN ({','.join('?' * len(chunk))}) AND u.scope_key = ?",
-                [model, kind, *chunk, scope.key],
+                f" AND {where} AND u.scope_key = ?",
+                [model, kind, *params, scope.key],
             )
-            found.update((r[0], r[1]) for r in rows)
+            found.update((r[0], out(r[1])) for r in rows)
         return found
 
-    def unembedded_episodes(self: _Host, scope: Scope, model: str, limit: int) -> list[Episode]:
-        from reverie.store.sqlite_rows import EPISODE_COLUMNS
-
+    def unembedded_episodes(self, scope: Scope, model: str, limit: int) -> list[Episode]:
         rows = self._read(
             f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE scope_key = ? AND seq >"
             " (SELECT coalesce(max(seq), 0) FROM vector_units"

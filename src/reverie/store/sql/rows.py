@@ -1,0 +1,118 @@
+"""Columns and row shapes every SQL module of the store shares: functions of values only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any
+
+from reverie.models import Episode, Revision, revision_meta
+from reverie.store.dialect import Dialect
+
+__all__ = [
+    "CLAIMS_AT",
+    "CYCLE_COLUMNS",
+    "EPISODE_COLUMNS",
+    "LEAN_REVISION_COLUMNS",
+    "REVISION_COLUMNS",
+    "episode_row",
+    "episode_search_text",
+    "fts_phrase",
+    "marks",
+    "prefixed",
+    "revision_row",
+    "scope_token",
+]
+
+EPISODE_COLUMNS = (
+    "seq, id, scope_key, session_id, created_at, situation, action, outcome, outcome_details,"
+    " error, lesson, importance, category, tools, entities, metadata, consolidated_in"
+)
+INSERT_COLUMNS = EPISODE_COLUMNS + ", fingerprint, inserted_at"
+"""The columns :func:`episode_row` fills, in its order."""
+REVISION_COLUMNS = (
+    "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
+    " superseded_by, cycle_id, author, reason, created_at, meta"
+)
+CLAIMS_AT = 5
+"""Where ``claims`` sits in :data:`REVISION_COLUMNS`."""
+LEAN_REVISION_COLUMNS = [c.strip() for c in REVISION_COLUMNS.split(",") if c.strip() != "claims"]
+"""Every revision column but the (possibly large) claims, in :data:`REVISION_COLUMNS` order."""
+CYCLE_COLUMNS = (
+    "id, scope_key, status, started_at, finished_at, checkpoint_before, checkpoint_after,"
+    " report, undone_at"
+)
+
+
+def prefixed(alias: str, columns: str) -> str:
+    """``columns`` (comma-separated) each qualified by the table ``alias``."""
+    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
+
+
+def marks(count: int) -> str:
+    """``count`` placeholders, comma-separated."""
+    return ",".join("?" * count)
+
+
+def scope_token(scope_key: str) -> str:
+    """An opaque FTS token that stands for one scope inside a MATCH expression."""
+    return "s" + hashlib.sha1(scope_key.encode("utf-8")).hexdigest()[:24]
+
+
+def fts_phrase(term: str) -> str:
+    """Quote one term for an FTS5 MATCH (no operator inside a term survives quoting)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def episode_search_text(e: Episode) -> str:
+    """What full-text search sees of an episode: its text plus category, tools and entities."""
+    extra = " ".join([e.category or "", *e.tools, *e.entities])
+    return f"{e.text}\n{extra}".strip()
+
+
+def episode_row(e: Episode, d: Dialect, inserted_at: datetime) -> tuple[Any, ...]:
+    """The values of :data:`INSERT_COLUMNS` for a new episode."""
+    return (
+        e.seq,
+        e.id,
+        e.scope.key,
+        e.session_id,
+        d.ts(e.created_at),
+        e.situation,
+        e.action,
+        str(e.outcome),
+        e.outcome_details,
+        e.error,
+        e.lesson,
+        e.importance,
+        e.category,
+        json.dumps(e.tools) if e.tools else "[]",
+        json.dumps(e.entities) if e.entities else "[]",
+        json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
+        None,  # a new episode is unconsolidated: only a commit marks it
+        e.fingerprint(),
+        d.ts(inserted_at),
+    )
+
+
+def revision_row(rev: Revision, d: Dialect) -> tuple[Any, ...]:
+    """The values of :data:`REVISION_COLUMNS` for a new revision."""
+    return (
+        rev.page_id,
+        rev.number,
+        rev.hash,
+        rev.title,
+        str(rev.kind),
+        json.dumps([cl.stored() for cl in rev.claims], ensure_ascii=False),
+        rev.confidence,
+        str(rev.status),
+        d.ts(rev.valid_from),
+        d.ts(rev.valid_until),
+        rev.superseded_by,
+        rev.cycle_id,
+        rev.author,
+        rev.reason,
+        d.ts(rev.created_at),
+        revision_meta(rev),
+    )

@@ -1,0 +1,330 @@
+"""The store contract implemented once, in SQL both backends run (see :mod:`reverie.store.sql`).
+
+Reads take a scope or an id and filter inside the query. Lists of ids go through
+:meth:`~reverie.store.dialect.Dialect.members`, so SQLite reads them in chunks and PostgreSQL
+in one statement; results that must come out in an order are put in order here, not by the
+chunking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from reverie.errors import Conflict, MigrationError, NotFound
+from reverie.models import Cycle, Episode, Page, Revision, Scope
+from reverie.store.base import JournalEntry, StoreStats, Strength
+from reverie.store.cumulative import CumulativeSQL
+from reverie.store.keys_cache import KeysCacheSQL
+from reverie.store.leases import LeasesSQL
+from reverie.store.migrations import load_migrations
+from reverie.store.plans import PlansSQL
+from reverie.store.sql.commit import CommitSQL
+from reverie.store.sql.rows import CYCLE_COLUMNS, EPISODE_COLUMNS, REVISION_COLUMNS, prefixed
+from reverie.store.vectors import VectorsSQL
+
+__all__ = ["SQLStore", "dedupe_batch"]
+
+PAGE_SELECT = (
+    "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
+    + prefixed("r", REVISION_COLUMNS)
+    + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
+)
+"""A page with its current revision: what :meth:`SQLBase._page_from_row` decodes."""
+_CYCLE_SELECT = f"SELECT {CYCLE_COLUMNS} FROM cycles"
+_COST_FIELDS = ("model_calls", "cache_hits", "input_tokens", "output_tokens", "model_latency_s")
+
+
+def dedupe_batch(episodes: Sequence[Episode]) -> list[Episode]:
+    """``episodes`` with repeats of one id dropped; the same id with other content conflicts."""
+    seen: dict[str, Episode] = {}
+    for ep in episodes:
+        prior = seen.get(ep.id)
+        if prior is None:
+            seen[ep.id] = ep
+        elif prior.fingerprint() != ep.fingerprint():
+            raise Conflict(f"episode id {ep.id} appears twice in one batch with different content")
+    return list(seen.values())
+
+
+class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, CumulativeSQL):
+    """A :class:`reverie.store.base.Store` over any SQL backend; subclasses add the connection,
+    ``seq`` assignment, text indexing and search."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def migrate(self) -> list[str]:
+        """Apply pending migrations in order, each in a transaction of its own; the names
+        applied."""
+        with self._write() as c:
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations"
+                f" (name TEXT PRIMARY KEY, applied_at {self.dialect.time_type} NOT NULL)"
+            )
+        applied = [
+            name
+            for name, sql in load_migrations(self.dialect.name)
+            if self._apply_migration(name, sql)
+        ]
+        self._after_migrate()
+        return applied
+
+    def _apply_migration(self, name: str, sql: str) -> bool:
+        with self._write() as c:
+            self._lock_for_migration(c)
+            if c.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                return False
+            try:
+                self._run_script(c, sql)
+            except self.dialect.errors as exc:
+                raise MigrationError(f"migration {name} failed: {exc}") from exc
+            c.execute("INSERT INTO _migrations VALUES (?, CURRENT_TIMESTAMP)", (name,))
+        return True
+
+    def _lock_for_migration(self, c: Any) -> None:
+        """Keep two processes from migrating at once (SQLite's write lock already does)."""
+
+    def _run_script(self, c: Any, sql: str) -> None:
+        raise NotImplementedError
+
+    def _after_migrate(self) -> None:
+        """What the connection needs once the schema is in place."""
+
+    def migrations(self) -> list[str]:
+        return [r[0] for r in self._read("SELECT name FROM _migrations ORDER BY name")]
+
+    # -- episodes ---------------------------------------------------------------------------
+
+    def append(self, episodes: Sequence[Episode]) -> list[Episode]:
+        unique = dedupe_batch(episodes)
+        if not unique:
+            return []
+        with self._write() as c:
+            existing = self._existing(c, unique)
+            return self._insert_episodes(c, [e for e in unique if e.id not in existing])
+
+    def _episodes_where(self, where: str, params: Sequence[Any]) -> list[Episode]:
+        rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
+        return [self._episode_from_row(r) for r in rows]
+
+    def episode(self, episode_id: str) -> Episode:
+        found = self._episodes_where("id = ?", (episode_id,))
+        if not found:
+            raise NotFound(f"no episode {episode_id}")
+        return found[0]
+
+    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
+        found: list[Episode] = []
+        for where, params in self.dialect.members("id", list(dict.fromkeys(episode_ids))):
+            found += self._episodes_where(where, params)
+        return sorted(found, key=lambda e: e.seq or 0)
+
+    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
+        firsts = [
+            self.dialect.at(row[0])
+            for where, params in self.dialect.members("id", list(dict.fromkeys(episode_ids)))
+            for row in self._read(f"SELECT min(inserted_at) FROM episodes WHERE {where}", params)
+            if row[0] is not None
+        ]
+        return min(firsts) if firsts else None
+
+    def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
+        return self._episodes_where(
+            "scope_key = ? AND seq > ? AND consolidated_in IS NULL ORDER BY seq LIMIT ?",
+            (scope.key, after_seq, limit),
+        )
+
+    def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]:
+        return self._episodes_where("scope_key = ? ORDER BY seq DESC LIMIT ?", (scope.key, limit))
+
+    def marked(self, cycle_id: str) -> list[int]:
+        rows = self._read(
+            "SELECT seq FROM episodes WHERE consolidated_in = ? ORDER BY seq", (cycle_id,)
+        )
+        return [r[0] for r in rows]
+
+    # -- pages ------------------------------------------------------------------------------
+
+    def page(self, page_id: str) -> Page:
+        rows = self._read(PAGE_SELECT + " WHERE p.id = ?", (page_id,))
+        if not rows:
+            raise NotFound(f"no page {page_id}")
+        return self._page_from_row(rows[0])
+
+    def pages(self, scope: Scope, statuses: Iterable[str] | None = None) -> list[Page]:
+        sql, params = PAGE_SELECT + " WHERE p.scope_key = ?", [scope.key]
+        if statuses is not None:
+            wanted = list(statuses)
+            sql += f" AND p.status IN ({','.join('?' * len(wanted))})"
+            params += wanted
+        return [self._page_from_row(r) for r in self._read(sql + " ORDER BY p.rid", params)]
+
+    def _pages_where(self, scope: Scope, column: str, values: Iterable[str]) -> list[Page]:
+        pages: list[Page] = []
+        for where, params in self.dialect.members(f"p.{column}", list(dict.fromkeys(values))):
+            rows = self._read(
+                PAGE_SELECT + f" WHERE p.scope_key = ? AND {where}", [scope.key, *params]
+            )
+            pages += map(self._page_from_row, rows)
+        return pages
+
+    def pages_by_topic(self, scope: Scope, topic_keys: Iterable[str]) -> dict[str, Page]:
+        return {p.topic_key: p for p in self._pages_where(scope, "topic_key", topic_keys)}
+
+    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
+        """The pages of ``scope`` among ``page_ids``."""
+        return {p.id: p for p in self._pages_where(scope, "id", page_ids)}
+
+    def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Per episode of ``episode_ids``: the active pages of ``scope`` whose current revision
+        cites it (recall answers an episode's situation with its page's lesson)."""
+        rows: list[Any] = []
+        for where, params in self.dialect.members("c.episode_id", list(dict.fromkeys(episode_ids))):
+            rows += self._read(
+                "SELECT c.episode_id, p.id FROM citations c JOIN pages p ON p.id = c.page_id"
+                " AND c.revision = p.current_revision WHERE p.scope_key = ?"
+                f" AND p.status = 'active' AND {where}",
+                [scope.key, *params],
+            )
+        found: dict[str, list[str]] = {}
+        for episode_id, page_id in sorted(rows):
+            found.setdefault(episode_id, []).append(page_id)
+        return found
+
+    def revisions(self, page_id: str) -> list[Revision]:
+        rows = self._read(
+            f"SELECT {REVISION_COLUMNS} FROM revisions WHERE page_id = ? ORDER BY number",
+            (page_id,),
+        )
+        if not rows:
+            raise NotFound(f"no page {page_id}")
+        return [self._revision_from_row(r) for r in rows]
+
+    def revision(self, page_id: str, number: int) -> Revision:
+        """One revision of a page, decoded alone (``revisions`` decodes them all)."""
+        rows = self._read(
+            f"SELECT {REVISION_COLUMNS} FROM revisions WHERE page_id = ? AND number = ?",
+            (page_id, number),
+        )
+        if not rows:
+            raise NotFound(f"no revision {number} of page {page_id}")
+        return self._revision_from_row(rows[0])
+
+    def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
+        """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``'s pages,
+        nothing decoded: what an integrity check compares across time."""
+        rows = self._read(
+            "SELECT r.page_id, r.number, r.hash, r.author, r.cycle_id FROM revisions r"
+            " JOIN pages p ON p.id = r.page_id WHERE p.scope_key = ? ORDER BY r.page_id, r.number",
+            (scope.key,),
+        )
+        return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
+
+    # -- search: scores are positive, higher is better; scope filtered inside the query ------
+
+    def search_pages(
+        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)
+    ) -> list[tuple[Page, float]]:
+        raise NotImplementedError
+
+    def search_episodes(
+        self, scope: Scope, terms: Sequence[str], limit: int, *, window: int | None = None
+    ) -> list[tuple[Episode, float]]:
+        raise NotImplementedError
+
+    # -- cycles -----------------------------------------------------------------------------
+
+    def checkpoint(self, scope: Scope) -> int:
+        rows = self._read("SELECT seq FROM checkpoints WHERE scope_key = ?", (scope.key,))
+        return int(rows[0][0]) if rows else 0
+
+    def cycle(self, cycle_id: str) -> Cycle:
+        rows = self._read(_CYCLE_SELECT + " WHERE id = ?", (cycle_id,))
+        if not rows:
+            raise NotFound(f"no cycle {cycle_id}")
+        return self._cycle_from_row(rows[0])
+
+    def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]:
+        where, params = (" WHERE scope_key = ?", [scope.key]) if scope else ("", [])
+        rows = self._read(_CYCLE_SELECT + where + " ORDER BY n DESC LIMIT ?", [*params, limit])
+        return [self._cycle_from_row(r) for r in rows]
+
+    def cycles_after(self, cycle_id: str) -> list[Cycle]:
+        """Cycles of the same scope recorded after ``cycle_id``, oldest first."""
+        rows = self._read(
+            _CYCLE_SELECT + " WHERE scope_key = (SELECT scope_key FROM cycles WHERE id = ?)"
+            " AND n > (SELECT n FROM cycles WHERE id = ?) ORDER BY n",
+            (cycle_id, cycle_id),
+        )
+        return [self._cycle_from_row(r) for r in rows]
+
+    def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:
+        found: dict[str, Strength] = {}
+        for where, params in self.dialect.members("o.page_id", list(dict.fromkeys(page_ids))):
+            rows = self._read(
+                "SELECT o.page_id, sum(o.episodes), count(*), max(o.last_seen) FROM observations o"
+                f" JOIN cycles c ON c.id = o.cycle_id WHERE c.undone_at IS NULL AND {where}"
+                " GROUP BY o.page_id",
+                params,
+            )
+            for page_id, episodes, cycles, last in rows:
+                found[page_id] = Strength(
+                    page_id, int(episodes), int(cycles), self.dialect.at(last)
+                )
+        return found
+
+    def journal(self, scope: Scope, limit: int = 50) -> list[JournalEntry]:
+        rows = self._read(
+            "SELECT cycle_id, created_at, text FROM journal WHERE scope_key = ?"
+            " ORDER BY n DESC LIMIT ?",
+            (scope.key, limit),
+        )
+        return [JournalEntry(scope, r[0], self.dialect.at(r[1]), r[2]) for r in reversed(rows)]
+
+    def scopes(self) -> list[Scope]:
+        rows = self._read("SELECT scope_key FROM scopes")
+        return [self._scope(key) for key in sorted(r[0] for r in rows)]
+
+    def pending_scopes(self) -> list[Scope]:
+        """Scopes with episodes past their checkpoint that no cycle has consolidated."""
+        rows = self._read(
+            "SELECT s.scope_key FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
+            " WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
+            " AND e.seq > COALESCE(c.seq, 0) AND e.consolidated_in IS NULL)"
+        )
+        return [self._scope(key) for key in sorted(r[0] for r in rows)]
+
+    # -- stats ------------------------------------------------------------------------------
+
+    def stats(self, scope: Scope | None = None) -> StoreStats:
+        where, params = ("WHERE scope_key = ?", [scope.key]) if scope else ("", [])
+        ep = self._read(f"SELECT count(*), count(consolidated_in) FROM episodes {where}", params)[0]
+        pg = self._read(
+            f"SELECT count(*), count(CASE WHEN status = 'active' THEN 1 END) FROM pages {where}",
+            params,
+        )[0]
+        rev_where = "WHERE page_id IN (SELECT id FROM pages WHERE scope_key = ?)" if scope else ""
+        revs = self._read(f"SELECT count(*) FROM revisions {rev_where}", params)[0][0]
+        cyc = self._read(f"SELECT count(*) FROM cycles {where}", params)[0][0]
+        return StoreStats(
+            episodes=ep[0],
+            consolidated=ep[1],
+            pages=pg[0],
+            active_pages=pg[1],
+            revisions=revs,
+            cycles=cyc,
+            checkpoint=self.checkpoint(scope) if scope else 0,
+            **self._model_cost(where, params),
+        )
+
+    def _model_cost(self, where: str, params: list[str]) -> dict[str, Any]:
+        """Model cost summed over the recorded cycles' reports."""
+        sums = ", ".join(
+            f"coalesce(sum({self.dialect.json_number('report', f)}), 0)" for f in _COST_FIELDS
+        )
+        row = self._read(f"SELECT {sums} FROM cycles {where}", params)[0]
+        cost: dict[str, Any] = {f: int(v) for f, v in zip(_COST_FIELDS, row, strict=True)}
+        cost["model_latency_s"] = round(float(row[-1]), 6)
+        return cost
