@@ -14,6 +14,7 @@ from reverie import Reverie
 from reverie.models import Episode
 from reverie.store.base import BrainStore
 from reverie.store.sqlite import SQLiteStore
+from tests.pg import postgres_store
 
 BACKENDS = ["sqlite", "postgres"]  # postgres: a real server, see tests/pg.py
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -33,8 +34,6 @@ def open_backend(name: str, tmp_path: Path) -> BrainStore:
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BrainStore]:
     """A migrated, empty store of each backend (PostgreSQL: a fresh schema, see tests/pg.py)."""
     if request.param == "postgres":
-        from tests.pg import postgres_store
-
         with postgres_store() as pg:
             yield pg
         return

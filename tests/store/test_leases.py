@@ -9,6 +9,7 @@ import pytest
 from reverie.errors import Conflict, LeaseLost
 from reverie.models import Scope
 from reverie.store.base import Store
+from reverie.store.leases import RELEASED, lease_time
 from tests.conftest import EpisodeFactory
 from tests.store.test_contract import changeset
 
@@ -78,8 +79,6 @@ def test_commit_is_fenced_by_another_owners_live_lease(
 
 
 def test_released_leases_are_listed(store: Store) -> None:
-    from reverie.store.leases import RELEASED, lease_time
-
     assert lease_time(RELEASED) < lease_time(datetime(2026, 1, 1, tzinfo=UTC))
     scope = Scope.parse("acme/coder")
     lease = store.acquire_lease(scope, "w1", 30.0, datetime(2026, 1, 1, tzinfo=UTC))

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from reverie import Reverie
+from reverie.errors import StoreError
 from reverie.models import Scope
 from reverie.store.migrations import load_migrations
 from reverie.store.postgres import PostgresStore
@@ -127,8 +128,6 @@ def test_hnsw_vector_search_is_scoped_and_ranks_by_cosine(pg: PostgresStore) -> 
 
 
 def test_missing_extra_is_named(tmp_path: Path) -> None:
-    from reverie.errors import StoreError
-
     with pytest.raises(StoreError, match="cannot connect"):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
 

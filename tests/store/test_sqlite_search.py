@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import reverie.store.sqlite as sqlite_module
+from reverie import Reverie
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
@@ -68,9 +70,6 @@ def test_a_second_scope_turns_the_fast_path_off(
 def test_recall_reads_pages_whatever_the_revision_cache_drops_meanwhile(
     tmp_path: Path, make_episode: EpisodeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import reverie.store.sqlite as sqlite_module
-    from reverie import Reverie
-
     monkeypatch.setattr(sqlite_module, "_DECODED_REVISIONS", 1)  # every decode clears the cache
     with Reverie.open(tmp_path / "r.db") as rv:
         rv.ingest([make_episode(importance=9) for _ in range(3)])

@@ -1,4 +1,4 @@
-"""The cold tier's side of the store (issue 6, migration 0007): the bundle index and the stubs.
+"""The cold tier's side of the store (migration 0007): the bundle index and the stubs.
 
 Archiving never deletes an episode row. The row stays as a *stub* — id, seq, scope, timestamps,
 outcome, importance, category, fingerprint and consolidation mark — with its text fields emptied,

@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from reverie.engine import open_store
 from reverie.errors import Conflict, InvalidInput, StoreError
 from reverie.hashing import canonical_json
+from reverie.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
     from reverie.store.postgres import Cursor, PostgresStore
-    from reverie.store.sqlite import SQLiteStore
 
 __all__ = ["CopyReport", "TableCopy", "copy_store"]
 
@@ -62,11 +64,7 @@ def copy_store(
     source: str, target: str, *, on_table: Callable[[str, int], None] | None = None
 ) -> CopyReport:
     """Copy the SQLite store at ``source`` into the empty PostgreSQL store at ``target``."""
-    import time
-
-    from reverie.engine import open_store
-    from reverie.store.postgres import PostgresStore
-    from reverie.store.sqlite import SQLiteStore
+    from reverie.store.postgres import PostgresStore  # noqa: PLC0415 (extra: postgres)
 
     src, dst = open_store(source), open_store(target)
     try:
@@ -169,7 +167,7 @@ def _to_target(kind: str, value: Any) -> Any:
         parsed = datetime.fromisoformat(str(value))
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     if kind == "vector":
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         return "[" + ",".join(repr(x) for x in np.frombuffer(value, "<f4").tolist()) + "]"
     if kind == "bool":
@@ -211,7 +209,7 @@ def _normal(kind: str, value: Any) -> Any:
     if kind == "jsonb":
         return canonical_json(json.loads(value) if isinstance(value, str) else value)
     if kind == "vector":
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
         data = value if isinstance(value, bytes) else value.to_numpy().astype("<f4").tobytes()
         return np.frombuffer(data, "<f4").astype("<f4").tobytes().hex()

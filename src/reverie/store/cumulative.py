@@ -1,13 +1,13 @@
 """What a dream cycle records besides its pages: cumulative stats and org promotions.
 
-*Stats* (issue 5, migration 0009): one ``dream_stats`` row per scope, apart from the checkpoint —
+*Stats* (migration 0009): one ``dream_stats`` row per scope, apart from the checkpoint —
 cycles completed and failed, model calls, cache hits, tokens, seconds, episodes consolidated.
 A committed cycle's :class:`~reverie.store.base.CycleTally` is added inside the cycle's
 transaction (``Changeset.tally``); a failed cycle has no transaction to join, so its tally is
 added by :meth:`record_tally`, a small write of its own made after the failure. Undo subtracts
 nothing: the stats count work done, not what the brain holds.
 
-*Promotions* (issue 6, migration 0010): the org copies in ``Changeset.promotions`` are the only
+*Promotions* (migration 0010): the org copies in ``Changeset.promotions`` are the only
 page writes a changeset may make outside its scope, and only into that scope's org brain
 (``tenant/_org``); the commit (:mod:`reverie.store.sql.commit`) refuses anything else, so the
 commit that would carry a stray cross-scope write rolls back whole (DESIGN invariant 7).

@@ -116,7 +116,7 @@ class SQLiteDialect(Dialect):
 
 
 def _pg_vector(blob: bytes) -> Any:
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (numpy stays out of `import reverie`)
 
     return np.frombuffer(blob, dtype="<f4")
 
@@ -145,7 +145,7 @@ class PostgresDialect(Dialect):
     vector_out = staticmethod(_pg_blob)
 
     def __init__(self) -> None:
-        import psycopg
+        import psycopg  # noqa: PLC0415 (extra: postgres)
 
         self.errors = (psycopg.Error,)
         self.duplicate = self.races = (psycopg.errors.UniqueViolation,)

@@ -1,11 +1,11 @@
 """Two small side tables every store keeps: the model response cache and API keys.
 
-*Cache* (issue 4, migration 0002): an answer stored under a hash of (model, prompt version,
+*Cache* (migration 0002): an answer stored under a hash of (model, prompt version,
 input), so a cycle re-run after a crash or an undo pays for nothing twice. It is not cycle state
 (see :mod:`reverie.llm.cache`): written outside any cycle's transaction, never undone, and a
 second answer under the same key replaces the first.
 
-*API keys* (issue 7, migration 0006): only a salted hash of each secret is stored (see
+*API keys* (migration 0006): only a salted hash of each secret is stored (see
 :mod:`reverie.keys`). A revoked key keeps its row for the audit; revoking it again keeps the
 first ``revoked_at``.
 

@@ -1,4 +1,4 @@
-"""Plans held for review (issue 4, point 8; migration 0008): a cycle's changeset, not yet applied.
+"""Plans held for review (migration 0008): a cycle's changeset, not yet applied.
 
 ``reverie dream --review`` runs a cycle up to the point where it would commit and stores the
 :class:`~reverie.store.base.Changeset` it built instead — page writes naming the revisions they

@@ -140,7 +140,7 @@ def scope_lock_key(scope_key: str) -> int:
 
 def _connect(url: str) -> psycopg.Connection[Any]:
     try:
-        import psycopg
+        import psycopg  # noqa: PLC0415 (extra: postgres)
     except ImportError:  # pragma: no cover - depends on the environment
         raise MissingExtra("psycopg", "postgres") from None
     try:
@@ -218,7 +218,7 @@ class PostgresStore(PgVectorSearch, SQLStore):
         self._register_vector()
 
     def _register_vector(self) -> None:
-        from pgvector.psycopg import register_vector
+        from pgvector.psycopg import register_vector  # noqa: PLC0415 (extra: postgres)
 
         with self._lock:
             register_vector(self._conn)

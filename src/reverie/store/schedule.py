@@ -1,4 +1,4 @@
-"""The scheduler's memory in the store (issue 6, migration 0007): one row per scope.
+"""The scheduler's memory in the store (migration 0007): one row per scope.
 
 A separate protocol from :class:`reverie.store.base.Store` because scheduling is optional: a store
 without it still dreams on demand. State lives in the database, not in the process, so a restart

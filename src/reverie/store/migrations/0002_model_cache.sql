@@ -1,4 +1,4 @@
--- Model response cache (issue 4): an answer stored under a hash of (model, prompt version, input)
+-- Model response cache: an answer stored under a hash of (model, prompt version, input)
 -- so a cycle re-run after a crash or an undo pays for nothing twice. Not cycle state: written
 -- outside the cycle transaction, never undone.
 CREATE TABLE model_cache (

@@ -1,4 +1,4 @@
--- Embeddings (issue 3). A vector is computed once per (model, content hash) and reused by every
+-- Embeddings. A vector is computed once per (model, content hash) and reused by every
 -- unit with that text. Derived data, not cycle state: written outside cycle transactions, never
 -- undone, and rebuildable from the episodes and revisions at any time.
 CREATE TABLE embeddings (

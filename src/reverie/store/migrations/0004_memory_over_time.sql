@@ -1,4 +1,4 @@
--- Memory over time (issue 5): reinforcement and the dream journal.
+-- Memory over time: reinforcement and the dream journal.
 --
 -- observations: one row per (cycle, page) the cycle re-observed — the page's pattern showed up in
 -- its evidence. Append-only, written in the cycle's transaction. A page's strength (episodes,

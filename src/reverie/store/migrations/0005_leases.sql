@@ -1,4 +1,4 @@
--- Leases (issue 8): at most one worker dreams a scope at a time. A lease is one row per scope;
+-- Leases: at most one worker dreams a scope at a time. A lease is one row per scope;
 -- taking it is a compare-and-set inside BEGIN IMMEDIATE: free, expired (the holder crashed or
 -- stalled past expires_at) or already ours. token grows by one on every new holder, so a commit
 -- made under a lease that was since taken over is refused (a fencing token).

@@ -1,4 +1,4 @@
--- API keys for the HTTP service (issue 7). Only a salted HMAC of each secret is stored; the
+-- API keys for the HTTP service. Only a salted HMAC of each secret is stored; the
 -- token is shown once at creation. A revoked key keeps its row (revoked_at set) for the audit.
 CREATE TABLE api_keys (
     id TEXT PRIMARY KEY,

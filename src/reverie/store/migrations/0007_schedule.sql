@@ -1,4 +1,4 @@
--- Issue 6: the scheduler's memory and the cold tier's index.
+-- The scheduler's memory and the cold tier's index.
 --
 -- schedule_state: one row per scope the scheduler has seen. last_run is when the last run started
 -- (the anchor of the next slot), running_owner/running_since mark a run in progress: a row still

@@ -1,4 +1,4 @@
--- Issue 4 (point 8): review mode. `reverie dream --review` stores the changeset a cycle would
+-- Review mode. `reverie dream --review` stores the changeset a cycle would
 -- commit (page writes with the revisions they expect to replace, episode marks, the expected and
 -- new checkpoint, the cycle record) as JSON instead of committing it. status: pending until a
 -- person applies or rejects it; stale when applying found something it was built on moved.

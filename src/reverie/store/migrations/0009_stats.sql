@@ -1,4 +1,4 @@
--- Issue 5: cumulative dream statistics per scope, kept apart from the checkpoint.
+-- Cumulative dream statistics per scope, kept apart from the checkpoint.
 --
 -- A committed cycle adds its row's deltas in the cycle's own transaction; a failed cycle (an
 -- exception, or every group rejected so nothing was committed) has no transaction to join and is

@@ -1,4 +1,4 @@
--- Issue 6: promotion of reinforced pages to the tenant's org brain (scope "tenant/_org").
+-- Promotion of reinforced pages to the tenant's org brain (scope "tenant/_org").
 --
 -- One row per promoted page: the org copy, the agent page it copies (attribution), and the
 -- source revision it was last synced from — a cycle of the source's scope compares it with the

@@ -6,6 +6,7 @@ transaction and is recorded by name in ``_migrations``.
 
 from __future__ import annotations
 
+import sqlite3
 from importlib import resources
 
 __all__ = ["load_migrations", "split_statements"]
@@ -22,7 +23,6 @@ def load_migrations(dialect: str = "sqlite") -> list[tuple[str, str]]:
 
 def split_statements(sql: str) -> list[str]:
     """Split a script into complete SQLite statements (trigger bodies stay whole)."""
-    import sqlite3
 
     statements: list[str] = []
     buffer = ""

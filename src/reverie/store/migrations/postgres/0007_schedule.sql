@@ -1,4 +1,4 @@
--- PostgreSQL port of ../0007_schedule.sql (issue 6): the scheduler's state and the cold tier's
+-- PostgreSQL port of ../0007_schedule.sql: the scheduler's state and the cold tier's
 -- index. The tables are here so `reverie migrate` copies them; the store methods that use them
 -- (reverie.store.schedule, reverie.store.archive) are SQLite-only for now.
 CREATE TABLE schedule_state (

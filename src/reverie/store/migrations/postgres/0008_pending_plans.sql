@@ -1,4 +1,4 @@
--- PostgreSQL port of ../0008_pending_plans.sql (issue 4, point 8): plans held for review.
+-- PostgreSQL port of ../0008_pending_plans.sql: plans held for review.
 CREATE TABLE pending_plans (
     id TEXT PRIMARY KEY,
     scope_key TEXT NOT NULL REFERENCES scopes(scope_key),
