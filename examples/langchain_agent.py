@@ -6,7 +6,7 @@ model here is LangChain's scripted ``FakeListChatModel`` so the example needs no
 
 The wiring is two runnables: ``recall`` fills the prompt's ``memory`` slot from Reverie before the
 model runs, and ``remember`` records the turn after it. Both degrade to no-ops on failure
-(:class:`reverie.hook.AgentHook`), so the chain never breaks because of its memory.
+(:class:`reverie.integrations.hook.AgentHook`), so the chain never breaks because of its memory.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from reverie import Reverie
-from reverie.hook import AgentHook, Turn
+from reverie.integrations.hook import AgentHook, Turn
 
 SCOPE = "acme/support-bot"
 PROMPT = ChatPromptTemplate.from_messages(

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reverie import Reverie
-from reverie.hook import AgentHook, Turn, with_context
+from reverie.integrations.hook import AgentHook, Turn, with_context
 
 
 def deploy(command: str) -> str:

@@ -10,7 +10,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from reverie.bench.core import CoreResult, render_core, run_core
-from reverie.cli import app
+from reverie.cli.app import app
 
 
 def _assert_positive(result: CoreResult) -> None:

@@ -26,7 +26,7 @@ from reverie.bench.agent import (
 from reverie.bench.agent_data import load_world
 from reverie.bench.agent_gen import Dataset, GenConfig, Probe, generate
 from reverie.bench.agent_render import render_agent
-from reverie.cli import app
+from reverie.cli.app import app
 
 _FIELDS = ("situation", "action", "outcome_details", "error", "lesson")
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from reverie.cli import app
-from reverie.demo import load_sample
+from reverie.bench.demo import load_sample
+from reverie.cli.app import app
 
 NIGHT = "2026-11-13T00:00:00Z"
 
@@ -194,7 +194,7 @@ def test_demo_runs_and_prints_pages(tmp_path: Path) -> None:
 
 
 def test_console_script_has_no_traceback(db: Path) -> None:
-    code = "from reverie.cli import main; main()"
+    code = "from reverie.cli.app import main; main()"
     args = [sys.executable, "-c", code, "--db", str(db), "pages", "--scope", "x"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2

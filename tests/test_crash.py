@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from reverie.archive import Archive, archive_root
 from reverie.bench.crash import (
     ALL_TARGETS,
     TARGETS,
@@ -27,10 +26,11 @@ from reverie.bench.crash import (
 )
 from reverie.bench.crash_child import SCOPE
 from reverie.bench.crash_lanes import LANE_TARGETS, check_archive, check_mirror, mirror_dir
+from reverie.bench.synth import DEFAULT_START, synthetic_episodes
 from reverie.engine import Reverie
+from reverie.memory.archive import Archive, archive_root
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
-from reverie.synth import DEFAULT_START, synthetic_episodes
 
 
 def test_twenty_kills_lose_nothing_and_double_nothing(tmp_path: Path) -> None:

@@ -20,13 +20,13 @@ from typing import Any
 
 from reverie import Reverie
 from reverie.bench.crash import Observed, check_store
-from reverie.daemon import load_schedules
 from reverie.models import Scope
-from reverie.schedule import ScheduleConfig
+from reverie.runtime.daemon import load_schedules
+from reverie.runtime.schedule import ScheduleConfig
 from reverie.store.sqlite import SQLiteStore
 
 SCOPES = ["acme/a", "acme/b", "acme/c"]
-CLI = "from reverie.cli import main; main()"
+CLI = "from reverie.cli.app import main; main()"
 
 
 class Daemon:

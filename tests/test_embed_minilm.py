@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from reverie.embed import Embedder, HashingEmbedder, resolve_embedder
-from reverie.embed_onnx import MiniLMEmbedder, minilm_available
+from reverie.embed.onnx import MiniLMEmbedder, minilm_available
 from reverie.errors import InvalidInput
 
 needs_model = pytest.mark.skipif(
@@ -20,7 +20,7 @@ needs_model = pytest.mark.skipif(
 
 def test_importing_reverie_loads_no_model() -> None:
     code = (
-        "import sys, reverie, reverie.embed, reverie.embed_onnx;"
+        "import sys, reverie, reverie.embed, reverie.embed.onnx;"
         "print('onnxruntime' in sys.modules or 'tokenizers' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -10,7 +10,7 @@ import pytest
 
 from reverie import Reverie
 from reverie.embed import HashingEmbedder, resolve_embedder
-from reverie.embed_openai import BATCH, OpenAIEmbedder
+from reverie.embed.openai import BATCH, OpenAIEmbedder
 from reverie.errors import LLMBadOutput
 from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply
 from tests.conftest import dream_deploys

@@ -13,7 +13,7 @@ import pytest
 
 from reverie import Reverie
 from reverie.embed import HashingEmbedder, resolve_embedder
-from reverie.embed_st import SentenceTransformerEmbedder
+from reverie.embed.st import SentenceTransformerEmbedder
 from reverie.errors import InvalidInput, MissingExtra
 from tests.conftest import dream_deploys
 

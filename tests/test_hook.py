@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reverie import Reverie
-from reverie.hook import AgentHook, with_context
+from reverie.integrations.hook import AgentHook, with_context
 from reverie.models import Episode, Recall, ScopeLike
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def test_an_agent_exception_is_recorded_and_re_raised(rv: Reverie) -> None:
 
 def test_failures_of_the_memory_degrade_to_a_no_op(caplog: pytest.LogCaptureFixture) -> None:
     hook = AgentHook(BrokenMemory(), "acme/coder")
-    with caplog.at_level(logging.WARNING, logger="reverie.hook"):
+    with caplog.at_level(logging.WARNING, logger="reverie.integrations.hook"):
         with hook.turn("deploy") as turn:
             assert turn.context == ""
             assert with_context("deploy", turn.context) == "deploy"

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reverie import Reverie
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.jsonl import decode_lines, parse_line
 from reverie.limits import MAX_JSON_DEPTH
 

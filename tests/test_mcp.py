@@ -16,11 +16,11 @@ pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters
 
 from reverie import Reverie
-from reverie.demo import load_sample
+from reverie.bench.demo import load_sample
 
 
 def server(db: Path, *extra: str) -> StdioServerParameters:
-    code = "from reverie.cli import main; main()"
+    code = "from reverie.cli.app import main; main()"
     return StdioServerParameters(
         command=sys.executable,
         args=["-c", code, "--db", str(db), "mcp", *extra],

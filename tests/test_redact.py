@@ -11,7 +11,7 @@ from reverie.config import Config, RedactionConfig
 from reverie.dream.plan import CreatePage, Plan, RetirePage
 from reverie.errors import InvalidInput
 from reverie.models import Claim, PageKind
-from reverie.redact import MARK, Redactor, redact, redact_plan
+from reverie.redaction import MARK, Redactor, redact, redact_plan
 from tests.conftest import EpisodeFactory
 
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"

@@ -13,7 +13,7 @@ from reverie.bench.redact import (
     score,
 )
 from reverie.bench.secrets_corpus import fill
-from reverie.redact import Redactor
+from reverie.redaction import Redactor
 
 
 def spans(text: str) -> list[tuple[int, int]]:

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from reverie import Reverie
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.dream.review import plan_store, render_review
 from reverie.errors import Conflict, NotFound, PlanPending, PlanStale, StoreError
 from reverie.llm.fake_server import FakeLLMServer

@@ -11,8 +11,8 @@ from typing import Any
 from reverie import Reverie
 from reverie.dream.plan import Evidence, Plan
 from reverie.models import Scope, now_utc
-from reverie.schedule import ScheduleConfig, next_due
-from reverie.scheduler import Event, Scheduler
+from reverie.runtime.schedule import ScheduleConfig, next_due
+from reverie.runtime.scheduler import Event, Scheduler
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
 

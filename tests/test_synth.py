@@ -6,9 +6,9 @@ from collections import Counter
 from datetime import UTC, datetime
 from itertools import pairwise
 
+from reverie.bench.synth import TOPICS, synthetic_episodes, synthetic_queries
 from reverie.dream.distill import is_template_lesson
 from reverie.models import Episode
-from reverie.synth import TOPICS, synthetic_episodes, synthetic_queries
 
 
 def test_same_seed_same_rows_other_seed_other_rows() -> None:

@@ -15,8 +15,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from reverie.archive import refuse_undo_of_archived
-from reverie.archive import resolve as resolve_archived
 from reverie.config import Config
 from reverie.dream import review as _review
 from reverie.dream.cycle import DreamCycle
@@ -24,13 +22,15 @@ from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.llm_distill import llm_distiller_from_env
 from reverie.dream.plan import Distiller
 from reverie.dream.stats import TalliedCycle
-from reverie.dream.undo import UndoReport, plan_undo
 from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
 from reverie.intake import IngestClock, admit
-from reverie.isolate import describe, each_scope, raise_failures, readable
 from reverie.keys import KeyRing
-from reverie.mirror import export_markdown, import_markdown
+from reverie.memory.archive import refuse_undo_of_archived
+from reverie.memory.archive import resolve as resolve_archived
+from reverie.memory.mirror import export_markdown, import_markdown
+from reverie.memory.revisions import plan_restore, verify
+from reverie.memory.undo import UndoReport, plan_undo
 from reverie.models import (
     Cycle,
     CycleReport,
@@ -47,8 +47,8 @@ from reverie.models import (
 )
 from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
-from reverie.redact import Redactor
-from reverie.revisions import plan_restore, verify
+from reverie.redaction import Redactor
+from reverie.runtime.isolate import describe, each_scope, raise_failures, readable
 from reverie.store.base import BrainStore, Changeset, ResponseCache, StoreStats
 from reverie.store.plans import PendingPlan
 from reverie.store.postgres import PostgresStore
@@ -57,8 +57,8 @@ from reverie.store.vectors import VectorStore
 
 if TYPE_CHECKING:
     from reverie.keys import KeyRing
-    from reverie.mirror import ExportReport, ImportReport
-    from reverie.revisions import VerifyReport
+    from reverie.memory.mirror import ExportReport, ImportReport
+    from reverie.memory.revisions import VerifyReport
     from reverie.store.base import DreamStats, JournalEntry
 
 __all__ = ["IngestError", "IngestResult", "Reverie", "UndoReport"]
@@ -490,7 +490,7 @@ class Reverie:
         """Every scope, the org brains after the agents' ones."""
         return sorted(self.store.scopes(), key=lambda s: (s.is_org, s.key))
 
-    # -- memory over time (logic in reverie.revisions, reverie.mirror) ----------------------
+    # -- memory over time (logic in reverie.memory.revisions, reverie.memory.mirror) -----------
 
     def restore(self, page_id: str, revision: int, *, now: datetime | None = None) -> Cycle:
         """A new revision of ``page_id`` with the content of ``revision``; undo it like a cycle."""

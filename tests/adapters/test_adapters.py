@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from reverie import Reverie
 from reverie.adapters import parse
-from reverie.cli import app
+from reverie.cli.app import app
 
 
 def lines(*records: Any) -> list[tuple[int, str]]:

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from reverie import Reverie, Scope
+from reverie.bench.synth import synthetic_queries
 from reverie.config import Config, DreamConfig
 from reverie.errors import InvalidInput, StoreError
 from reverie.store.base import Changeset, PageWrite
 from reverie.store.sqlite import SQLiteStore
-from reverie.synth import synthetic_queries
 
 CODER, RESEARCHER, ORG = "acme/coder", "acme/researcher", "acme/_org"
 DAY0 = datetime(2026, 5, 1, 22, tzinfo=UTC)

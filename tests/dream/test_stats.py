@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reverie import Config, DreamConfig, Reverie
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.plan import CreatePage, Evidence, Plan
 from reverie.llm.base import ModelUsage

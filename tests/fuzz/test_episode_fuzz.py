@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from typer.testing import CliRunner
 
 from reverie import InvalidInput, Reverie, ReverieError
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.limits import MAX_METADATA_DEPTH
 
 FIELDS = [

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from reverie import Reverie
-from reverie.mirror import FOLDER
+from reverie.memory.mirror import FOLDER
 from tests.conftest import EpisodeFactory
 
 SCOPE = "acme/coder"

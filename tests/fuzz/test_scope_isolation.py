@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from reverie import Reverie, Scope
-from reverie.synth import synthetic_episodes, synthetic_queries
+from reverie.bench.synth import synthetic_episodes, synthetic_queries
 
 SCOPES = ["acme/coder", "acme/coder/alice", "rival/coder"]
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

@@ -62,6 +62,7 @@ def test_missing_httpx_names_the_extra() -> None:
 
 
 def test_importing_reverie_does_not_import_httpx() -> None:
-    code = "import sys, reverie, reverie.cli, reverie.dream.cycle; print('httpx' in sys.modules)"
+    modules = "reverie, reverie.cli.app, reverie.dream.cycle"
+    code = f"import sys, {modules}; print('httpx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.llm.fake_server import FakeLLMServer, Reply, anthropic_reply, openai_reply
 
 runner = CliRunner()

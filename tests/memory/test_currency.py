@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from typer.testing import CliRunner
 
 from reverie import Reverie
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.config import Config, DreamConfig, MemoryConfig
 from reverie.dream.facts import assertions, mentions
 from reverie.errors import InvalidInput

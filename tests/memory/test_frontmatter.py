@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reverie.frontmatter import FrontMatterError, dump, split
+from reverie.memory.frontmatter import FrontMatterError, dump, split
 
 KEYS = ("id", "kind", "confidence", "valid_from", "valid_until", "sources", "revision")
 

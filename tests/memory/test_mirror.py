@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from reverie import Reverie
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.errors import InvalidInput
-from reverie.frontmatter import FrontMatterError, split
-from reverie.mirror import KEYS, slugs
+from reverie.memory.frontmatter import FrontMatterError, split
+from reverie.memory.mirror import KEYS, slugs
 from reverie.models import PageStatus
 from tests.conftest import EpisodeFactory
 

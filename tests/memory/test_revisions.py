@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from reverie import Reverie, UndoRefused
-from reverie.cli import app
+from reverie.cli.app import app
+from reverie.memory.revisions import revision_bytes
 from reverie.models import PageStatus
-from reverie.revisions import revision_bytes
 from tests.conftest import EpisodeFactory
 
 SCOPE = "acme/coder"

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from reverie import Reverie
 from reverie.config import Config, RecallConfig
 from reverie.embed import HashingEmbedder
-from reverie.embed_onnx import minilm_available
+from reverie.embed.onnx import minilm_available
 from reverie.models import Page, Scope
 from reverie.recall.hybrid import _current_pages, answer_floor, cosine_floor
 from reverie.recall.vectors import StoreNeighbours, VectorIndex

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from reverie.bench.synth import synthetic_episodes
 from reverie.models import Episode
 from reverie.recall import count_tokens
-from reverie.synth import synthetic_episodes
 
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is not installed (dev extra)")
 offline = pytest.importorskip(

@@ -22,10 +22,10 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from reverie import Reverie
-from reverie.archive import Archive
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.errors import ArchiveUnreadable, ScopesFailed
-from reverie.export import write_training
+from reverie.memory.archive import Archive
+from reverie.memory.export import write_training
 from reverie.server import create_app
 from tests.server.conftest import start_server, stop_server
 

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reverie import Reverie
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.errors import InvalidInput, NotFound
 from reverie.limits import MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_TOOL
 from reverie.server import create_app

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from reverie import Reverie
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.errors import InvalidInput
-from reverie.mirror import FOLDER
+from reverie.memory.mirror import FOLDER
 from reverie.server import create_app
 from tests.conftest import T0, EpisodeFactory
 from tests.server.conftest import start_server, stop_server

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from reverie import Reverie
-from reverie.cli_edge import edge_error
+from reverie.cli.common import edge_error
 from reverie.models import Episode
 
-CODE = "from reverie.cli import main; main()"
+CODE = "from reverie.cli.app import main; main()"
 
 
 def run(*args: str, limit_bytes: int | None = None) -> subprocess.CompletedProcess[str]:

@@ -20,11 +20,11 @@ import pytest
 from reverie import Reverie
 from reverie.bench.crash_lanes import plan_for_prompt
 from reverie.dream.llm_distill import LLMDistiller
-from reverie.export import write_training
 from reverie.llm._http import HTTPSettings
 from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply, openai_reply
 from reverie.llm.openai_compat import OpenAICompatLLM
-from reverie.mirror import FOLDER
+from reverie.memory.export import write_training
+from reverie.memory.mirror import FOLDER
 from reverie.models import PageStatus
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory

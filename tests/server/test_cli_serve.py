@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 from typer.testing import CliRunner
 
-from reverie.cli import app
+from reverie.cli.app import app
 
 
 def cli(db: Path, *args: str) -> tuple[int, str, str]:
@@ -45,7 +45,7 @@ def free_port() -> int:
 
 def test_serve_binds_to_localhost_by_default(tmp_path: Path) -> None:
     port = free_port()
-    code = "from reverie.cli import main; main()"
+    code = "from reverie.cli.app import main; main()"
     args = ["--db", str(tmp_path / "b.db"), "serve", "--port", str(port), "--log-level", "warning"]
     proc = subprocess.Popen(
         [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reverie import Reverie
-from reverie.cli import app
+from reverie.cli.app import app
 from reverie.errors import Conflict
 from reverie.models import Scope
 from reverie.store.copy import copy_store

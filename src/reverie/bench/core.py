@@ -16,7 +16,7 @@ phase (the pre-built input rows above all) are frozen out of the garbage collect
 duration, so a phase pays for the collection of what it allocates, not for rescanning the
 benchmark's own input, which a streaming ingest would not hold. Ratios are Reverie's time over the
 baseline's time (how many times the baseline's cost), whichever way the figure itself reads.
-Synthetic data comes from :mod:`reverie.synth` with seed 0, so runs are comparable.
+Synthetic data comes from :mod:`reverie.bench.synth` with seed 0, so runs are comparable.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.table import Table
 
+from reverie.bench.synth import synthetic_episodes, synthetic_queries
 from reverie.config import Config, DreamConfig
 from reverie.embed import Embedder
 from reverie.engine import Reverie
 from reverie.models import Scope
 from reverie.recall import query_terms
 from reverie.store.sql.rows import fts_phrase, scope_token
-from reverie.synth import synthetic_episodes, synthetic_queries
 
 __all__ = [
     "CYCLE_TARGET_S",

@@ -48,12 +48,12 @@ from reverie.bench.crash_lanes import (
     mirror_dir,
     model_lane,
 )
+from reverie.bench.synth import DEFAULT_START
 from reverie.config import DreamConfig
 from reverie.dream.templates import is_template_lesson
 from reverie.engine import Reverie
 from reverie.models import Episode, Scope
 from reverie.store.sqlite import SQLiteStore
-from reverie.synth import DEFAULT_START
 
 __all__ = ["ALL_TARGETS", "TARGETS", "CrashResult", "check_store", "run_crash"]
 

@@ -21,11 +21,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from reverie.bench.crash_lanes import Lane, mirror_dir, model_lane
+from reverie.bench.synth import DEFAULT_START, synthetic_episodes
 from reverie.config import Config, DreamConfig
 from reverie.engine import Reverie
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
-from reverie.synth import DEFAULT_START, synthetic_episodes
 
 __all__ = ["BATCH", "ROUNDS", "SCOPE", "main"]
 

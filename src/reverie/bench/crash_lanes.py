@@ -32,16 +32,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reverie.archive import Archive, BundleFiles, archive_root
 from reverie.dream.llm_distill import LLMDistiller
 from reverie.dream.plan import Evidence, Plan
 from reverie.errors import ReverieError
-from reverie.frontmatter import FrontMatterError, split
 from reverie.llm._http import HTTPSettings
 from reverie.llm.base import ModelUsage
 from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply, openai_reply
 from reverie.llm.openai_compat import OpenAICompatLLM
-from reverie.mirror import FOLDER, INDEX, KEYS, export_markdown, render_page
+from reverie.memory.archive import Archive, BundleFiles, archive_root
+from reverie.memory.frontmatter import FrontMatterError, split
+from reverie.memory.mirror import FOLDER, INDEX, KEYS, export_markdown, render_page
 from reverie.models import Scope
 from reverie.store.archive import BundleInfo, is_stub
 from reverie.store.sqlite import SQLiteStore

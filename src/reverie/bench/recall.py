@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from reverie.bench.core import RECALL_P99_TARGET_MS, RecallFigure, recall_figure
+from reverie.bench.synth import synthetic_queries
 from reverie.embed import Embedder
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.models import Scope, now_utc
-from reverie.synth import synthetic_queries
 
 __all__ = ["RecallBench", "render_recall_bench", "run_recall_bench"]
 

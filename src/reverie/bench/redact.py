@@ -1,4 +1,4 @@
-"""``reverie bench redact``: recall and precision of :func:`reverie.redact.redact` on a corpus.
+"""``reverie bench redact``: recall and precision of :func:`reverie.redaction.redact` on a corpus.
 
 The corpus is :mod:`reverie.bench.secrets_corpus` (synthetic secrets, each with its span) and
 :mod:`reverie.bench.secrets_lookalikes` (text that must survive). Figures:
@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from reverie.bench.redact_detect_secrets import detect_secrets_spans
 from reverie.bench.secrets_corpus import Sample, positives
 from reverie.bench.secrets_lookalikes import lookalikes
-from reverie.redact import Redactor
+from reverie.redaction import Redactor
 from reverie.redaction.formats import find_formats
 
 __all__ = ["RedactResult", "SystemFigure", "corpus", "render_redact", "run_redact", "score"]

@@ -34,8 +34,8 @@ from urllib.parse import quote
 
 from reverie.bench.core import percentile
 from reverie.bench.processes import communicate_all
+from reverie.bench.synth import synthetic_episodes, synthetic_queries
 from reverie.engine import Reverie
-from reverie.synth import synthetic_episodes, synthetic_queries
 
 __all__ = ["PhaseFigure", "ScaleResult", "render_scale", "run_scale"]
 
@@ -109,7 +109,8 @@ def _ingest(rv: Reverie, rows: Iterator[dict[str, Any]]) -> tuple[int, float]:
 
 def _run_workers(url: str, count: int) -> list[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_LLM")}
-    args = [sys.executable, "-c", "from reverie.cli import main; main()", "worker", "--url", url]
+    main = "from reverie.cli.app import main; main()"
+    args = [sys.executable, "-c", main, "worker", "--url", url]
     args += ["--until-idle", "--poll", "0.05", "--ttl", "120"]
     procs = [
         subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

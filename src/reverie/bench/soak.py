@@ -21,10 +21,10 @@ from pathlib import Path
 
 from reverie.bench.core import percentile
 from reverie.bench.processes import communicate_all
+from reverie.bench.synth import synthetic_episodes, synthetic_queries
 from reverie.engine import Reverie
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
-from reverie.synth import synthetic_episodes, synthetic_queries
 
 __all__ = ["SoakResult", "run_soak"]
 

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from reverie.archive import resolve as resolve_archived  # cold-tier history
 from reverie.config import DreamConfig
 from reverie.dream.apply import WriteContext, change_of, operation_writes
 from reverie.dream.budget import absorb, model_due, reinforce, with_support
@@ -31,21 +30,22 @@ from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
 from reverie.dream.fallback import fallback_due
+from reverie.dream.memory_step import decay_due, memory_step
 from reverie.dream.pins import has_pins, is_human_edit, keep_pins
 from reverie.dream.plan import Distiller, Evidence, Plan, SplitPart, validate_plan
 from reverie.dream.problems import Grouping, is_problem_page, problem_groups
 from reverie.dream.promote import journal_lines
 from reverie.dream.promote import promotions as org_promotions
-from reverie.dream.remember import decay_due, memory_step
 from reverie.dream.report import CycleWork, fill_extras
 from reverie.dream.score import rank_for_cap, score_groups
 from reverie.dream.split import find_split, split_due
 from reverie.embed import Embedder
 from reverie.errors import GroupDeferred, PlanRejected
-from reverie.journal import cycle_entry
 from reverie.llm.base import MeteredDistiller
+from reverie.memory.archive import resolve as resolve_archived  # cold-tier history
+from reverie.memory.journal import cycle_entry
 from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, PageStatus, Scope
-from reverie.redact import DEFAULT, Redactor
+from reverie.redaction import DEFAULT, Redactor
 from reverie.store.base import (
     BrainStore,
     Changeset,

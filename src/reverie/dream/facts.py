@@ -52,7 +52,7 @@ from reverie.models import (
     PageSupport,
     Revision,
 )
-from reverie.redact import redact
+from reverie.redaction import redact
 from reverie.store.base import Observation, PageWrite
 
 __all__ = [

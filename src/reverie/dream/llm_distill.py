@@ -36,7 +36,7 @@ from reverie.llm.cache import ResponseCache, cache_key
 from reverie.llm.prompts import PROMPT_VERSION, SYSTEM_PROMPT, plan_schema, render_evidence
 from reverie.llm.providers import llm_from_env
 from reverie.recall.tokens import count_tokens
-from reverie.redact import DEFAULT, Redactor
+from reverie.redaction import DEFAULT, Redactor
 
 __all__ = ["LLMDistillConfig", "LLMDistiller", "llm_distiller_from_env", "plan_problems"]
 

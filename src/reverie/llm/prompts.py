@@ -8,7 +8,7 @@ per line (JSON escaping means no episode can start a line of its own) between tw
 carrying a nonce derived from the fenced content itself, which an episode cannot predict because
 it would have to contain its own hash. The system prompt declares everything inside the fence to
 be data and says what to do with instructions found there: nothing. Every string is redacted
-(:meth:`reverie.redact.Redactor.value`) before it is serialised. Pages are shown whole, never
+(:meth:`reverie.redaction.Redactor.value`) before it is serialised. Pages are shown whole, never
 truncated; what does not fit is the caller's to defer (:mod:`reverie.dream.llm_distill`).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from reverie.dream.plan import Evidence, Plan
 from reverie.models import Episode, Page
-from reverie.redact import DEFAULT, Redactor
+from reverie.redaction import DEFAULT, Redactor
 
 __all__ = ["PROMPT_VERSION", "SYSTEM_PROMPT", "plan_schema", "render_evidence"]
 

@@ -79,7 +79,7 @@ from reverie.recall.units import (
     is_recallable,
     term_share,
 )
-from reverie.redact import Redactor
+from reverie.redaction import Redactor
 from reverie.store.base import History, Store
 
 if TYPE_CHECKING:

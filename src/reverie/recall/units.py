@@ -17,7 +17,7 @@ from reverie.dream.dialogue import is_conversation
 from reverie.dream.facts import asserts_fact
 from reverie.models import Claim, ClaimRole, Episode, Page, RecallItem, recall_weight, utc
 from reverie.recall.query import stems
-from reverie.redact import redact
+from reverie.redaction import redact
 
 __all__ = [
     "BM25_SHARE",

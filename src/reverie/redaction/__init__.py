@@ -1,10 +1,21 @@
-"""The rules behind :mod:`reverie.redact`, one concern per module.
+"""Secrets (and, by policy, personal data) never land in a page, the mirror or recall.
 
-``formats`` (vendor token shapes), ``commands`` (flags, URLs, headers), ``context`` (assignments,
-XML, SQL, prose, bare randomness), ``judge`` (does a name say secret, is a value one),
-``entropy`` (does a string look random, where not to look), ``pii`` (e-mail, phone, card).
+:mod:`reverie.redaction.redactor` finds and masks them; the rules behind it are one concern per
+module: ``formats`` (vendor token shapes), ``commands`` (flags, URLs, headers), ``context``
+(assignments, XML, SQL, prose, bare randomness), ``judge`` (does a name say secret, is a value
+one), ``entropy`` (does a string look random, where not to look), ``pii`` (e-mail, phone, card).
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from reverie.redaction.redactor import (
+    DEFAULT,
+    MARK,
+    Redactor,
+    Span,
+    redact,
+    redact_plan,
+    redact_value,
+)
+
+__all__ = ["DEFAULT", "MARK", "Redactor", "Span", "redact", "redact_plan", "redact_value"]

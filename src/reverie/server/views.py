@@ -1,6 +1,6 @@
 """Shapes for the dashboard: stored cycles turned into journal rows and a growth series.
 
-Pure functions of what the facade returned (like :mod:`reverie.cli_render` for the terminal).
+Pure functions of what the facade returned (like :mod:`reverie.cli.render` for the terminal).
 The series is cumulative over the cycles shown, oldest first: ``episodes`` consolidated so far,
 ``pages`` created so far, and ``compression`` = episodes per page. Undone cycles are listed but
 add nothing to the series.

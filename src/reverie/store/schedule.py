@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reverie.models import Scope
-from reverie.schedule import ScheduleState
+from reverie.runtime.schedule import ScheduleState
 from reverie.store.base import ScheduleStore
 from reverie.store.dialect import lease_time
 from reverie.store.sql.base import SQLBase
@@ -46,7 +46,8 @@ class ScheduleRecord:
     crashed: bool
 
     def state(self) -> ScheduleState:
-        """The input of :func:`reverie.schedule.next_due`; a crashed run counts as a failure."""
+        """The input of :func:`reverie.runtime.schedule.next_due`; a crashed run counts as a
+        failure."""
         return ScheduleState(
             first_seen=self.first_seen,
             last_run=self.last_run,

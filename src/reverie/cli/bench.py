@@ -24,7 +24,7 @@ from reverie.bench.recall import render_recall_bench, run_recall_bench
 from reverie.bench.redact import render_redact, run_redact
 from reverie.bench.scale import render_scale, run_scale
 from reverie.bench.soak import run_soak
-from reverie.cli_edge import fail
+from reverie.cli.common import fail
 from reverie.embed import resolve_embedder
 from reverie.errors import ReverieError
 

@@ -31,8 +31,8 @@ from typing import Any
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.models import Scope
-from reverie.schedule import ScheduleConfig, parse_duration
-from reverie.scheduler import Event, Scheduler, Schedules
+from reverie.runtime.schedule import ScheduleConfig, parse_duration
+from reverie.runtime.scheduler import Event, Scheduler, Schedules
 
 __all__ = ["config_from_mapping", "load_schedules", "run_daemon"]
 

@@ -1,6 +1,6 @@
 """Dreaming on its own: an asyncio scheduler an agent starts in-process, and ``reverie daemon``.
 
-Each pass asks :func:`reverie.schedule.next_due` about every scope (the state comes from the
+Each pass asks :func:`reverie.runtime.schedule.next_due` about every scope (the state comes from the
 store, :mod:`reverie.store.schedule`), runs the scopes that are due one after another, then sleeps
 until the earliest next due time (at most ``max_sleep``) or until :meth:`Scheduler.stop`.
 
@@ -37,15 +37,15 @@ from typing import Any
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, LeaseLost, ReverieError
 from reverie.models import CycleReport, Scope, ScopeLike, now_utc
-from reverie.schedule import Due, ScheduleConfig, next_due
+from reverie.runtime.schedule import Due, ScheduleConfig, next_due
+from reverie.runtime.worker import new_owner
 from reverie.store.base import BrainStore, Lease
 from reverie.store.leases import leasing
 from reverie.store.schedule import ScheduleRecord, ScheduleStore
-from reverie.worker import new_owner
 
 __all__ = ["Event", "Scheduler", "Schedules"]
 
-log = logging.getLogger("reverie.scheduler")
+log = logging.getLogger("reverie.runtime.scheduler")
 Event = dict[str, Any]
 
 

@@ -1,7 +1,7 @@
 """Schedule triggers that are pure functions of time: 5-field cron expressions and moon phases.
 
-Both answer one question — "the first firing strictly after ``t``" — so :mod:`reverie.schedule`
-can treat them alike. Neither reads the clock.
+Both answer one question — "the first firing strictly after ``t``" — so
+:mod:`reverie.runtime.schedule` can treat them alike. Neither reads the clock.
 
 **Cron** is the classic 5-field syntax ``minute hour day-of-month month day-of-week`` with ``*``,
 lists (``1,15``), ranges (``1-5``), steps (``*/15``, ``8-18/2``, ``5/10``), month and weekday names

@@ -4,7 +4,7 @@ It sends one tiny structured request through the same client and the same rules 
 uses (JSON schema, the repair turn, retries) and reports the model, the latency and the tokens.
 Exit codes: 0 the model answered correctly; 1 no model is configured (the extractive distiller
 runs, which is a healthy setup); 2 a model is configured but does not answer as it must.
-Nothing secret is printed: the base URL goes through :func:`reverie.redact.redact`.
+Nothing secret is printed: the base URL goes through :func:`reverie.redaction.redact`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import typer
 from reverie.errors import ReverieError
 from reverie.llm._http import HTTPSettings
 from reverie.llm.providers import llm_from_env
-from reverie.redact import redact
+from reverie.redaction import redact
 
 if TYPE_CHECKING:
     from reverie.llm.base import LLM

@@ -42,10 +42,11 @@ from reverie.dream.apply import WriteContext, _next
 from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import InvalidInput, NotFound
-from reverie.files import write_atomically
-from reverie.frontmatter import FrontMatterError, dump, split
 from reverie.hashing import short_id
-from reverie.journal import render_journal
+from reverie.memory.files import write_atomically
+from reverie.memory.frontmatter import FrontMatterError, dump, split
+from reverie.memory.journal import render_journal
+from reverie.memory.revisions import one_page_change
 from reverie.models import (
     PINNABLE,
     Claim,
@@ -57,8 +58,7 @@ from reverie.models import (
     Scope,
     utc,
 )
-from reverie.redact import MARK, redact
-from reverie.revisions import one_page_change
+from reverie.redaction import MARK, redact
 from reverie.store.base import BrainStore, PageWrite
 
 __all__ = ["ExportReport", "ImportReport", "export_markdown", "import_markdown", "slugs"]
@@ -113,7 +113,7 @@ def atomic_write(
     path: Path, data: bytes, *, before_replace: Callable[[Path], None] | None = None
 ) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix
-    (:func:`reverie.files.write_atomically`: a fresh temporary name, no links followed, only
+    (:func:`reverie.memory.files.write_atomically`: a fresh temporary name, no links followed, only
     regular files replaced).
 
     ``before_replace`` (the crash harness kills there) is called with the temporary

@@ -1,6 +1,6 @@
 """``reverie serve``, ``reverie keys …`` and ``reverie mcp``: the service edges of the CLI.
 
-Registered in :mod:`reverie.cli`; like every command they only parse, call the facade (or the
+Registered in :mod:`reverie.cli.app`; like every command they only parse, call the facade (or the
 server factory) and print. The server binds to 127.0.0.1 unless ``--host`` says otherwise.
 """
 
@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli_edge import fail, maybe_scope, open_brain
+from reverie.cli.common import fail, maybe_scope, open_brain
 from reverie.errors import MissingExtra
 from reverie.keys import ApiKey
-from reverie.mcp import serve_stdio
+from reverie.server.mcp import serve_stdio
 
 __all__ = ["keys_app", "mcp_command", "serve_command"]
 

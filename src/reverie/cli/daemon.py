@@ -1,8 +1,8 @@
 """``reverie daemon`` and ``reverie schedule``: dream on a schedule, and see when each scope is due.
 
-The schedule comes from ``--schedule FILE.toml`` (see :mod:`reverie.daemon`) with the flags on
-top as the default for every scope. ``daemon --events`` prints one JSON object per step on stdout
-(started, dreamed, failed, busy, catch-up, skipped, stopped) for logs and supervisors.
+The schedule comes from ``--schedule FILE.toml`` (see :mod:`reverie.runtime.daemon`) with the
+flags on top as the default for every scope. ``daemon --events`` prints one JSON object per step
+on stdout (started, dreamed, failed, busy, catch-up, skipped, stopped) for logs and supervisors.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli_edge import fail, open_brain, parse_scope
+from reverie.cli.common import fail, open_brain, parse_scope
 from reverie.config import resolve_db
-from reverie.daemon import config_from_mapping, load_schedules, run_daemon
 from reverie.errors import ReverieError
 from reverie.models import now_utc
-from reverie.schedule import ScheduleConfig, next_due
-from reverie.scheduler import Schedules
+from reverie.runtime.daemon import config_from_mapping, load_schedules, run_daemon
+from reverie.runtime.schedule import ScheduleConfig, next_due
+from reverie.runtime.scheduler import Schedules
 from reverie.store.schedule import ScheduleStore
 
 __all__ = ["daemon", "schedule"]

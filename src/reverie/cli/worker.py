@@ -1,6 +1,6 @@
 """``reverie worker`` and ``reverie migrate``: the scale-out commands (docs/scaling.md).
 
-Thin edges: the worker loop lives in :mod:`reverie.worker`, the copy in
+Thin edges: the worker loop lives in :mod:`reverie.runtime.worker`, the copy in
 :mod:`reverie.store.copy`. ``worker`` prints one JSON line per step on stdout (claimed, dreamed,
 conflict, failed, released, lost) so a supervisor or a test can follow it; SIGTERM and SIGINT
 finish the cycle in hand, release its lease and exit 0.
@@ -21,8 +21,8 @@ from rich.table import Table
 from reverie.config import resolve_db
 from reverie.engine import Reverie, open_store
 from reverie.errors import ReverieError
+from reverie.runtime.worker import Worker
 from reverie.store.copy import copy_store
-from reverie.worker import Worker
 
 __all__ = ["migrate_command", "worker_command"]
 

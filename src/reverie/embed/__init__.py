@@ -10,10 +10,10 @@ unigrams and bigrams. It hashes with BLAKE2b, never with Python's ``hash()``, wh
 process. numpy is imported inside functions so that importing :mod:`reverie` stays cheap.
 
 :func:`resolve_embedder` turns a name into an embedder: ``"auto"`` is the offline MiniLM model
-(:mod:`reverie.embed_onnx`) when the ``embed`` extra is installed and the hashing embedder when
+(:mod:`reverie.embed.onnx`) when the ``embed`` extra is installed and the hashing embedder when
 it is not; ``"minilm"`` insists on the model; ``"hashing"``; ``"openai:<model>"`` an
-OpenAI-compatible endpoint (:mod:`reverie.embed_openai`); ``"st:<model>"`` a sentence-transformers
-model (:mod:`reverie.embed_st`). ``None`` means no embedder: recall
+OpenAI-compatible endpoint (:mod:`reverie.embed.openai`); ``"st:<model>"`` a sentence-transformers
+model (:mod:`reverie.embed.st`). ``None`` means no embedder: recall
 then runs its lexical path alone (DESIGN invariant 8).
 """
 
@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from reverie.embed_onnx import MiniLMEmbedder, minilm_available
-from reverie.embed_openai import OpenAIEmbedder
-from reverie.embed_st import SentenceTransformerEmbedder
+from reverie.embed.onnx import MiniLMEmbedder, minilm_available
+from reverie.embed.openai import OpenAIEmbedder
+from reverie.embed.st import SentenceTransformerEmbedder
 from reverie.errors import InvalidInput, MissingExtra
 
 if TYPE_CHECKING:

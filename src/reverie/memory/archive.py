@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Protocol
 
 from reverie.errors import ArchiveUnreadable, InvalidInput, NotFound, ReverieError, UndoRefused
-from reverie.files import write_atomically
-from reverie.isolate import each_scope, raise_failures
+from reverie.memory.files import write_atomically
 from reverie.models import Episode, Scope
+from reverie.runtime.isolate import each_scope, raise_failures
 from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
 from reverie.store.base import BrainStore
 

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from reverie.cli_edge import maybe_scope, open_brain, parse_scope
+from reverie.cli.common import maybe_scope, open_brain, parse_scope
 from reverie.store.base import DreamStats
 
 __all__ = ["register", "stats_line", "stats_table"]

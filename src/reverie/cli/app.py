@@ -1,7 +1,7 @@
 """The ``reverie`` command line: a thin edge over the :class:`reverie.Reverie` facade.
 
 Commands hold no logic of their own: they parse arguments, call the facade and render the result
-(tables live in :mod:`reverie.cli_render`). Where the data lives: ``--db``, then ``REVERIE_DB``,
+(tables live in :mod:`reverie.cli.render`). Where the data lives: ``--db``, then ``REVERIE_DB``,
 then the per-user data directory (:func:`reverie.config.resolve_db`).
 
 Exit codes: 0 success; 1 ``ingest`` stored the good lines but some lines failed; 2 a
@@ -24,9 +24,9 @@ from rich.text import Text
 
 from reverie import __version__
 from reverie.adapters import parse
-from reverie.cli_bench import bench_app
-from reverie.cli_doctor import doctor as doctor_command
-from reverie.cli_edge import (
+from reverie.bench.demo import run_demo
+from reverie.cli.bench import bench_app
+from reverie.cli.common import (
     REPORTED,
     edge_error,
     fail,
@@ -36,9 +36,10 @@ from reverie.cli_edge import (
     parse_now,
     parse_scope,
 )
-from reverie.cli_memory import register as register_memory_commands
-from reverie.cli_ops import register as register_ops_commands
-from reverie.cli_render import (
+from reverie.cli.doctor import doctor as doctor_command
+from reverie.cli.memory import register as register_memory_commands
+from reverie.cli.ops import register as register_ops_commands
+from reverie.cli.render import (
     cycles_table,
     episodes_table,
     page_view,
@@ -47,18 +48,17 @@ from reverie.cli_render import (
     revisions_table,
     stats_table,
 )
-from reverie.cli_review import ReviewFlag
-from reverie.cli_review import register as register_review_commands
-from reverie.cli_serve import keys_app, mcp_command, serve_command
-from reverie.cli_stats import register as register_stats_commands
-from reverie.cli_worker import migrate_command, worker_command
+from reverie.cli.review import ReviewFlag
+from reverie.cli.review import register as register_review_commands
+from reverie.cli.serve import keys_app, mcp_command, serve_command
+from reverie.cli.stats import register as register_stats_commands
+from reverie.cli.worker import migrate_command, worker_command
 from reverie.config import resolve_db
-from reverie.demo import run_demo
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, NotFound, ReverieError
-from reverie.isolate import partial
 from reverie.jsonl import decode_lines
 from reverie.models import Revision, Scope
+from reverie.runtime.isolate import partial
 
 __all__ = ["app", "main"]
 

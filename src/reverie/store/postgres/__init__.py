@@ -15,7 +15,7 @@ parametrized over both) and keeps the same invariants with PostgreSQL's tools:
 - **Search.** Full text is a ``tsvector`` (``english``) with a GIN index, ranked by ``ts_rank``:
   positive, higher is better, title weighted twice the body as in SQLite's BM25 weights, and the
   scope filter is in the query. Vectors are pgvector values with HNSW indexes
-  (:mod:`reverie.store.postgres_vectors`).
+  (:mod:`reverie.store.postgres.vectors`).
 - **Leases** are claimed with ``SELECT … FOR NO KEY UPDATE SKIP LOCKED`` on the scope rows, so
   concurrent workers never wait for each other and never claim the same scope; the
   ``ON CONFLICT … WHERE`` of the upsert is the compare-and-set that decides.
@@ -42,7 +42,7 @@ from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.base import Lease
 from reverie.store.dialect import PostgresDialect
 from reverie.store.leases import LEASE_COLUMNS
-from reverie.store.postgres_vectors import PgVectorSearch, ensure_hnsw
+from reverie.store.postgres.vectors import PgVectorSearch, ensure_hnsw
 from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_COLUMNS, episode_row, prefixed
 from reverie.store.sql.store import PAGE_SELECT, SQLStore
 

@@ -23,7 +23,7 @@ from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import pin_all
 from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import canonical_json, content_hash
-from reverie.journal import entry
+from reverie.memory.journal import entry
 from reverie.models import (
     PINNABLE,
     Cycle,

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from reverie.dream.apply import WriteContext, _next
 from reverie.errors import UndoRefused
-from reverie.journal import entry
+from reverie.memory.journal import entry
 from reverie.models import Cycle, CycleStatus, PageChange, PageStatus
 from reverie.store.base import BrainStore, Changeset, PageWrite
 

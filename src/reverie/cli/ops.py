@@ -2,7 +2,7 @@
 ``export training`` and ``archive``.
 
 Registered on the main app by :func:`register`; they parse arguments, call the library and
-render. The shared plumbing (``--db``, error mapping) comes from :mod:`reverie.cli` at call time.
+render. The shared plumbing (``--db``, error mapping) comes from :mod:`reverie.cli.common`.
 """
 
 from __future__ import annotations
@@ -22,19 +22,19 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from reverie.archive import Archive
-from reverie.cli_daemon import daemon, schedule
-from reverie.cli_edge import fail, open_brain, parse_now, parse_scope
-from reverie.cli_memory import export_app
+from reverie.cli.common import fail, open_brain, parse_now, parse_scope
+from reverie.cli.daemon import daemon, schedule
+from reverie.cli.memory import export_app
 from reverie.engine import Reverie
 from reverie.errors import ReverieError
-from reverie.export import write_training
-from reverie.isolate import partial
+from reverie.memory.archive import Archive
+from reverie.memory.export import write_training
 from reverie.models import Cycle, CycleReport, Scope, now_utc
-from reverie.schedule import parse_duration
+from reverie.runtime.isolate import partial
+from reverie.runtime.schedule import parse_duration
 
 if TYPE_CHECKING:
-    from reverie.archive import ArchiveRun
+    from reverie.memory.archive import ArchiveRun
 
 __all__ = ["archive_app", "register", "report_view"]
 

@@ -4,8 +4,8 @@
 as a pending plan; these commands list plans, show one as a readable diff with its cited
 episodes, apply it exactly as made (refused as stale, exit 2, when what it was built on moved)
 or reject it. No logic here: argument parsing, one facade call, rendering. The shared plumbing
-(``--db``, error mapping) comes from :mod:`reverie.cli` at call time, as in
-:mod:`reverie.cli_memory`.
+(``--db``, error mapping) comes from :mod:`reverie.cli.app` at call time, as in
+:mod:`reverie.cli.memory`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli_edge import open_brain
-from reverie.cli_render import report_table, shorten
+from reverie.cli.common import open_brain
+from reverie.cli.render import report_table, shorten
 from reverie.dream.review import render_review, settled_line
 from reverie.engine import Reverie
 from reverie.store.plans import PendingPlan

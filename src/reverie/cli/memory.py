@@ -3,7 +3,7 @@ Markdown mirror (``export markdown DIR`` / ``import markdown DIR``).
 
 Registered on the main app by :func:`register`; they hold no logic, only argument parsing, a
 facade call and rendering. The shared plumbing (``--db``, error mapping) comes from
-:mod:`reverie.cli` at call time, so importing this module does not import the CLI.
+:mod:`reverie.cli.app` at call time, so importing this module does not import the CLI.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli_edge import open_brain, parse_now, parse_scope
+from reverie.cli.common import open_brain, parse_now, parse_scope
 from reverie.engine import Reverie
 from reverie.models import Revision, Scope
 

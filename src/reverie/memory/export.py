@@ -7,7 +7,7 @@ a model learns to distill experience the way the brain did.
 
 Deterministic: the same brain gives the same bytes — scopes by key, pages by id, episodes by
 ``seq``, keys sorted, no export timestamp. Text leaves the process, so every turn goes through
-:func:`reverie.redact.redact` (DESIGN invariant 5). The file is written atomically.
+:func:`reverie.redaction.redact` (DESIGN invariant 5). The file is written atomically.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reverie.archive import resolve
-from reverie.files import write_atomically
-from reverie.isolate import each_scope, raise_failures
+from reverie.memory.archive import resolve
+from reverie.memory.files import write_atomically
 from reverie.models import Episode, Page, Scope
-from reverie.redact import DEFAULT, Redactor
+from reverie.redaction import DEFAULT, Redactor
+from reverie.runtime.isolate import each_scope, raise_failures
 from reverie.store.base import BrainStore
 
 __all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]

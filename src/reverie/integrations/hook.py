@@ -23,7 +23,7 @@ from reverie.models import Episode, Recall, ScopeLike
 
 __all__ = ["AgentHook", "Memory", "Turn", "with_context"]
 
-log = logging.getLogger("reverie.hook")
+log = logging.getLogger("reverie.integrations.hook")
 
 
 class Memory(Protocol):

@@ -1,7 +1,7 @@
 """When a scope dreams next: the pure function :func:`next_due` and the settings it reads.
 
 ``next_due(state, config, now)`` never reads the clock or the store; the scheduler
-(:mod:`reverie.scheduler`) loads the state, asks, sleeps until ``due.at`` and asks again.
+(:mod:`reverie.runtime.scheduler`) loads the state, asks, sleeps until ``due.at`` and asks again.
 
 The rules, in order:
 
@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from reverie.errors import InvalidInput
-from reverie.triggers import MOON_PHASES, moon_phase_after, parse_cron, zone
+from reverie.runtime.triggers import MOON_PHASES, moon_phase_after, parse_cron, zone
 
 __all__ = ["Due", "ScheduleConfig", "ScheduleState", "next_due", "parse_duration"]
 

@@ -1,0 +1,1 @@
+"""Glue for agent loops and frameworks."""

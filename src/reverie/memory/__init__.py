@@ -1,0 +1,2 @@
+"""Memory over time: the Markdown mirror, revisions, the cold archive, the journal, exports
+and undo."""

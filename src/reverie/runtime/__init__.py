@@ -1,0 +1,1 @@
+"""Running Reverie on its own: schedules, triggers, the scheduler, the daemon and workers."""
