@@ -32,7 +32,7 @@ from reverie.models import (
 )
 from reverie.store.base import PageWrite
 
-__all__ = ["WriteContext", "operation_writes", "revision_from"]
+__all__ = ["WriteContext", "next_revision", "operation_writes", "revision_from"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def revision_from(  # noqa: PLR0913 (keyword-only: the fields of a revision)
     )
 
 
-def _next(ctx: WriteContext, page: Page, **changes: object) -> Revision:
+def next_revision(ctx: WriteContext, page: Page, **changes: object) -> Revision:
     """A new revision of ``page``: its current content with ``changes`` applied."""
     cur = page.revision
     fields: dict[str, object] = {
@@ -138,7 +138,7 @@ def _create(op: CreatePage, ctx: WriteContext) -> list[tuple[str, PageWrite]]:
 
 def _revise(op: RevisePage | MergePages, ctx: WriteContext) -> list[tuple[str, PageWrite]]:
     page = ctx.pages[op.page_id]
-    rev = _next(ctx, page, **_content(op))
+    rev = next_revision(ctx, page, **_content(op))
     out: list[tuple[str, PageWrite]] = []
     if rev.hash != page.revision.hash:
         action = "merged" if isinstance(op, MergePages) else "revised"
@@ -146,7 +146,7 @@ def _revise(op: RevisePage | MergePages, ctx: WriteContext) -> list[tuple[str, P
     if isinstance(op, MergePages):
         for source_id in op.sources:
             source = ctx.pages[source_id]
-            gone = _next(
+            gone = next_revision(
                 ctx,
                 source,
                 status=PageStatus.SUPERSEDED,
@@ -161,7 +161,7 @@ def _revise(op: RevisePage | MergePages, ctx: WriteContext) -> list[tuple[str, P
 def _end(op: SupersedePage | RetirePage, ctx: WriteContext) -> list[tuple[str, PageWrite]]:
     page = ctx.pages[op.page_id]
     if isinstance(op, SupersedePage):
-        rev = _next(
+        rev = next_revision(
             ctx,
             page,
             status=PageStatus.SUPERSEDED,
@@ -170,7 +170,7 @@ def _end(op: SupersedePage | RetirePage, ctx: WriteContext) -> list[tuple[str, P
             reason=op.reason,
         )
         return [("superseded", _write(ctx, page, page.topic_key, rev))]
-    rev = _next(ctx, page, status=PageStatus.RETIRED, reason=op.reason)
+    rev = next_revision(ctx, page, status=PageStatus.RETIRED, reason=op.reason)
     return [("retired", _write(ctx, page, page.topic_key, rev))]
 
 

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from reverie.config import MemoryConfig
-from reverie.dream.apply import WriteContext, _next
+from reverie.dream.apply import WriteContext, next_revision
 from reverie.dream.plan import (
     CreatePage,
     Evidence,
@@ -217,6 +217,6 @@ def decay_writes(
         reason = retirement(page, strengths.get(page.id), clock, ctx.now, config)
         if reason is None:
             continue
-        rev = _next(ctx, page, status=PageStatus.RETIRED, reason=reason)
+        rev = next_revision(ctx, page, status=PageStatus.RETIRED, reason=reason)
         out.append(("retired", PageWrite(ctx.scope, page.topic_key, rev, page.revision.number)))
     return out

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from reverie.dream.apply import WriteContext, _next, revision_from
+from reverie.dream.apply import WriteContext, next_revision, revision_from
 from reverie.dream.plan import page_id_for
 from reverie.models import (
     Claim,
@@ -301,7 +301,7 @@ def _write(
     if page is None:
         rev = revision_from(page_id, 1, ctx, **fields)  # type: ignore[arg-type]
         return "created", PageWrite(ctx.scope, topic, rev, None)
-    rev = _next(ctx, page, **fields)
+    rev = next_revision(ctx, page, **fields)
     if rev.hash == page.revision.hash:
         return None
     action = _action(page.revision, rev)

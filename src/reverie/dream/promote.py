@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from reverie.dream.apply import WriteContext, _next, revision_from
+from reverie.dream.apply import WriteContext, next_revision, revision_from
 from reverie.dream.plan import page_id_for
 from reverie.models import Claim, Page, PageStatus, Revision, Scope
 from reverie.store.base import BrainStore, Observation, PageWrite, Promotion, PromotionRecord
@@ -80,7 +80,7 @@ def _copy(
         page_id = page_id_for(ctx.scope, topic)
         new = revision_from(page_id, 1, ctx, reason=reason, **content)  # type: ignore[arg-type]
         return PageWrite(ctx.scope, topic, new, None)
-    new = _next(ctx, current, reason=reason, **content)
+    new = next_revision(ctx, current, reason=reason, **content)
     if new.hash == current.revision.hash:
         return None
     return PageWrite(ctx.scope, topic, new, current.revision.number)

@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reverie.dream.apply import WriteContext, _next
+from reverie.dream.apply import WriteContext, next_revision
 from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import InvalidInput, NotFound
@@ -386,7 +386,7 @@ def _edited_revision(
         }
     except (ValueError, TypeError) as exc:
         raise InvalidInput("front matter", str(exc)) from None
-    return _next(
+    return next_revision(
         ctx,
         edit.page,
         claims=_claims(edit, human, known),

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from reverie.dream.apply import WriteContext, _next, change_of
+from reverie.dream.apply import WriteContext, change_of, next_revision
 from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import pin_all
 from reverie.errors import InvalidInput, NotFound
@@ -158,7 +158,7 @@ def plan_restore(store: BrainStore, page_id: str, number: int, now: datetime) ->
     old = pick_revision(store.revisions(page_id), page_id, number)
     cycle_id = new_cycle_id(now)
     ctx = WriteContext(page.scope, cycle_id, now, {}, author="restore")
-    rev = _next(
+    rev = next_revision(
         ctx,
         page,
         title=old.title,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from reverie.dream.apply import WriteContext, _next
+from reverie.dream.apply import WriteContext, next_revision
 from reverie.errors import UndoRefused
 from reverie.memory.journal import entry
 from reverie.models import Cycle, CycleStatus, PageChange, PageStatus
@@ -61,10 +61,12 @@ def _restore(store: BrainStore, change: PageChange, ctx: WriteContext) -> PageWr
         )
     reason = f"undo of cycle {ctx.cycle_id}"
     if change.revision_before is None:
-        rev = _next(ctx, page, status=PageStatus.RETIRED, reason=reason + " (page created by it)")
+        rev = next_revision(
+            ctx, page, status=PageStatus.RETIRED, reason=reason + " (page created by it)"
+        )
     else:
         old = history[change.revision_before - 1]
-        rev = _next(
+        rev = next_revision(
             ctx,
             page,
             title=old.title,
