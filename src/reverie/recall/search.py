@@ -69,6 +69,7 @@ from reverie.recall.units import (
     SENTENCE,
     TermNeed,
     cited_by_claims,
+    cited_ids,
     claim_item,
     claim_units,
     coverage,
@@ -161,7 +162,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
         units = newest_values(units, valid)
         if redactor is not None and redactor.handles_personal_data:
             units = [_redacted(unit, redactor) for unit in units]
-        covers = {pid: frozenset(page.citations) for pid, page in read.items() if _whole(page)}
+        covers = {pid: cited_ids(page) for pid, page in read.items() if _whole(page)}
         items = pack(units, budget_tokens, scope=scope, covers=covers)
         text = render(items, scope=scope)
     except Exception as exc:
@@ -325,7 +326,7 @@ def _answered_for(pages: Iterable[Page], among: set[str]) -> set[str]:
     out: set[str] = set()
     for page in pages:
         if _whole(page):
-            out |= among.intersection(page.citations)
+            out |= among & cited_ids(page)
     return out
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "SENTENCE",
     "TermNeed",
     "cited_by_claims",
+    "cited_ids",
     "claim_item",
     "claim_units",
     "coverage",
@@ -52,6 +53,24 @@ BM25_SHARE = 0.5
 EXCERPT_SENTENCES = 2
 EXCERPT_CHARS = 320
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+_CITED: dict[tuple[str, int], tuple[tuple[Claim, ...], frozenset[str]]] = {}
+_CITED_PAGES = 512
+
+
+def cited_ids(page: Page) -> frozenset[str]:
+    """Every episode a page's current revision cites, as a set. Remembered per page revision
+    while the store hands back the same decoded claims (the entry keeps them, so it can never
+    answer for other claims): a big page is not re-read on every recall."""
+    claims = page.revision.claims
+    key = (page.id, page.revision.number)
+    known = _CITED.get(key)
+    if known is None or known[0] is not claims:
+        if len(_CITED) >= _CITED_PAGES:
+            _CITED.clear()
+        known = _CITED[key] = (claims, frozenset(e for c in claims for e in c.episode_ids))
+    return known[1]
 
 
 def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
