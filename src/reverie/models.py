@@ -384,6 +384,10 @@ class ClaimRole(StrEnum):
 
 
 _ROLE_WEIGHTS = {ClaimRole.ANECDOTE: 0.6, ClaimRole.ALSO: 0.6, ClaimRole.EVIDENCE: 0.0}
+TEACHING_ROLES = frozenset({ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX})
+"""The roles of what a page teaches: a problem's identity (its lessons, warnings and fix)."""
+ACTIONABLE_ROLES = TEACHING_ROLES | {ClaimRole.FACT}
+"""The roles a page answers with: what it teaches, and values."""
 THIN_FIX = 0.6
 """A fix seen to work once is worth this much of one that worked again."""
 

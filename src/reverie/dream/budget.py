@@ -19,12 +19,11 @@ Pure functions of the evidence; the cycle applies them (:mod:`reverie.dream.cycl
 from __future__ import annotations
 
 from reverie.dream.distill import MAX_CLAIMS, evidence_line, page_support
+from reverie.dream.pins import claim_key
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
-from reverie.models import Claim, ClaimRole, Page, PageStatus, PageSupport
+from reverie.models import ACTIONABLE_ROLES, Claim, ClaimRole, Page, PageStatus, PageSupport
 
 __all__ = ["absorb", "model_due", "reinforce", "with_support"]
-
-_ACTIONABLE = (ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX, ClaimRole.FACT)
 
 
 def _page(evidence: Evidence) -> Page | None:
@@ -79,11 +78,11 @@ def absorb(evidence: Evidence, name: str) -> Plan:
     assert page is not None, "absorb needs the group's page"
     sources = [p for p in evidence.pages if p.id != page.id and p.status is PageStatus.ACTIVE]
     claims = [c for c in page.revision.claims if c.role is not ClaimRole.EVIDENCE]
-    seen = {_said(c.text) for c in claims}
-    for claim in (c for s in sources for c in s.revision.claims if c.role in _ACTIONABLE):
-        if len(claims) < MAX_CLAIMS - 1 and _said(claim.text) not in seen:
+    seen = {claim_key(c.text) for c in claims}
+    for claim in (c for s in sources for c in s.revision.claims if c.role in ACTIONABLE_ROLES):
+        if len(claims) < MAX_CLAIMS - 1 and claim_key(claim.text) not in seen:
             claims.append(claim)
-            seen.add(_said(claim.text))
+            seen.add(claim_key(claim.text))
     cited = {e for c in claims for e in c.episode_ids}
     everything = [*page.citations, *(e for s in sources for e in s.citations)]
     every = dict.fromkeys([*everything, *(e.id for e in evidence.episodes)])
@@ -103,10 +102,6 @@ def absorb(evidence: Evidence, name: str) -> Plan:
         pins=rev.pins,
     )
     return Plan(operations=(merge,), distiller=name)
-
-
-def _said(text: str) -> str:
-    return " ".join(text.lower().split())
 
 
 def _with_evidence(claims: tuple[Claim, ...], new: list[str]) -> tuple[Claim, ...]:

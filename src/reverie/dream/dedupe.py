@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from reverie.config import DreamConfig
 from reverie.dream.cluster import STOP_WORDS, Group, order_key
 from reverie.dream.templates import is_template_lesson
-from reverie.models import Claim, ClaimRole, Episode, Page, PageStatus, Scope
+from reverie.models import TEACHING_ROLES, Claim, ClaimRole, Episode, Page, PageStatus, Scope
 from reverie.recall.query import stem
 
 if TYPE_CHECKING:
@@ -299,14 +299,11 @@ def route(
     return routing
 
 
-_TEACHING = (ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX)
-
-
 def _teachings(page: Page) -> list[tuple[str, frozenset[str]]]:
     """What a page teaches: its lessons, warnings and fix, with their words."""
     out = []
     for claim in page.revision.claims:
-        teaches = claim.role in _TEACHING if claim.role is not None else _is_lesson(claim)
+        teaches = claim.role in TEACHING_ROLES if claim.role is not None else _is_lesson(claim)
         if teaches and (words := lesson_words(claim.text)):
             out.append((claim.text, words))
     return out

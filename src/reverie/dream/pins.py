@@ -31,6 +31,7 @@ from reverie.models import PINNABLE, Claim, Episode, Page, Revision
 
 __all__ = [
     "HUMAN_EDIT",
+    "claim_key",
     "has_pins",
     "is_human_edit",
     "keep_pins",
@@ -69,13 +70,14 @@ def unpinned(claims: Iterable[Claim]) -> tuple[Claim, ...]:
     return tuple(c.model_copy(update={"pinned": False}) if c.pinned else c for c in claims)
 
 
-def _key(text: str) -> str:
+def claim_key(text: str) -> str:
+    """A claim's text with case and spacing aside: two claims with one key say the same."""
     return " ".join(text.split()).casefold()
 
 
 def _claims(pinned: Sequence[Claim], proposed: Sequence[Claim]) -> tuple[Claim, ...]:
-    taken = {_key(c.text) for c in pinned}
-    machine = [c for c in unpinned(proposed) if _key(c.text) not in taken]
+    taken = {claim_key(c.text) for c in pinned}
+    machine = [c for c in unpinned(proposed) if claim_key(c.text) not in taken]
     room = max(0, CLAIM_LIMIT - len(pinned))
     return (*pinned, *machine[:room])
 
@@ -86,7 +88,7 @@ def _pinned_of(op: RevisePage | MergePages, pages: Mapping[str, Page]) -> tuple[
     for page_id in shown:
         page = pages.get(page_id)
         for claim in pinned_claims(page.revision) if page is not None else ():
-            found.setdefault(_key(claim.text), claim)
+            found.setdefault(claim_key(claim.text), claim)
     return tuple(found.values())
 
 

@@ -40,15 +40,13 @@ from reverie.dream.lessons import current_fix
 from reverie.dream.plan import SplitPart
 from reverie.dream.problems import group_by_problem, is_knowledge
 from reverie.dream.templates import is_template_lesson
-from reverie.models import ClaimRole, Episode, Page
+from reverie.models import TEACHING_ROLES, Episode, Page
 
 if TYPE_CHECKING:
     from reverie.dream.cluster import Group
     from reverie.embed import Embedder
 
 __all__ = ["find_split", "split_due"]
-
-_IDENTITY = (ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX)
 
 
 def split_due(page: Page, grown_to: int, config: DreamConfig) -> bool:
@@ -104,9 +102,13 @@ def _well_supported(group: Group, config: DreamConfig) -> bool:
 
 
 def _kept_part(page: Page, parts: Sequence[Group]) -> Group:
-    """The part the page's actionable claims cite most; ties: the largest, then the key."""
+    """The part cited most by what the page teaches or a person pinned; ties: the largest, then
+    the key."""
     identity = {
-        e for c in page.revision.claims if c.role in _IDENTITY or c.pinned for e in c.episode_ids
+        e
+        for c in page.revision.claims
+        if c.role in TEACHING_ROLES or c.pinned
+        for e in c.episode_ids
     }
 
     def rank(g: Group) -> tuple[int, int, str]:

@@ -45,8 +45,8 @@ from reverie.config import RecallConfig
 from reverie.dream.dialogue import is_conversation
 from reverie.dream.slots import SlotValue, slot_of
 from reverie.models import (
+    ACTIONABLE_ROLES,
     Claim,
-    ClaimRole,
     Episode,
     Page,
     Recall,
@@ -244,14 +244,11 @@ def _demoted(found: Sequence[RecallItem], covered: set[str]) -> list[RecallItem]
     ]
 
 
-_ACTIONABLE = frozenset({ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX, ClaimRole.FACT})
-
-
 def _lead_claims(page: Page) -> list[Claim]:
     """What a page answers with: its actionable claims (lessons, fixes, warnings, facts) up to
     :data:`LEAD_CLAIMS`; none for a page of plain statements (a dialogue's), whose lines
     recall finds one by one."""
-    return [c for c in page.revision.claims if c.role in _ACTIONABLE][:LEAD_CLAIMS]
+    return [c for c in page.revision.claims if c.role in ACTIONABLE_ROLES][:LEAD_CLAIMS]
 
 
 def _lessons_behind(
