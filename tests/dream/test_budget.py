@@ -17,7 +17,6 @@ import pytest
 from reverie import Reverie
 from reverie.bench.model_calls import plan_reply
 from reverie.dream.llm_distill import LLMDistiller
-from reverie.dream.plan import page_id_for
 from reverie.llm.fake_server import FakeLLMServer
 from reverie.llm.openai_compat import OpenAICompatLLM
 from reverie.models import (
@@ -26,15 +25,11 @@ from reverie.models import (
     CycleReport,
     Episode,
     Page,
-    PageKind,
-    PageStatus,
     PageSupport,
-    Revision,
-    revision_hash,
 )
-from reverie.store.base import Changeset, PageWrite
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
+from tests.dream.pages import store_page
 from tests.llm.conftest import FAST
 
 SCOPE = "acme/coder"
@@ -144,35 +139,11 @@ def _model_page(
 ) -> Page:
     """A page a model wrote from ``ids`` (its support stamped ``distilled_at``), committed as an
     earlier cycle left it; with no ``lesson``, it only tells what happened."""
-    scope = brain.store.episodes(ids)[0].scope
     told = Claim(text=f"{situation}: timed out.", episode_ids=tuple(ids), role=ClaimRole.ANECDOTE)
     taught = [Claim(text=lesson, episode_ids=tuple(ids), role=ClaimRole.LESSON)] if lesson else []
-    fields = {
-        "title": situation,
-        "kind": PageKind.LESSON,
-        "claims": (*taught, told),
-        "confidence": 0.8,
-        "status": PageStatus.ACTIVE,
-        "valid_from": None,
-        "valid_until": None,
-        "superseded_by": None,
-        "support": PageSupport(episodes=len(ids), failures=len(ids), distilled_at=len(ids)),
-    }
-    page_id = page_id_for(scope, key)
-    identity = {"page_id": page_id, "number": 1, "created_at": DAY}
-    revision = Revision.model_validate({**fields, **identity, "hash": revision_hash(**fields)})
-    head = brain.store.checkpoint(scope)
-    brain.store.commit(
-        Changeset(
-            scope=scope,
-            expected_checkpoint=head,
-            checkpoint=max(e.seq or 0 for e in brain.store.episodes(ids)),
-            page_writes=[PageWrite(scope, key, revision, expected_revision=None)],
-            marks=ids,
-            mark_cycle="cy_before",
-        )
-    )
-    return brain.store.page(page_id)
+    support = PageSupport(episodes=len(ids), failures=len(ids), distilled_at=len(ids))
+    scope = brain.store.episodes(ids)[0].scope
+    return store_page(brain, scope, key, situation, [*taught, told], DAY, support)
 
 
 def test_pages_that_converge_merge_without_a_call_until_their_evidence_makes_one_due(

@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 from reverie import Reverie
 from reverie.config import DreamConfig
 from reverie.dream.dedupe import teach_apart
-from reverie.dream.plan import page_id_for
 from reverie.dream.split import find_split, split_due
 from reverie.models import (
     Claim,
@@ -32,11 +31,10 @@ from reverie.models import (
     PageKind,
     PageStatus,
     PageSupport,
-    Revision,
     Scope,
-    revision_hash,
 )
-from reverie.store.base import Changeset, PageWrite
+from tests.dream.pages import page, revision
+from tests.dream.pages import store_page as stored
 
 SCOPE = Scope(tenant="acme", agent="deployer")
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
@@ -100,50 +98,14 @@ def episode(n: int, problem: str, variant: int, *, hours: int | None = None) -> 
     }
 
 
-def revision(page_id: str, title: str, claims: Sequence[Claim]) -> Revision:
-    fields: dict[str, Any] = {
-        "title": title,
-        "kind": PageKind.LESSON,
-        "claims": tuple(claims),
-        "confidence": 0.8,
-        "status": PageStatus.ACTIVE,
-        "valid_from": None,
-        "valid_until": None,
-        "superseded_by": None,
-    }
-    return Revision.model_validate(
-        {
-            **fields,
-            "page_id": page_id,
-            "number": 1,
-            "hash": revision_hash(**fields),
-            "created_at": T0 + timedelta(days=20),
-        }
-    )
-
-
 def store_page(rv: Reverie, topic_key: str, title: str, claims: Sequence[Claim]) -> Page:
     """A page as an earlier version of the cycle wrote it, its episodes consolidated."""
-    cited = sorted({e for c in claims for e in c.episode_ids})
-    head = rv.store.checkpoint(SCOPE)
-    seqs = [ep.seq or 0 for ep in rv.store.episodes(cited)]
-    write = PageWrite(
-        scope=SCOPE,
-        topic_key=topic_key,
-        revision=revision(page_id_for(SCOPE, topic_key), title, claims),
-        expected_revision=None,
-    )
-    rv.store.commit(
-        Changeset(
-            scope=SCOPE,
-            expected_checkpoint=head,
-            checkpoint=max([head, *seqs]),
-            page_writes=[write],
-            marks=cited,
-            mark_cycle="cy_before",
-        )
-    )
-    return rv.store.page(write.revision.page_id)
+    return stored(rv, SCOPE, topic_key, title, claims, T0 + timedelta(days=20))
+
+
+def bare_page(topic_key: str, claims: Sequence[Claim]) -> Page:
+    """A page in memory only, for the split and merge rules themselves."""
+    return page(SCOPE, topic_key, revision(f"pg_{topic_key}", claims[0].text, claims, T0))
 
 
 def diary_page(rv: Reverie, counts: dict[str, int]) -> Page:
@@ -243,23 +205,14 @@ def test_split_keeps_every_citation_and_gives_each_problem_one_page(
 
 def test_split_is_checked_at_its_threshold_then_at_each_doubling() -> None:
     config = DreamConfig(split_min_episodes=12)
-    page = Page.model_validate(
-        {
-            "id": "pg_x",
-            "scope": SCOPE,
-            "topic_key": DIARY,
-            "revision": revision("pg_x", "t", [Claim(text="c", episode_ids=("e",))]),
-            "created_at": T0,
-            "updated_at": T0,
-        }
-    )
-    assert not split_due(page, 11, config)
-    assert split_due(page, 12, config)  # no tallies yet: big enough is enough
+    diary = bare_page(DIARY, [Claim(text="c", episode_ids=("e",))])
+    assert not split_due(diary, 11, config)
+    assert split_due(diary, 12, config)  # no tallies yet: big enough is enough
 
     def with_support(episodes: int) -> Page:
         support = PageSupport(episodes=episodes)
-        return page.model_copy(
-            update={"revision": page.revision.model_copy(update={"support": support})}
+        return diary.model_copy(
+            update={"revision": diary.revision.model_copy(update={"support": support})}
         )
 
     assert split_due(with_support(11), 12, config)
@@ -280,21 +233,12 @@ def test_the_parts_of_a_page_do_not_depend_on_episode_order(rnd: random.Random) 
             ((p, i) for p, n in counts.items() for i in range(1, n + 1)), start=1
         )
     ]
-    page = Page.model_validate(
-        {
-            "id": "pg_x",
-            "scope": SCOPE,
-            "topic_key": DIARY,
-            "revision": revision("pg_x", "t", [Claim(text="c", episode_ids=("rollout-0001",))]),
-            "created_at": T0,
-            "updated_at": T0,
-        }
-    )
+    diary = bare_page(DIARY, [Claim(text="c", episode_ids=("rollout-0001",))])
     config = DreamConfig()
-    parts = find_split(page, eps, embedder=None, config=config)
+    parts = find_split(diary, eps, embedder=None, config=config)
     shuffled = list(eps)
     rnd.shuffle(shuffled)
-    assert find_split(page, shuffled, embedder=None, config=config) == parts
+    assert find_split(diary, shuffled, embedder=None, config=config) == parts
     assert sorted({e.split("-")[0] for p in parts for e in p.episode_ids}) == [
         "context",
         "pullsecret",
@@ -357,17 +301,7 @@ def test_pages_of_different_problems_do_not_merge(tmp_path: Path) -> None:
 
 def test_pages_that_each_teach_their_own_lesson_are_two_problems_however_alike() -> None:
     def lesson_page(key: str, *texts: str, role: ClaimRole | None = ClaimRole.LESSON) -> Page:
-        claims = [Claim(text=t, episode_ids=("e",), role=role) for t in texts]
-        return Page.model_validate(
-            {
-                "id": f"pg_{key}",
-                "scope": SCOPE,
-                "topic_key": key,
-                "revision": revision(f"pg_{key}", texts[0], claims),
-                "created_at": T0,
-                "updated_at": T0,
-            }
-        )
+        return bare_page(key, [Claim(text=t, episode_ids=("e",), role=role) for t in texts])
 
     config = DreamConfig()
     context = lesson_page("a", "The staging cluster's kubectl context is now staging-eu.")
