@@ -28,6 +28,10 @@ from reverie.bench.demo import run_demo
 from reverie.cli.bench import bench_app
 from reverie.cli.common import (
     REPORTED,
+    JsonFlag,
+    NowOpt,
+    ScopeOpt,
+    ScopeReq,
     edge_error,
     fail,
     maybe_scope,
@@ -75,19 +79,6 @@ app = typer.Typer(
 app.add_typer(bench_app, name="bench")
 app.command("worker")(worker_command)  # scale-out: docs/scaling.md
 app.command("migrate")(migrate_command)
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
-ScopeOpt = Annotated[
-    str | None,
-    typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use."),
-]
-ScopeReq = Annotated[
-    str, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use.")
-]
-NowOpt = Annotated[
-    str | None,
-    typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
-]
 
 
 # -- plumbing ------------------------------------------------------------------------------------

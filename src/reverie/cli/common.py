@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -69,6 +69,21 @@ _SQLITE_HINTS = [
     ("unable to open", "the database cannot be opened; check the path and its permissions"),
     ("locked", "another process holds the database; retry when it is done"),
 ]
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+ScopeOpt = Annotated[
+    str | None,
+    typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use."),
+]
+ScopeReq = Annotated[
+    str, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use.")
+]
+NowOpt = Annotated[
+    str | None,
+    typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
+]
+"""The options most commands share: ``--json``, ``--scope`` and ``--now``."""
 
 
 def sqlite_path(db: str) -> Path | None:

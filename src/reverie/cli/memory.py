@@ -9,8 +9,6 @@ facade call and rendering. The shared plumbing (``--db``, error mapping) comes f
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
@@ -20,33 +18,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import open_brain, parse_now, parse_scope
-from reverie.engine import Reverie
-from reverie.models import Revision, Scope
+from reverie.cli.common import JsonFlag, NowOpt, ScopeReq, open_brain, parse_now, parse_scope
+from reverie.models import Revision
 
 __all__ = ["export_app", "import_app", "register"]
 
 export_app = typer.Typer(help="Write a brain out in another form.", no_args_is_help=True)
 import_app = typer.Typer(help="Read edits back into a brain.", no_args_is_help=True)
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
-ScopeReq = Annotated[
-    str, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use.")
-]
-NowOpt = Annotated[
-    str | None,
-    typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
-]
-
-
-@contextmanager
-def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    with open_brain(ctx) as rv:
-        yield rv
-
-
-def _scope(value: str) -> Scope:
-    return parse_scope(value)
 
 
 def _now(value: str | None) -> datetime | None:
@@ -90,7 +68,7 @@ def history(
     as_json: JsonFlag = False,
 ) -> None:
     """Every revision of a page, oldest first: who wrote it, when, its validity and its hash."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         revisions = rv.revisions(page_id)
     if as_json:
         _emit([r.model_dump(mode="json") for r in revisions])
@@ -109,7 +87,7 @@ def restore(
     as_json: JsonFlag = False,
 ) -> None:
     """Make revision N current again, as a new revision (undo it with `reverie undo CYCLE`)."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         cycle = rv.restore(page_id, revision, now=_now(now))
         page = rv.page(page_id)
     if as_json:
@@ -129,8 +107,8 @@ def verify(
     as_json: JsonFlag = False,
 ) -> None:
     """Re-derive the sha256 of every stored revision; exit 1 when any does not match."""
-    with _brain(ctx) as rv:
-        report = rv.verify(_scope(scope) if scope else None)
+    with open_brain(ctx) as rv:
+        report = rv.verify(parse_scope(scope) if scope else None)
     if as_json:
         _emit({**asdict(report), "ok": report.ok})
     else:
@@ -149,8 +127,8 @@ def journal(
     as_json: JsonFlag = False,
 ) -> None:
     """The dream journal: what each cycle, undo, restore and import changed, and why."""
-    with _brain(ctx) as rv:
-        entries = rv.journal(_scope(scope), limit)
+    with open_brain(ctx) as rv:
+        entries = rv.journal(parse_scope(scope), limit)
     if as_json:
         _emit([{**asdict(e), "scope": e.scope.key} for e in entries])
         return
@@ -174,9 +152,9 @@ def export_markdown(
     as_json: JsonFlag = False,
 ) -> None:
     """Write MEMORY.md (index) and memories/<slug>.md (one per page) to DIR, atomically."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         report = rv.export_markdown(
-            _scope(scope), directory, line_limit=line_limit, journal=with_journal
+            parse_scope(scope), directory, line_limit=line_limit, journal=with_journal
         )
     if as_json:
         _emit(asdict(report))
@@ -208,8 +186,8 @@ def import_markdown(
     Exit 1 when a file conflicts (edited by a person and changed by a cycle since the export) or
     cannot be read; the other edits are still imported.
     """
-    with _brain(ctx) as rv:
-        report = rv.import_markdown(_scope(scope), directory, now=_now(now))
+    with open_brain(ctx) as rv:
+        report = rv.import_markdown(parse_scope(scope), directory, now=_now(now))
     if as_json:
         _emit(asdict(report))
     else:

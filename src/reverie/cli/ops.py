@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -22,10 +20,9 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import fail, open_brain, parse_now, parse_scope
+from reverie.cli.common import JsonFlag, NowOpt, fail, open_brain, parse_now, parse_scope
 from reverie.cli.daemon import daemon, schedule
 from reverie.cli.memory import export_app
-from reverie.engine import Reverie
 from reverie.errors import ReverieError
 from reverie.memory.archive import Archive
 from reverie.memory.export import write_training
@@ -43,25 +40,10 @@ archive_app = typer.Typer(
     invoke_without_command=True,
 )
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 ScopeList = Annotated[
     list[str] | None,
     typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Only these brains."),
 ]
-NowOpt = Annotated[
-    str | None,
-    typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
-]
-
-
-@contextmanager
-def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    with open_brain(ctx) as rv:
-        yield rv
-
-
-def _fail(exc: ReverieError) -> None:
-    fail(exc)
 
 
 def _scopes(values: list[str] | None) -> list[Scope] | None:
@@ -174,7 +156,7 @@ def report(
     as_json: JsonFlag = False,
 ) -> None:
     """Show a cycle's full report: counts, timings, volumes, top insights, recommendations."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         cycle = rv.cycle(cycle_id)
     if as_json:
         _emit(cycle.model_dump(mode="json"))
@@ -196,7 +178,7 @@ def export_training(
 ) -> None:
     """Write every active page as a chat training example (system, cited episodes, page)."""
     scopes = _scopes(scope)
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         done, failed = partial(
             lambda: write_training(
                 rv.store, out, scopes, min_confidence=min_confidence, redactor=rv.redactor
@@ -210,7 +192,7 @@ def export_training(
             f" {done.bytes:,} bytes) to {done.path}"
         )
     if failed is not None:
-        _fail(failed)
+        fail(failed)
 
 
 # -- archive ---------------------------------------------------------------------------------
@@ -240,17 +222,17 @@ def archive(
             older_than + "d" if older_than.isdigit() else older_than, "--older-than"
         )
     except ReverieError as exc:
-        _fail(exc)
+        fail(exc)
         return
     scopes, at = _scopes(scope), _now(now)
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         run, failed = partial(lambda: Archive(rv.store).run(age, at, apply=apply, scopes=scopes))
     if as_json:
         _emit({**asdict(run), "bytes_cold": run.bytes_cold})
     else:
         _archive_view(run)
     if failed is not None:
-        _fail(failed)
+        fail(failed)
 
 
 def _archive_view(run: ArchiveRun) -> None:
@@ -281,7 +263,7 @@ def archive_fetch(
     bundle: Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")],
 ) -> None:
     """Print a bundle's episodes as JSON lines (checked against its hash)."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         episodes = Archive(rv.store).fetch(bundle)
     for ep in episodes:
         sys.stdout.write(ep.model_dump_json() + "\n")
@@ -293,7 +275,7 @@ def archive_restore(
     bundle: Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")],
 ) -> None:
     """Bring a bundle's episodes back into the hot store."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         restored = Archive(rv.store).restore(bundle, now_utc())
     typer.echo(f"restored {restored} episodes from {bundle}")
 
@@ -301,7 +283,7 @@ def archive_restore(
 @archive_app.command("list")
 def archive_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List the bundles this database knows."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         bundles = Archive(rv.store).bundles()
     if as_json:
         _emit([asdict(b) for b in bundles])

@@ -11,8 +11,7 @@ or reject it. No logic here: argument parsing, one facade call, rendering. The s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -21,10 +20,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import open_brain
+from reverie.cli.common import JsonFlag, open_brain
 from reverie.cli.render import report_table, shorten
 from reverie.dream.review import render_review, settled_line
-from reverie.engine import Reverie
 from reverie.store.plans import PendingPlan
 
 __all__ = ["ReviewFlag", "plan_app", "plans_command", "register"]
@@ -37,7 +35,6 @@ ReviewFlag = Annotated[
         " (see `reverie plans`).",
     ),
 ]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 PlanArg = Annotated[str, typer.Argument(metavar="ID", help="The plan id (pl_…).")]
 
 plan_app = typer.Typer(
@@ -46,12 +43,6 @@ plan_app = typer.Typer(
 )
 
 _STYLES = {"+": "green", "-": "red", "@": "cyan", "=": "bold"}
-
-
-@contextmanager
-def _brain(ctx: typer.Context) -> Iterator[Reverie]:
-    with open_brain(ctx) as rv:
-        yield rv
 
 
 def _emit(data: Any) -> None:
@@ -108,7 +99,7 @@ def plans_command(
     as_json: JsonFlag = False,
 ) -> None:
     """List plans held for review (reverie dream --review), newest first."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         found = rv.plans(scope, status=None if status == "all" else status, limit=limit)
     if as_json:
         _emit([p.summary() for p in found])
@@ -122,7 +113,7 @@ def plans_command(
 @plan_app.command("show")
 def show(ctx: typer.Context, plan_id: PlanArg, as_json: JsonFlag = False) -> None:
     """Show a plan: a diff of every page it would change, with the episodes it cites."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         found = rv.plan(plan_id)
     if as_json:
         _emit(found.to_json())
@@ -135,7 +126,7 @@ def show(ctx: typer.Context, plan_id: PlanArg, as_json: JsonFlag = False) -> Non
 @plan_app.command("apply")
 def apply(ctx: typer.Context, plan_id: PlanArg, as_json: JsonFlag = False) -> None:
     """Apply a pending plan exactly as made; refused (exit 2) if its pages or checkpoint moved."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         report = rv.apply_plan(plan_id)
     if as_json:
         _emit(report.model_dump(mode="json"))
@@ -154,7 +145,7 @@ def reject(
     as_json: JsonFlag = False,
 ) -> None:
     """Reject a pending plan: nothing it holds is applied; its episodes stay eligible."""
-    with _brain(ctx) as rv:
+    with open_brain(ctx) as rv:
         plan = rv.reject_plan(plan_id, reason=reason)
     if as_json:
         _emit(plan.summary())

@@ -18,19 +18,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from reverie.cli.common import maybe_scope, open_brain, parse_scope
+from reverie.cli.common import JsonFlag, ScopeOpt, ScopeReq, maybe_scope, open_brain, parse_scope
 from reverie.store.base import DreamStats
 
 __all__ = ["register", "stats_line", "stats_table"]
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
-ScopeOpt = Annotated[
-    str | None,
-    typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use."),
-]
-ScopeReq = Annotated[
-    str, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use.")
-]
 
 
 def _when(value: datetime | None) -> str:
