@@ -1,4 +1,5 @@
-"""What both HTTP clients share: settings, retries with backoff, a concurrency cap, JSON parsing.
+"""What both HTTP clients share: settings, retries with backoff, a concurrency cap, JSON parsing,
+and :class:`JSONClient`, the base of every LLM client (configuration, ask then repair once).
 
 Retry rules: a timeout, a refused or dropped connection, 408, 409, 429 and every 5xx are retried up
 to ``max_retries`` times, waiting ``Retry-After`` when the server sends one (capped at
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from reverie.errors import InvalidInput, LLMBadOutput, LLMError, MissingExtra
 from reverie.llm.base import Check, LLMResponse
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "ClientOptions",
     "HTTPSettings",
+    "JSONClient",
     "Poster",
     "StatusError",
     "Turn",
@@ -36,6 +39,8 @@ __all__ = [
     "repair_text",
     "require_httpx",
 ]
+
+Messages = list[dict[str, Any]]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
@@ -228,3 +233,77 @@ def repair_text(problems: list[str]) -> str:
         f"{listed}\n"
         "Answer again with ONE JSON object that follows the schema exactly, and nothing else."
     )
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keyword options every :class:`JSONClient` takes."""
+
+    temperature: float
+    settings: HTTPSettings | None
+    sleep: Callable[[float], None]
+
+
+class JSONClient:
+    """The part of an LLM client that does not depend on the provider's wire format.
+
+    Configuration comes from the arguments, else ``REVERIE_LLM_BASE_URL`` (default
+    :attr:`default_base_url`), ``REVERIE_LLM_MODEL`` (required) and ``REVERIE_LLM_API_KEY``.
+    :meth:`complete_json` is the :class:`reverie.llm.base.LLM` contract: the opening messages
+    (:meth:`_opening`), one answer (:meth:`_turn`) and, when it is not acceptable, ONE repair turn
+    (:meth:`_repair`) through :func:`converse`. Subclasses supply those three.
+    """
+
+    default_base_url: ClassVar[str]
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        temperature: float = 0.0,
+        settings: HTTPSettings | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        httpx = require_httpx()
+        self.base_url = env_or(
+            base_url, "REVERIE_LLM_BASE_URL", field_name="base_url", default=self.default_base_url
+        ).rstrip("/")
+        self.model = env_or(model, "REVERIE_LLM_MODEL", field_name="model")
+        self._api_key = api_key or os.environ.get("REVERIE_LLM_API_KEY") or ""
+        self.temperature = temperature
+        self.settings = settings or HTTPSettings()
+        timeout = httpx.Timeout(self.settings.timeout_s, connect=self.settings.connect_timeout_s)
+        self._poster = Poster(httpx.Client(timeout=timeout), self.settings, sleep)
+
+    def close(self) -> None:
+        self._poster.client.close()
+
+    def complete_json(
+        self,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        *,
+        max_tokens: int,
+        check: Check | None = None,
+    ) -> LLMResponse:
+        return converse(
+            lambda messages: self._turn(system, messages, schema, max_tokens),
+            self._opening(system, user, schema),
+            self._repair,
+            check,
+            self.model,
+        )
+
+    def _opening(self, system: str, user: str, schema: dict[str, Any]) -> Messages:
+        """The conversation's first messages."""
+        raise NotImplementedError
+
+    def _turn(self, system: str, messages: Messages, schema: dict[str, Any], limit: int) -> Turn:
+        """Send ``messages`` and parse the one answer."""
+        raise NotImplementedError
+
+    def _repair(self, messages: Messages, turn: Turn) -> Messages:
+        """``messages`` extended so the model sees what was wrong with ``turn``."""
+        raise NotImplementedError

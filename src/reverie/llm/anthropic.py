@@ -11,22 +11,9 @@ Configuration: arguments, else ``REVERIE_LLM_BASE_URL`` (default ``https://api.a
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable
 from typing import Any
 
-from reverie.llm._http import (
-    HTTPSettings,
-    Poster,
-    Turn,
-    converse,
-    env_or,
-    parse_json_object,
-    repair_text,
-    require_httpx,
-)
-from reverie.llm.base import Check, LLMResponse
+from reverie.llm._http import JSONClient, Messages, Turn, parse_json_object, repair_text
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "TOOL_NAME", "AnthropicLLM"]
 
@@ -35,54 +22,15 @@ API_VERSION = "2023-06-01"
 TOOL_NAME = "answer"
 
 
-class AnthropicLLM:
+class AnthropicLLM(JSONClient):
     """:class:`reverie.llm.base.LLM` over ``POST {base_url}/v1/messages``."""
 
-    def __init__(
-        self,
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key: str | None = None,
-        *,
-        temperature: float = 0.0,
-        settings: HTTPSettings | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        httpx = require_httpx()
-        self.base_url = env_or(
-            base_url, "REVERIE_LLM_BASE_URL", field_name="base_url", default=DEFAULT_BASE_URL
-        ).rstrip("/")
-        self.model = env_or(model, "REVERIE_LLM_MODEL", field_name="model")
-        self._api_key = api_key or os.environ.get("REVERIE_LLM_API_KEY") or ""
-        self.temperature = temperature
-        self.settings = settings or HTTPSettings()
-        timeout = httpx.Timeout(self.settings.timeout_s, connect=self.settings.connect_timeout_s)
-        self._poster = Poster(httpx.Client(timeout=timeout), self.settings, sleep)
+    default_base_url = DEFAULT_BASE_URL
 
-    def close(self) -> None:
-        self._poster.client.close()
+    def _opening(self, system: str, user: str, schema: dict[str, Any]) -> Messages:
+        return [{"role": "user", "content": user}]
 
-    def complete_json(
-        self,
-        system: str,
-        user: str,
-        schema: dict[str, Any],
-        *,
-        max_tokens: int,
-        check: Check | None = None,
-    ) -> LLMResponse:
-        messages = [{"role": "user", "content": user}]
-        return converse(
-            lambda m: self._turn(system, m, schema, max_tokens),
-            messages,
-            _repair,
-            check,
-            self.model,
-        )
-
-    def _turn(
-        self, system: str, messages: list[dict[str, Any]], schema: dict[str, Any], limit: int
-    ) -> Turn:
+    def _turn(self, system: str, messages: Messages, schema: dict[str, Any], limit: int) -> Turn:
         body = {
             "model": self.model,
             "max_tokens": limit,
@@ -100,6 +48,9 @@ class AnthropicLLM:
         }
         headers = {"x-api-key": self._api_key, "anthropic-version": API_VERSION}
         return parse_message(self._poster.post(f"{self.base_url}/v1/messages", body, headers))
+
+    def _repair(self, messages: Messages, turn: Turn) -> Messages:
+        return _answer_tool_call(messages, turn)
 
 
 def parse_message(data: dict[str, Any]) -> Turn:
@@ -120,7 +71,8 @@ def parse_message(data: dict[str, Any]) -> Turn:
     return Turn(value, [problem] if problem else [], blocks, *tokens)
 
 
-def _repair(messages: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any]]:
+def _answer_tool_call(messages: Messages, turn: Turn) -> Messages:
+    """Answer the forced tool call with an error result that lists the problems."""
     blocks = turn.raw if isinstance(turn.raw, list) else []
     calls = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
     note = repair_text(turn.problems)

@@ -14,23 +14,17 @@ Configuration: arguments, else ``REVERIE_LLM_BASE_URL`` (default ``https://api.o
 from __future__ import annotations
 
 import json
-import os
-import time
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from reverie.llm._http import (
-    HTTPSettings,
-    Poster,
+    ClientOptions,
+    JSONClient,
+    Messages,
     StatusError,
     Turn,
-    converse,
-    env_or,
     parse_json_object,
     repair_text,
-    require_httpx,
 )
-from reverie.llm.base import Check, LLMResponse
 
 __all__ = ["DEFAULT_BASE_URL", "JsonMode", "OpenAICompatLLM"]
 
@@ -46,8 +40,10 @@ def with_schema(system: str, schema: dict[str, Any]) -> str:
     return f"{system}\n\nAnswer with ONE JSON object that follows this JSON schema:\n{text}"
 
 
-class OpenAICompatLLM:
+class OpenAICompatLLM(JSONClient):
     """:class:`reverie.llm.base.LLM` over ``POST {base_url}/chat/completions``."""
+
+    default_base_url = DEFAULT_BASE_URL
 
     def __init__(
         self,
@@ -56,43 +52,18 @@ class OpenAICompatLLM:
         api_key: str | None = None,
         *,
         json_mode: JsonMode = "json_schema",
-        temperature: float = 0.0,
-        settings: HTTPSettings | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **options: Unpack[ClientOptions],
     ) -> None:
-        httpx = require_httpx()
-        self.base_url = env_or(
-            base_url, "REVERIE_LLM_BASE_URL", field_name="base_url", default=DEFAULT_BASE_URL
-        ).rstrip("/")
-        self.model = env_or(model, "REVERIE_LLM_MODEL", field_name="model")
-        self._api_key = api_key or os.environ.get("REVERIE_LLM_API_KEY") or ""
+        super().__init__(base_url, model, api_key, **options)
         self.json_mode: JsonMode = json_mode
-        self.temperature = temperature
-        self.settings = settings or HTTPSettings()
-        timeout = httpx.Timeout(self.settings.timeout_s, connect=self.settings.connect_timeout_s)
-        self._poster = Poster(httpx.Client(timeout=timeout), self.settings, sleep)
 
-    def close(self) -> None:
-        self._poster.client.close()
-
-    def complete_json(
-        self,
-        system: str,
-        user: str,
-        schema: dict[str, Any],
-        *,
-        max_tokens: int,
-        check: Check | None = None,
-    ) -> LLMResponse:
-        messages = [
+    def _opening(self, system: str, user: str, schema: dict[str, Any]) -> Messages:
+        return [
             {"role": "system", "content": with_schema(system, schema)},
             {"role": "user", "content": user},
         ]
-        return converse(
-            lambda m: self._turn(m, schema, max_tokens), messages, _repair, check, self.model
-        )
 
-    def _turn(self, messages: list[dict[str, Any]], schema: dict[str, Any], limit: int) -> Turn:
+    def _turn(self, system: str, messages: Messages, schema: dict[str, Any], limit: int) -> Turn:
         body = {
             "model": self.model,
             "messages": messages,
@@ -100,6 +71,13 @@ class OpenAICompatLLM:
             "temperature": self.temperature,
         }
         return parse_choice(self._post(body, schema))
+
+    def _repair(self, messages: Messages, turn: Turn) -> Messages:
+        return [
+            *messages,
+            {"role": "assistant", "content": turn.raw},
+            {"role": "user", "content": repair_text(turn.problems)},
+        ]
 
     def _post(self, body: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
@@ -137,11 +115,3 @@ def parse_choice(data: dict[str, Any]) -> Turn:
         return Turn(None, ["the reply's message has no text content"], "", *tokens)
     value, problem = parse_json_object(content)
     return Turn(value, [problem] if problem else [], content, *tokens)
-
-
-def _repair(messages: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any]]:
-    return [
-        *messages,
-        {"role": "assistant", "content": turn.raw},
-        {"role": "user", "content": repair_text(turn.problems)},
-    ]
