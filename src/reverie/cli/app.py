@@ -11,7 +11,6 @@ Every read command takes ``--json`` and then prints only JSON on stdout.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from dataclasses import asdict
@@ -28,28 +27,32 @@ from reverie.bench.demo import run_demo
 from reverie.cli.bench import bench_app
 from reverie.cli.common import (
     REPORTED,
+    CycleArg,
     JsonFlag,
     NowOpt,
+    PageArg,
     ScopeOpt,
     ScopeReq,
     edge_error,
+    emit_json,
     fail,
+    json_data,
     maybe_scope,
     new_console,
     open_brain,
     parse_now,
     parse_scope,
+    print_result,
 )
 from reverie.cli.doctor import doctor as doctor_command
 from reverie.cli.memory import register as register_memory_commands
 from reverie.cli.ops import register as register_ops_commands
 from reverie.cli.render import (
     cycles_table,
-    episodes_table,
+    lineage_view,
     page_view,
     pages_table,
     report_table,
-    revisions_table,
     stats_table,
 )
 from reverie.cli.review import ReviewFlag
@@ -82,10 +85,6 @@ app.command("migrate")(migrate_command)
 
 
 # -- plumbing ------------------------------------------------------------------------------------
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def _version(value: bool) -> None:
@@ -235,7 +234,7 @@ def dream(
         else:
             reports = [rv.dream(target, now=at, dry_run=dry_run, review=review)]
     if as_json:
-        _emit_json([r.model_dump(mode="json") for r in reports])
+        emit_json(json_data(reports))
     else:
         if not reports and failed is None:
             typer.echo("nothing to dream: no scope has pending episodes")
@@ -246,16 +245,12 @@ def dream(
 
 
 @app.command()
-def undo(
-    ctx: typer.Context,
-    cycle_id: Annotated[str, typer.Argument(metavar="CYCLE", help="The cycle to undo.")],
-    as_json: JsonFlag = False,
-) -> None:
+def undo(ctx: typer.Context, cycle_id: CycleArg, as_json: JsonFlag = False) -> None:
     """Undo a committed cycle: pages go back a revision, its episodes become pending again."""
     with open_brain(ctx) as rv:
         report = rv.undo(cycle_id)
     if as_json:
-        _emit_json(asdict(report))
+        emit_json(json_data(report))
         return
     done = report.message or (
         f"undid cycle {report.cycle_id}: {len(report.pages_restored)} pages restored, "
@@ -286,7 +281,7 @@ def recall(
     with open_brain(ctx) as rv:
         result = rv.recall(query, target, budget, now=at, as_of=parse_now(as_of))
     if as_json:
-        _emit_json(result.model_dump(mode="json"))
+        emit_json(json_data(result))
         return
     if result.warning:
         new_console(stderr=True).print(Text(f"warning: {result.warning}", style="yellow"))
@@ -309,10 +304,7 @@ def pages(
     target = parse_scope(scope)
     with open_brain(ctx) as rv:
         found = rv.pages(target, status=None if show_all else "active")
-    if as_json:
-        _emit_json([p.model_dump(mode="json") for p in found])
-        return
-    new_console().print(pages_table(found, title=f"pages of {target}"))
+    print_result(found, as_json, lambda ps: pages_table(ps, title=f"pages of {target}"))
 
 
 def _pick_revision(revisions: list[Revision], page_id: str, number: int) -> Revision:
@@ -325,7 +317,7 @@ def _pick_revision(revisions: list[Revision], page_id: str, number: int) -> Revi
 @app.command()
 def page(
     ctx: typer.Context,
-    page_id: Annotated[str, typer.Argument(metavar="ID", help="The page id.")],
+    page_id: PageArg,
     revision: Annotated[
         int | None, typer.Option("--revision", "-r", metavar="N", help="Show revision N instead.")
     ] = None,
@@ -339,29 +331,17 @@ def page(
                 update={"revision": _pick_revision(rv.revisions(page_id), page_id, revision)}
             )
     if as_json:
-        _emit_json({**found.model_dump(mode="json"), "markdown": found.to_markdown()})
+        emit_json({**json_data(found), "markdown": found.to_markdown()})
         return
     new_console().print(page_view(found))
 
 
 @app.command()
-def why(
-    ctx: typer.Context,
-    page_id: Annotated[str, typer.Argument(metavar="ID", help="The page id.")],
-    as_json: JsonFlag = False,
-) -> None:
+def why(ctx: typer.Context, page_id: PageArg, as_json: JsonFlag = False) -> None:
     """Show a page's lineage: every revision and the raw episodes its claims cite."""
     with open_brain(ctx) as rv:
         lineage = rv.why(page_id)
-    if as_json:
-        _emit_json(lineage.model_dump(mode="json"))
-        return
-    console = new_console()
-    console.print(page_view(lineage.page))
-    console.print(revisions_table(lineage.revisions))
-    console.print(episodes_table(lineage.episodes))
-    if lineage.cited_pages:
-        console.print(Text(f"cites pages: {', '.join(lineage.cited_pages)}"))
+    print_result(lineage, as_json, lineage_view)
 
 
 @app.command()
@@ -377,10 +357,7 @@ def cycles(
     target = maybe_scope(scope)
     with open_brain(ctx) as rv:
         found = rv.cycles(target, limit=limit)
-    if as_json:
-        _emit_json([c.model_dump(mode="json") for c in found])
-        return
-    new_console().print(cycles_table(found))
+    print_result(found, as_json, cycles_table)
 
 
 @app.command()
@@ -392,7 +369,7 @@ def status(ctx: typer.Context, scope: ScopeOpt = None, as_json: JsonFlag = False
         scopes = [s.key for s in rv.scopes()] if target is None else [target.key]
     db = resolve_db(ctx.obj)
     if as_json:
-        _emit_json(
+        emit_json(
             {"db": db, "scope": target.key if target else None, **asdict(stats), "scopes": scopes}
         )
         return

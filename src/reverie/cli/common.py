@@ -9,20 +9,26 @@ and what to do for each. Commands that only read never create a database:
 
 Every command module shares the same few edge helpers, kept here so none imports another:
 :func:`open_brain` opens the configured database and maps its errors, :func:`fail` prints one
-red line and exits 2, and :func:`parse_scope` / :func:`parse_now` turn option text into values.
+red line and exits 2, :func:`parse_scope` / :func:`parse_now` turn option text into values, and
+:func:`print_result` prints a command's result as ``--json`` or as its rich view. The arguments
+and options several commands take (``--json``, ``--scope``, ``--now``, a page or cycle id,
+``--limit``) are defined once here, so they read and behave the same in every command.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
+from pydantic import BaseModel
+from rich.console import Console, RenderableType
 from rich.text import Text
 
 from reverie.config import resolve_db
@@ -36,17 +42,22 @@ from reverie.errors import (
     UndoRefused,
 )
 from reverie.models import Scope, utc
+from reverie.store.base import JournalEntry
 
 __all__ = [
     "EDGE_ERRORS",
     "REPORTED",
     "edge_error",
+    "emit_json",
     "fail",
+    "journal_data",
+    "json_data",
     "maybe_scope",
     "new_console",
     "open_brain",
     "parse_now",
     "parse_scope",
+    "print_result",
     "refuse_missing",
     "sqlite_path",
 ]
@@ -84,6 +95,12 @@ NowOpt = Annotated[
     typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
 ]
 """The options most commands share: ``--json``, ``--scope`` and ``--now``."""
+PageArg = Annotated[str, typer.Argument(metavar="ID", help="The page id.")]
+CycleArg = Annotated[str, typer.Argument(metavar="CYCLE", help="The cycle id.")]
+NewestOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="How many, newest.")]
+"""``--limit N`` of a command that lists the newest records first (its default is its own)."""
+
+T = TypeVar("T")
 
 
 def sqlite_path(db: str) -> Path | None:
@@ -127,6 +144,36 @@ def edge_error(exc: BaseException, db: str | None) -> ReverieError:
 
 def new_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False)
+
+
+def json_data(value: Any) -> Any:
+    """``value`` as plain JSON data: models dumped in JSON mode, dataclasses as dicts, lists and
+    tuples item by item; anything else as it is."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [json_data(v) for v in value]
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return value
+
+
+def emit_json(data: Any) -> None:
+    """``data`` as indented JSON on stdout (a value JSON cannot hold is written as its text)."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def journal_data(entries: Sequence[JournalEntry]) -> list[dict[str, Any]]:
+    """Journal entries as JSON data, each scope as its key."""
+    return [{**asdict(e), "scope": e.scope.key} for e in entries]
+
+
+def print_result(result: T, as_json: bool, view: Callable[[T], RenderableType]) -> None:
+    """A command's ``result``: as JSON on stdout with ``--json``, else ``view(result)``."""
+    if as_json:
+        emit_json(json_data(result))
+    else:
+        new_console().print(view(result))
 
 
 def _message(exc: ReverieError) -> list[str]:

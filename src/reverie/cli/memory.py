@@ -2,23 +2,36 @@
 Markdown mirror (``export markdown DIR`` / ``import markdown DIR``).
 
 Registered on the main app by :func:`register`; they hold no logic, only argument parsing, a
-facade call and rendering. The shared plumbing (``--db``, error mapping) comes from
-:mod:`reverie.cli.app` at call time, so importing this module does not import the CLI.
+facade call and rendering. The shared plumbing (``--db``, error mapping, ``--json``) comes from
+:mod:`reverie.cli.common`.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import JsonFlag, NowOpt, ScopeReq, open_brain, parse_now, parse_scope
+from reverie.cli.common import (
+    JsonFlag,
+    NewestOpt,
+    NowOpt,
+    PageArg,
+    ScopeOpt,
+    ScopeReq,
+    emit_json,
+    journal_data,
+    json_data,
+    open_brain,
+    parse_now,
+    parse_scope,
+    print_result,
+)
 from reverie.models import Revision
 
 __all__ = ["export_app", "import_app", "register"]
@@ -29,14 +42,6 @@ import_app = typer.Typer(help="Read edits back into a brain.", no_args_is_help=T
 
 def _now(value: str | None) -> datetime | None:
     return parse_now(value)
-
-
-def _emit(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def _console() -> Console:
-    return Console(highlight=False)
 
 
 def history_table(revisions: list[Revision]) -> Table:
@@ -62,23 +67,16 @@ def _day(value: datetime | None) -> str:
     return value.date().isoformat() if value else "…"
 
 
-def history(
-    ctx: typer.Context,
-    page_id: Annotated[str, typer.Argument(metavar="ID", help="The page id.")],
-    as_json: JsonFlag = False,
-) -> None:
+def history(ctx: typer.Context, page_id: PageArg, as_json: JsonFlag = False) -> None:
     """Every revision of a page, oldest first: who wrote it, when, its validity and its hash."""
     with open_brain(ctx) as rv:
         revisions = rv.revisions(page_id)
-    if as_json:
-        _emit([r.model_dump(mode="json") for r in revisions])
-        return
-    _console().print(history_table(revisions))
+    print_result(revisions, as_json, history_table)
 
 
 def restore(
     ctx: typer.Context,
-    page_id: Annotated[str, typer.Argument(metavar="ID", help="The page id.")],
+    page_id: PageArg,
     revision: Annotated[
         int,
         typer.Option("--revision", "-r", metavar="N", min=1, help="Revision to bring back."),
@@ -91,7 +89,7 @@ def restore(
         cycle = rv.restore(page_id, revision, now=_now(now))
         page = rv.page(page_id)
     if as_json:
-        _emit({"cycle_id": cycle.id, "page_id": page_id, "revision": page.revision.number})
+        emit_json({"cycle_id": cycle.id, "page_id": page_id, "revision": page.revision.number})
         return
     typer.echo(
         f"restored {page_id} to the content of revision {revision} as revision"
@@ -101,16 +99,14 @@ def restore(
 
 def verify(
     ctx: typer.Context,
-    scope: Annotated[
-        str | None, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]")
-    ] = None,
+    scope: ScopeOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Re-derive the sha256 of every stored revision; exit 1 when any does not match."""
     with open_brain(ctx) as rv:
         report = rv.verify(parse_scope(scope) if scope else None)
     if as_json:
-        _emit({**asdict(report), "ok": report.ok})
+        emit_json({**asdict(report), "ok": report.ok})
     else:
         for problem in report.problems:
             Console(stderr=True).print(Text(problem, style="red"), soft_wrap=True)
@@ -121,16 +117,13 @@ def verify(
 
 
 def journal(
-    ctx: typer.Context,
-    scope: ScopeReq,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many, newest.")] = 20,
-    as_json: JsonFlag = False,
+    ctx: typer.Context, scope: ScopeReq, limit: NewestOpt = 20, as_json: JsonFlag = False
 ) -> None:
     """The dream journal: what each cycle, undo, restore and import changed, and why."""
     with open_brain(ctx) as rv:
         entries = rv.journal(parse_scope(scope), limit)
     if as_json:
-        _emit([{**asdict(e), "scope": e.scope.key} for e in entries])
+        emit_json(journal_data(entries))
         return
     if not entries:
         typer.echo("the journal is empty: no cycle has run for this scope yet")
@@ -157,7 +150,7 @@ def export_markdown(
             parse_scope(scope), directory, line_limit=line_limit, journal=with_journal
         )
     if as_json:
-        _emit(asdict(report))
+        emit_json(json_data(report))
         return
     for skipped in report.skipped:
         Console(stderr=True).print(Text(f"skipped {skipped}", style="yellow"), soft_wrap=True)
@@ -189,7 +182,7 @@ def import_markdown(
     with open_brain(ctx) as rv:
         report = rv.import_markdown(parse_scope(scope), directory, now=_now(now))
     if as_json:
-        _emit(asdict(report))
+        emit_json(json_data(report))
     else:
         err = Console(stderr=True)
         for line in report.conflicts + report.problems:

@@ -7,20 +7,31 @@ render. The shared plumbing (``--db``, error mapping) comes from :mod:`reverie.c
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import JsonFlag, NowOpt, fail, open_brain, parse_now, parse_scope
+from reverie.cli.common import (
+    CycleArg,
+    JsonFlag,
+    NowOpt,
+    emit_json,
+    fail,
+    json_data,
+    new_console,
+    open_brain,
+    parse_now,
+    parse_scope,
+    print_result,
+)
 from reverie.cli.daemon import daemon, schedule
 from reverie.cli.memory import export_app
 from reverie.errors import ReverieError
@@ -40,6 +51,7 @@ archive_app = typer.Typer(
     invoke_without_command=True,
 )
 
+BundleArg = Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")]
 ScopeList = Annotated[
     list[str] | None,
     typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Only these brains."),
@@ -52,14 +64,6 @@ def _scopes(values: list[str] | None) -> list[Scope] | None:
 
 def _now(value: str | None) -> datetime:
     return parse_now(value) or now_utc()
-
-
-def _emit(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def _console() -> Console:
-    return Console(highlight=False)
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -150,18 +154,11 @@ def report_view(cycle: Cycle) -> RenderableType:
     return Group(*parts)
 
 
-def report(
-    ctx: typer.Context,
-    cycle_id: Annotated[str, typer.Argument(metavar="CYCLE", help="The cycle id.")],
-    as_json: JsonFlag = False,
-) -> None:
+def report(ctx: typer.Context, cycle_id: CycleArg, as_json: JsonFlag = False) -> None:
     """Show a cycle's full report: counts, timings, volumes, top insights, recommendations."""
     with open_brain(ctx) as rv:
         cycle = rv.cycle(cycle_id)
-    if as_json:
-        _emit(cycle.model_dump(mode="json"))
-        return
-    _console().print(report_view(cycle))
+    print_result(cycle, as_json, report_view)
 
 
 # -- export training -------------------------------------------------------------------------
@@ -185,7 +182,7 @@ def export_training(
             )
         )
     if as_json:
-        _emit({**asdict(done), "path": str(done.path)})
+        emit_json({**asdict(done), "path": str(done.path)})
     else:
         typer.echo(
             f"wrote {done.rows} rows ({done.episodes} cited episodes, {done.scopes} scopes,"
@@ -228,7 +225,7 @@ def archive(
     with open_brain(ctx) as rv:
         run, failed = partial(lambda: Archive(rv.store).run(age, at, apply=apply, scopes=scopes))
     if as_json:
-        _emit({**asdict(run), "bytes_cold": run.bytes_cold})
+        emit_json({**asdict(run), "bytes_cold": run.bytes_cold})
     else:
         _archive_view(run)
     if failed is not None:
@@ -248,7 +245,7 @@ def _archive_view(run: ArchiveRun) -> None:
         table.add_row(
             b.hash, b.scope.key, str(b.episodes), f"{b.first_seq}–{b.last_seq}", f"{b.bytes:,}"
         )
-    _console().print(table)
+    new_console().print(table)
     verb = "moved" if run.applied else "would move"
     typer.echo(
         f"{verb} {run.episodes} episodes ({run.bytes_hot:,} bytes of text) into"
@@ -258,10 +255,7 @@ def _archive_view(run: ArchiveRun) -> None:
 
 
 @archive_app.command("fetch")
-def archive_fetch(
-    ctx: typer.Context,
-    bundle: Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")],
-) -> None:
+def archive_fetch(ctx: typer.Context, bundle: BundleArg) -> None:
     """Print a bundle's episodes as JSON lines (checked against its hash)."""
     with open_brain(ctx) as rv:
         episodes = Archive(rv.store).fetch(bundle)
@@ -270,10 +264,7 @@ def archive_fetch(
 
 
 @archive_app.command("restore")
-def archive_restore(
-    ctx: typer.Context,
-    bundle: Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")],
-) -> None:
+def archive_restore(ctx: typer.Context, bundle: BundleArg) -> None:
     """Bring a bundle's episodes back into the hot store."""
     with open_brain(ctx) as rv:
         restored = Archive(rv.store).restore(bundle, now_utc())
@@ -286,7 +277,7 @@ def archive_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     with open_brain(ctx) as rv:
         bundles = Archive(rv.store).bundles()
     if as_json:
-        _emit([asdict(b) for b in bundles])
+        emit_json(json_data(bundles))
         return
     table = _table("archive bundles", "bundle", "scope", "episodes", "bytes", "created", "restored")
     for b in bundles:
@@ -298,7 +289,7 @@ def archive_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
             f"{b.created_at:%Y-%m-%d}",
             f"{b.restored_at:%Y-%m-%d}" if b.restored_at else "—",
         )
-    _console().print(table)
+    new_console().print(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,13 +17,14 @@ from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
-from reverie.models import Cycle, CycleReport, Episode, Page, Revision
+from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Revision
 from reverie.store.base import StoreStats
 
 __all__ = [
     "citations_text",
     "cycles_table",
     "episodes_table",
+    "lineage_view",
     "page_view",
     "pages_table",
     "report_line",
@@ -161,6 +162,18 @@ def episodes_table(episodes: Iterable[Episode], title: str = "cited episodes") -
             Text(shorten(e.lesson, 60)),
         )
     return table
+
+
+def lineage_view(lineage: Lineage) -> RenderableType:
+    """``why PAGE``: the page, its revisions, and the raw episodes (and pages) its claims cite."""
+    parts: list[RenderableType] = [
+        page_view(lineage.page),
+        revisions_table(lineage.revisions),
+        episodes_table(lineage.episodes),
+    ]
+    if lineage.cited_pages:
+        parts.append(Text(f"cites pages: {', '.join(lineage.cited_pages)}"))
+    return Group(*parts)
 
 
 def cycles_table(cycles: Iterable[Cycle]) -> Table:

@@ -4,23 +4,20 @@
 as a pending plan; these commands list plans, show one as a readable diff with its cited
 episodes, apply it exactly as made (refused as stale, exit 2, when what it was built on moved)
 or reject it. No logic here: argument parsing, one facade call, rendering. The shared plumbing
-(``--db``, error mapping) comes from :mod:`reverie.cli.app` at call time, as in
-:mod:`reverie.cli.memory`.
+(``--db``, error mapping, ``--json``) comes from :mod:`reverie.cli.common`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import JsonFlag, open_brain
+from reverie.cli.common import JsonFlag, emit_json, json_data, new_console, open_brain
 from reverie.cli.render import report_table, shorten
 from reverie.dream.review import render_review, settled_line
 from reverie.store.plans import PendingPlan
@@ -43,14 +40,6 @@ plan_app = typer.Typer(
 )
 
 _STYLES = {"+": "green", "-": "red", "@": "cyan", "=": "bold"}
-
-
-def _emit(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
-
-
-def _console() -> Console:
-    return Console(highlight=False)
 
 
 def _what(p: PendingPlan) -> str:
@@ -102,12 +91,12 @@ def plans_command(
     with open_brain(ctx) as rv:
         found = rv.plans(scope, status=None if status == "all" else status, limit=limit)
     if as_json:
-        _emit([p.summary() for p in found])
+        emit_json([p.summary() for p in found])
         return
     if not found:
         typer.echo(f"no {'' if status == 'all' else status + ' '}plans")
         return
-    _console().print(plans_table(found))
+    new_console().print(plans_table(found))
 
 
 @plan_app.command("show")
@@ -116,9 +105,9 @@ def show(ctx: typer.Context, plan_id: PlanArg, as_json: JsonFlag = False) -> Non
     with open_brain(ctx) as rv:
         found = rv.plan(plan_id)
     if as_json:
-        _emit(found.to_json())
+        emit_json(found.to_json())
         return
-    console = _console()
+    console = new_console()
     for line in render_review(found).splitlines():
         console.print(Text(line, style=_STYLES.get(line[:1], "")), soft_wrap=True)
 
@@ -129,9 +118,9 @@ def apply(ctx: typer.Context, plan_id: PlanArg, as_json: JsonFlag = False) -> No
     with open_brain(ctx) as rv:
         report = rv.apply_plan(plan_id)
     if as_json:
-        _emit(report.model_dump(mode="json"))
+        emit_json(json_data(report))
         return
-    _console().print(report_table(report))
+    new_console().print(report_table(report))
     typer.echo(f"plan {plan_id} applied as cycle {report.cycle_id}")
 
 
@@ -148,7 +137,7 @@ def reject(
     with open_brain(ctx) as rv:
         plan = rv.reject_plan(plan_id, reason=reason)
     if as_json:
-        _emit(plan.summary())
+        emit_json(plan.summary())
         return
     typer.echo(settled_line(plan))
 

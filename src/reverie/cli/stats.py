@@ -9,16 +9,25 @@ Registered on the main app by :func:`register`; no logic here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from reverie.cli.common import JsonFlag, ScopeOpt, ScopeReq, maybe_scope, open_brain, parse_scope
+from reverie.cli.common import (
+    JsonFlag,
+    NewestOpt,
+    ScopeOpt,
+    ScopeReq,
+    emit_json,
+    journal_data,
+    maybe_scope,
+    new_console,
+    open_brain,
+    parse_scope,
+)
 from reverie.store.base import DreamStats
 
 __all__ = ["register", "stats_line", "stats_table"]
@@ -78,19 +87,16 @@ def stats(ctx: typer.Context, scope: ScopeOpt = None, as_json: JsonFlag = False)
     with open_brain(ctx) as rv:
         rows = rv.dream_stats(target)
     if as_json:
-        typer.echo(json.dumps([_as_json(s) for s in rows], indent=2, ensure_ascii=False))
+        emit_json([_as_json(s) for s in rows])
         return
     if not rows:
         typer.echo("no cycle has run yet" + (f" for {target}" if target else ""))
         return
-    Console(highlight=False).print(stats_table(rows))
+    new_console().print(stats_table(rows))
 
 
 def log(
-    ctx: typer.Context,
-    scope: ScopeReq,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many, newest.")] = 20,
-    as_json: JsonFlag = False,
+    ctx: typer.Context, scope: ScopeReq, limit: NewestOpt = 20, as_json: JsonFlag = False
 ) -> None:
     """The dream log: cumulative stats, then the journal's newest entries."""
     target = parse_scope(scope)
@@ -98,9 +104,8 @@ def log(
         rows = rv.dream_stats(target)
         entries = rv.journal(target, limit)
     if as_json:
-        journal = [{**asdict(e), "scope": e.scope.key} for e in entries]
-        data = {"stats": _as_json(rows[0]) if rows else None, "journal": journal}
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        stats = _as_json(rows[0]) if rows else None
+        emit_json({"stats": stats, "journal": journal_data(entries)})
         return
     typer.echo(f"# dream log of {target}")
     typer.echo((stats_line(rows[0]) if rows else "no cycle has run yet") + "\n")
