@@ -832,6 +832,20 @@ class Cycle(BaseModel):
     report: CycleReport
     undone_at: datetime | None = None
 
+    @classmethod
+    def of(cls, report: CycleReport) -> Cycle:
+        """The record of a cycle about to be committed: what its report says, not undone."""
+        return cls(
+            id=report.cycle_id,
+            scope=report.scope,
+            status=report.status,
+            started_at=report.started_at,
+            finished_at=report.finished_at,
+            checkpoint_before=report.checkpoint_before,
+            checkpoint_after=report.checkpoint_after,
+            report=report,
+        )
+
 
 class RecallItem(BaseModel):
     """One unit packed into a recall: a page claim or an episode excerpt."""

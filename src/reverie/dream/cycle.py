@@ -462,16 +462,6 @@ class DreamCycle:
 
     @staticmethod
     def _changeset(report: CycleReport, result: _Outcome) -> Changeset:
-        cycle = Cycle(
-            id=report.cycle_id,
-            scope=report.scope,
-            status=report.status,
-            started_at=report.started_at,
-            finished_at=report.finished_at,
-            checkpoint_before=report.checkpoint_before,
-            checkpoint_after=report.checkpoint_after,
-            report=report,
-        )
         return Changeset(
             scope=report.scope,
             expected_checkpoint=report.checkpoint_before,
@@ -479,7 +469,7 @@ class DreamCycle:
             page_writes=[w for _a, w, _n in result.writes],
             marks=result.marks,
             mark_cycle=report.cycle_id,
-            cycle=cycle,
+            cycle=Cycle.of(report),
             observations=merge_observations(result.observations),
             journal=cycle_entry(report, result.writes) + journal_lines(result.promotions),
             tally=_tally(report, len(result.marks)),  # cumulative stats

@@ -130,22 +130,12 @@ def one_page_change(
         changes=[change_of(action, w, n) for action, w, n in changes],
         message=headline,
     )
-    cycle = Cycle(
-        id=cycle_id,
-        scope=scope,
-        status=CycleStatus.COMMITTED,
-        started_at=now,
-        finished_at=now,
-        checkpoint_before=checkpoint,
-        checkpoint_after=checkpoint,
-        report=report,
-    )
     return Changeset(
         scope=scope,
         expected_checkpoint=checkpoint,
         checkpoint=checkpoint,
         page_writes=[w for _a, w, _n in changes],
-        cycle=cycle,
+        cycle=Cycle.of(report),
         mark_cycle=cycle_id,
         journal=entry(f"{headline} · {cycle_id} · {scope}", now, changes),
         at=now,
