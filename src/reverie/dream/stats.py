@@ -28,7 +28,7 @@ from typing import Any
 
 from reverie.dream.cycle import DreamCycle
 from reverie.errors import Conflict
-from reverie.llm.base import MeteredDistiller
+from reverie.llm.base import MeteredDistiller, ModelUsage
 from reverie.models import CycleReport, Scope
 from reverie.store.base import BrainStore, CycleTally
 
@@ -40,21 +40,17 @@ log = logging.getLogger("reverie")
 def _raised_tally(
     scope: Scope, now: datetime, exc: BaseException, distiller: object, duration_s: float
 ) -> CycleTally:
-    calls = hits = tokens_in = tokens_out = 0
-    if isinstance(distiller, MeteredDistiller):
-        usage = distiller.take_usage()
-        calls, hits = usage.calls, usage.cache_hits
-        tokens_in, tokens_out = usage.input_tokens, usage.output_tokens
+    usage = distiller.take_usage() if isinstance(distiller, MeteredDistiller) else ModelUsage()
     return CycleTally(
-        scope=scope,
-        at=now,
+        scope,
+        now,
         failed=True,
-        model_calls=calls,
-        cache_hits=hits,
-        input_tokens=tokens_in,
-        output_tokens=tokens_out,
         duration_s=duration_s,
         error=f"{type(exc).__name__}: {exc}"[:500],
+        model_calls=usage.calls,
+        cache_hits=usage.cache_hits,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
     )
 
 

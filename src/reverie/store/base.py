@@ -29,6 +29,7 @@ from reverie.store.records import (
     DreamStats,
     JournalEntry,
     Lease,
+    ModelCost,
     PromotionRecord,
     StoreStats,
     Strength,
@@ -52,6 +53,7 @@ __all__ = [
     "KeyStore",
     "Lease",
     "LeaseStore",
+    "ModelCost",
     "NearestNeighbours",
     "Observation",
     "PageWrite",
@@ -92,7 +94,7 @@ class Observation:
 
 
 @dataclass(frozen=True)
-class CycleTally:
+class CycleTally(ModelCost):
     """What one dream cycle adds to its scope's cumulative stats (:class:`DreamStats`).
 
     A committed cycle's tally lands in the cycle's transaction; a failed one (an exception, or
@@ -103,10 +105,6 @@ class CycleTally:
     scope: Scope
     at: datetime
     failed: bool = False
-    model_calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
     duration_s: float = 0.0
     episodes: int = 0
     error: str | None = None

@@ -10,7 +10,30 @@ from datetime import datetime
 
 from reverie.models import Scope
 
-__all__ = ["DreamStats", "JournalEntry", "Lease", "PromotionRecord", "StoreStats", "Strength"]
+__all__ = [
+    "DreamStats",
+    "JournalEntry",
+    "Lease",
+    "ModelCost",
+    "PromotionRecord",
+    "StoreStats",
+    "Strength",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelCost:
+    """What model calls cost: calls made, answers served from the response cache, tokens.
+
+    The base of every record that counts model cost (:class:`StoreStats`, :class:`DreamStats`,
+    :class:`~reverie.store.base.CycleTally`); keyword-only, so it adds the same four fields to
+    each without touching their positional ones.
+    """
+
+    model_calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -48,16 +71,12 @@ class Lease:
 
 
 @dataclass(frozen=True)
-class DreamStats:
+class DreamStats(ModelCost):
     """Cumulative dream statistics of one scope, kept apart from its checkpoint."""
 
     scope: Scope
     cycles_completed: int = 0
     cycles_failed: int = 0
-    model_calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
     duration_s: float = 0.0
     episodes: int = 0
     last_completed_at: datetime | None = None
@@ -79,7 +98,9 @@ class PromotionRecord:
 
 
 @dataclass(frozen=True)
-class StoreStats:
+class StoreStats(ModelCost):
+    """Counts of what a brain (or the whole store) holds, and the model cost of its cycles."""
+
     episodes: int
     consolidated: int
     pages: int
@@ -87,9 +108,4 @@ class StoreStats:
     revisions: int
     cycles: int
     checkpoint: int
-    # model cost over the recorded cycles
-    model_calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
     model_latency_s: float = 0.0
