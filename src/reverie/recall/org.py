@@ -15,7 +15,7 @@ from datetime import datetime
 from reverie.config import RecallConfig
 from reverie.models import RecallItem, Scope
 from reverie.recall.query import stem
-from reverie.recall.units import claim_units
+from reverie.recall.units import QueryTerms, claim_units
 from reverie.store.base import Store
 
 __all__ = ["ORG_LABEL", "org_units"]
@@ -35,7 +35,8 @@ def org_units(
     own = f"promoted|{scope.key}|"
     hits = store.search_pages(scope.org, terms, config.page_candidates, statuses)
     hits = [(p, s) for p, s in hits if not p.topic_key.startswith(own)]
-    units = claim_units(hits, [stem(t) for t in terms], config.min_term_coverage, now)
+    query = QueryTerms([stem(t) for t in terms], config.min_term_coverage)
+    units = claim_units(hits, query, now)
     return [
         u.model_copy(update={"page_kind": f"{ORG_LABEL} {u.page_kind or 'page'}"}) for u in units
     ]

@@ -67,6 +67,7 @@ from reverie.recall.units import (
     PAGE_PREFERENCE,
     QUESTION_WEIGHT,
     SENTENCE,
+    QueryTerms,
     TermNeed,
     cited_by_claims,
     cited_ids,
@@ -218,13 +219,13 @@ def _units(
         episodes = [(e, s) for e, s in episodes if evidence_at(e, now, history)]
     weights = term_weights(wanted, _pool(pages, episodes, now))
     need = TermNeed(config.min_matched_terms, 1 if stranger else 0)
-    units = claim_units(pages, wanted, config.min_term_coverage, now, weights, need)
+    query = QueryTerms(wanted, config.min_term_coverage, weights, need)
+    units = claim_units(pages, query, now)
     if config.include_org and config.include_pages and not scope.is_org:  # labelled org
         units += org_units(store, scope, terms, config, now, statuses)
     read = {page.id: page for page, _ in pages}
     if config.include_episodes:
-        floor = config.min_term_coverage
-        found = episode_units(episodes, wanted, floor, weights, need)
+        found = episode_units(episodes, query)
         if config.include_pages and not history:  # the lesson behind, at the episode's worth
             behind, more = _lessons_behind(store, scope, found, units, now, wanted)
             units += behind

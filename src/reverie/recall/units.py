@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from reverie.dream.dialogue import is_conversation
@@ -27,6 +27,7 @@ __all__ = [
     "PAGE_PREFERENCE",
     "QUESTION_WEIGHT",
     "SENTENCE",
+    "QueryTerms",
     "TermNeed",
     "cited_by_claims",
     "cited_ids",
@@ -141,6 +142,27 @@ def _enough_terms(wanted: Sequence[str], have: frozenset[str], need: int) -> boo
     return len(terms) < 3 or len(terms & have) >= min(need, len(terms))
 
 
+@dataclass(frozen=True)
+class QueryTerms:
+    """What a unit must share with the question to be recalled: the stemmed query ``terms``
+    (each counted with its weight in ``weights``, 1 each without), a coverage ``floor``, and
+    how many of the terms it must hold (``need``)."""
+
+    terms: list[str]
+    floor: float
+    weights: Mapping[str, float] | None = None
+    need: TermNeed = field(default_factory=TermNeed)
+
+    def share(self, have: frozenset[str]) -> float:
+        """The weighted share of the terms in ``have``."""
+        return term_share(self.terms, have, self.weights)
+
+    def passes(self, cov: float, have: frozenset[str], need: int) -> bool:
+        """A unit of coverage ``cov`` holding the terms ``have`` clears the floor and shares
+        ``need`` of the terms (:func:`_enough_terms`)."""
+        return _passes(cov, self.floor) and _enough_terms(self.terms, have, need)
+
+
 def _normaliser(hits: Sequence[tuple[object, float]]) -> float:
     best = max((score for _, score in hits), default=0.0)
     return best if best > 0 else 1.0
@@ -157,14 +179,8 @@ def is_recallable(claim: Claim) -> bool:
 
 
 def claim_units(
-    hits: Sequence[tuple[Page, float]],
-    wanted: list[str],
-    floor: float,
-    now: datetime,
-    weights: Mapping[str, float] | None = None,
-    need: TermNeed | None = None,
+    hits: Sequence[tuple[Page, float]], query: QueryTerms, now: datetime
 ) -> list[RecallItem]:
-    need = need or TermNeed()
     best = _normaliser(hits)
     units: list[RecallItem] = []
     for page, bm25 in hits:
@@ -176,12 +192,11 @@ def claim_units(
             if weight <= 0:
                 continue  # an evidence line: cited for lineage, never recalled
             own = stems(claim.text)
-            if own.isdisjoint(wanted):
+            if own.isdisjoint(query.terms):
                 continue  # the title alone does not make every claim of a page relevant
-            own_cov = term_share(wanted, own, weights)
-            cov = term_share(wanted, title | own, weights)
-            asked = need.of(dialogue=claim.role is None, fact=claim.role is ClaimRole.FACT)
-            if not _passes(cov, floor) or not _enough_terms(wanted, title | own, asked):
+            own_cov, cov = query.share(own), query.share(title | own)
+            asked = query.need.of(dialogue=claim.role is None, fact=claim.role is ClaimRole.FACT)
+            if not query.passes(cov, title | own, asked):
                 continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
             units.append(claim_item(page, claim, PAGE_PREFERENCE * weight * relevance))
@@ -258,21 +273,14 @@ def _cut(text: str) -> str:
     return head + " …"
 
 
-def episode_units(
-    hits: Sequence[tuple[Episode, float]],
-    wanted: list[str],
-    floor: float,
-    weights: Mapping[str, float] | None = None,
-    need: TermNeed | None = None,
-) -> list[RecallItem]:
-    need = need or TermNeed()
+def episode_units(hits: Sequence[tuple[Episode, float]], query: QueryTerms) -> list[RecallItem]:
     best = _normaliser(hits)
     units: list[RecallItem] = []
     for episode, bm25 in hits:
-        text = excerpt(episode.text, wanted)
-        cov = coverage(wanted, text, weights)
-        asked = need.of(dialogue=is_conversation((episode,)))
-        if not _passes(cov, floor) or not _enough_terms(wanted, stems(episode.text), asked):
+        text = excerpt(episode.text, query.terms)
+        cov = query.share(stems(text))
+        asked = query.need.of(dialogue=is_conversation((episode,)))
+        if not query.passes(cov, stems(episode.text), asked):
             continue
         relevance = _relevance(bm25 / best, cov)
         if _asks(text):
