@@ -38,6 +38,7 @@ from reverie.limits import (
 )
 
 __all__ = [
+    "CONTENT_FIELDS",
     "ORG_AGENT",
     "PINNABLE",
     "Citation",
@@ -577,20 +578,14 @@ class Revision(BaseModel):
     def body(self) -> str:
         return render_body(self.claims)
 
+    def content_fields(self) -> dict[str, Any]:
+        """The page content this revision holds (:data:`CONTENT_FIELDS`), by name: the keywords
+        of :func:`revision_content` and of a new revision that carries it on."""
+        return {name: getattr(self, name) for name in CONTENT_FIELDS}
+
     def content(self) -> dict[str, Any]:
         """What this revision's hash covers (:func:`revision_content`)."""
-        return revision_content(
-            title=self.title,
-            kind=self.kind,
-            claims=self.claims,
-            confidence=self.confidence,
-            status=self.status,
-            valid_from=self.valid_from,
-            valid_until=self.valid_until,
-            superseded_by=self.superseded_by,
-            support=self.support,
-            pins=self.pins,
-        )
+        return revision_content(**self.content_fields())
 
     @property
     def citations(self) -> list[str]:
@@ -616,6 +611,21 @@ def revision_hash(**content: Any) -> str:
     """Content hash of what a reader sees of a revision (not who wrote it, nor when): the
     sha256 of :func:`revision_content` of the same fields."""
     return content_hash(revision_content(**content))
+
+
+CONTENT_FIELDS = (
+    "title",
+    "kind",
+    "claims",
+    "confidence",
+    "status",
+    "valid_from",
+    "valid_until",
+    "superseded_by",
+    "support",
+    "pins",
+)
+"""A revision's page content: what its hash covers, and what a new revision carries on."""
 
 
 def revision_content(  # noqa: PLR0913 (keyword-only: the fields of a revision)

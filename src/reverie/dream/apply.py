@@ -88,21 +88,8 @@ def revision_from(  # noqa: PLR0913 (keyword-only: the fields of a revision)
 
 def next_revision(ctx: WriteContext, page: Page, **changes: object) -> Revision:
     """A new revision of ``page``: its current content with ``changes`` applied."""
-    cur = page.revision
-    fields: dict[str, object] = {
-        "title": cur.title,
-        "kind": cur.kind,
-        "claims": cur.claims,
-        "confidence": cur.confidence,
-        "status": cur.status,
-        "valid_from": cur.valid_from,
-        "valid_until": cur.valid_until,
-        "superseded_by": cur.superseded_by,
-        "support": cur.support,
-        "pins": cur.pins,
-    }
-    fields.update(changes)
-    return revision_from(page.id, cur.number + 1, ctx, **fields)  # type: ignore[arg-type]
+    fields = page.revision.content_fields() | changes
+    return revision_from(page.id, page.revision.number + 1, ctx, **fields)
 
 
 def _write(ctx: WriteContext, page: Page | None, topic_key: str, rev: Revision) -> PageWrite:

@@ -148,21 +148,10 @@ def plan_restore(store: BrainStore, page_id: str, number: int, now: datetime) ->
     old = pick_revision(store.revisions(page_id), page_id, number)
     cycle_id = new_cycle_id(now)
     ctx = WriteContext(page.scope, cycle_id, now, {}, author="restore")
-    rev = next_revision(
-        ctx,
-        page,
-        title=old.title,
-        kind=old.kind,
-        claims=pin_all(old.claims),  # a person chose them, so they stick
-        confidence=old.confidence,
-        status=old.status,
-        valid_from=old.valid_from,
-        valid_until=old.valid_until,
-        superseded_by=old.superseded_by,
-        reason=f"restore of revision {number}",
-        support=old.support,
-        pins=tuple(sorted(PINNABLE)),
-    )
+    # the old content, every claim and field pinned: a person chose it, so it sticks
+    pinned = {"claims": pin_all(old.claims), "pins": tuple(sorted(PINNABLE))}
+    content = old.content_fields() | pinned
+    rev = next_revision(ctx, page, reason=f"restore of revision {number}", **content)
     if page.revision.hash in (old.hash, rev.hash):
         raise InvalidInput(
             "revision", f"page {page_id} already has the content of revision {number}"

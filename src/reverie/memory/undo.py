@@ -66,21 +66,8 @@ def _restore(store: BrainStore, change: PageChange, ctx: WriteContext) -> PageWr
         )
     else:
         old = history[change.revision_before - 1]
-        rev = next_revision(
-            ctx,
-            page,
-            title=old.title,
-            kind=old.kind,
-            claims=old.claims,
-            confidence=old.confidence,
-            status=old.status,
-            valid_from=old.valid_from,
-            valid_until=old.valid_until,
-            superseded_by=old.superseded_by,
-            reason=reason,
-            support=old.support,
-            pins=old.pins,  # undoing a person's edit takes its pins back too
-        )
+        # all of the old content, its pins too: undoing a person's edit takes its pins back
+        rev = next_revision(ctx, page, reason=reason, **old.content_fields())
     return PageWrite(ctx.scope, page.topic_key, rev, expected_revision=page.revision.number)
 
 
