@@ -38,7 +38,7 @@ from reverie.engine import Reverie
 from reverie.errors import InvalidInput, LeaseLost, ReverieError
 from reverie.models import CycleReport, Scope, ScopeLike, now_utc
 from reverie.runtime.schedule import Due, ScheduleConfig, next_due
-from reverie.runtime.worker import new_owner
+from reverie.runtime.worker import dreamed, new_owner
 from reverie.store.base import BrainStore, Lease
 from reverie.store.leases import leasing
 from reverie.store.schedule import ScheduleRecord, ScheduleStore
@@ -232,13 +232,7 @@ class Scheduler:
         await asyncio.to_thread(
             self._finish, scope, True, str(report.status), report.cycle_id, report.message
         )
-        self._emit(
-            "dreamed",
-            scope,
-            cycle=report.cycle_id,
-            status=str(report.status),
-            marked=report.episodes_marked,
-        )
+        self._emit("dreamed", scope, **dreamed(report))
 
     def _finish(
         self, scope: Scope, ok: bool, status: str, cycle_id: str | None, message: str

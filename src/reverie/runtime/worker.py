@@ -28,11 +28,11 @@ from typing import Any
 
 from reverie.engine import Reverie
 from reverie.errors import Conflict, LeaseLost, ReverieError
-from reverie.models import now_utc
+from reverie.models import CycleReport, now_utc
 from reverie.store.base import BrainStore, Lease, LeaseStore
 from reverie.store.leases import leasing
 
-__all__ = ["Worker", "WorkerStats", "new_owner"]
+__all__ = ["Worker", "WorkerStats", "dreamed", "new_owner"]
 
 Event = dict[str, Any]
 
@@ -40,6 +40,12 @@ Event = dict[str, Any]
 def new_owner() -> str:
     """A worker identity unique across machines and restarts: ``host:pid:random``."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def dreamed(report: CycleReport) -> Event:
+    """What a ``dreamed`` event says of the cycle (a worker's and the scheduler's alike)."""
+    marked = report.episodes_marked
+    return {"cycle": report.cycle_id, "status": str(report.status), "marked": marked}
 
 
 @dataclass
@@ -175,14 +181,7 @@ class Worker:
         self.stats.dreamed += 1
         self.stats.marked += report.episodes_marked
         self.stats.scopes.append(lease.scope.key)
-        self._emit(
-            "dreamed",
-            lease,
-            cycle=report.cycle_id,
-            status=str(report.status),
-            marked=report.episodes_marked,
-            started=started.isoformat(),
-        )
+        self._emit("dreamed", lease, **dreamed(report), started=started.isoformat())
 
     def _finish(self, lease: Lease, *, lost: bool, failed: bool) -> None:
         if lost:
