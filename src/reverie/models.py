@@ -344,8 +344,13 @@ class Episode(BaseModel):
         Fields serialise in declaration order; metadata is canonicalised (sorted keys), so the
         same content always gives the same hash whatever order its metadata keys came in.
         """
-        fields = self.model_dump_json(exclude={"seq", "consolidated_in", "metadata"})
-        return content_hash(f"{fields}\x1f{canonical_json(self.metadata)}".encode())
+        fields = self.__pydantic_serializer__.to_json(self, exclude=_UNFINGERPRINTED)
+        return content_hash(fields + b"\x1f" + canonical_json(self.metadata).encode())
+
+
+_UNFINGERPRINTED = frozenset({"seq", "consolidated_in", "metadata"})
+"""What an episode's fingerprint leaves out: what the store assigns, and the metadata, which is
+hashed in its canonical form instead."""
 
 
 class PageKind(StrEnum):
