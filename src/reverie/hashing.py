@@ -15,9 +15,14 @@ __all__ = ["ALGORITHM", "canonical_json", "content_hash", "short_id"]
 ALGORITHM = "sha256"
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+
+
 def canonical_json(value: Any) -> str:
     """Serialise ``value`` the same way every time (sorted keys, compact, non-ASCII kept)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
 
 
 def content_hash(value: Any) -> str:

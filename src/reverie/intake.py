@@ -6,8 +6,9 @@ service, the MCP server — goes through :class:`reverie.Reverie`, which reads t
 edge and hands it here. An episode whose ``created_at`` is more than
 ``MemoryConfig.future_skew_s`` after that clock is refused with
 :class:`~reverie.errors.InvalidInput` on ``created_at``: one episode dated 9999-12-31 would
-otherwise stay "newest" for ever. A mapping without ``created_at`` is dated by the clock's
-``now`` when the caller gave one (else the model's default, the wall clock, applies).
+otherwise stay "newest" for ever. An episode sent without ``created_at`` is dated by the
+clock's ``now`` when the caller gave one (else the model's default, the wall clock, applies);
+either way the date is the server's, which is why it takes no part in the episode's derived id.
 """
 
 from __future__ import annotations
@@ -48,13 +49,14 @@ def _recheck(ep: Episode) -> Episode:
 
 def _parse(item: Episode | dict[str, Any], scope: Scope | None, clock: IngestClock) -> Episode:
     if isinstance(item, Episode):
-        return _recheck(item)
-    if isinstance(item, dict):
-        if scope is not None and "scope" not in item:
+        ep = _recheck(item)
+    else:
+        if isinstance(item, dict) and scope is not None and "scope" not in item:
             item = {**item, "scope": scope}
-        if clock.now is not None and "created_at" not in item:
-            item = {**item, "created_at": clock.now}
-    return Episode.parse(item)
+        ep = Episode.parse(item)
+    if clock.now is not None:
+        ep.dated_on_arrival(clock.now)
+    return ep
 
 
 def admit(item: Episode | dict[str, Any], scope: Scope | None, clock: IngestClock) -> Episode:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import lru_cache
@@ -19,6 +18,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
     ValidationError,
     ValidationInfo,
@@ -248,11 +248,17 @@ class Episode(BaseModel):
 
     ``seq`` is assigned by the store on append and is the only order collection trusts;
     ``created_at`` is when it happened (a client clock, used for "time decides current").
+
+    An episode sent without an ``id`` gets one derived from its scope and content
+    (:meth:`content_id`), so sending the same episode twice stores it once. One sent without
+    ``created_at`` is dated on arrival (``dated`` is then false): that date is the server's, not
+    the client's, so it takes no part in the derived id nor in telling a retry from a conflict
+    (:meth:`same_as`).
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
-    id: str = Field(default_factory=lambda: f"ep_{uuid.uuid4().hex}", min_length=1, max_length=128)
+    id: str = Field(default="", max_length=128)
     seq: int | None = None
     scope: Scope
     session_id: str | None = Field(default=None, max_length=MAX_TOOL)
@@ -306,6 +312,8 @@ class Episode(BaseModel):
             raise ValueError("must be letters, digits, '_', '.', ':', '@' or '-' (max 128)")
         return value
 
+    _dated: bool = PrivateAttr(default=True)
+
     @model_validator(mode="after")
     def _complete(self) -> Self:
         if not (self.situation.strip() or self.action.strip()):
@@ -313,7 +321,37 @@ class Episode(BaseModel):
         self._check_texts()
         if self.importance is None:
             self.importance = derive_importance(self.outcome, self.error)
+        self._dated = "created_at" in self.model_fields_set
+        if "id" not in self.model_fields_set:
+            self.id = self.content_id()
         return self
+
+    @property
+    def dated(self) -> bool:
+        """Whether ``created_at`` came with the episode rather than from the ingest clock."""
+        return self._dated
+
+    def dated_on_arrival(self, when: datetime) -> None:
+        """Date an episode that came without ``created_at`` by the ingest clock."""
+        if not self._dated:
+            self.created_at = utc(when)
+
+    def content_id(self) -> str:
+        """The id an episode sent without one gets: a hash of its scope and of everything it
+        was sent with but its metadata's key order and a date it did not bring."""
+        unsent = {*_UNFINGERPRINTED, "id"} | (set() if self._dated else {"created_at"})
+        fields = self.__pydantic_serializer__.to_json(self, exclude=unsent)
+        digest = content_hash(fields + b"\x1f" + canonical_json(self.metadata).encode())
+        return "ep_" + digest.partition(":")[2][:32]
+
+    def same_as(self, fingerprint: str, created_at: datetime) -> bool:
+        """Whether a stored episode with ``fingerprint``, dated ``created_at``, is this one: the
+        same content, where a date this one did not bring is taken to be the stored one."""
+        if self.fingerprint() == fingerprint:
+            return True
+        if self._dated:
+            return False
+        return self.model_copy(update={"created_at": created_at}).fingerprint() == fingerprint
 
     def _check_texts(self) -> None:
         """Every text must be valid UTF-8: one check on the happy path, a search on failure."""
@@ -345,8 +383,13 @@ class Episode(BaseModel):
         Fields serialise in declaration order; metadata is canonicalised (sorted keys), so the
         same content always gives the same hash whatever order its metadata keys came in.
         """
-        fields = self.model_dump_json(exclude={"seq", "consolidated_in", "metadata"})
-        return content_hash(f"{fields}\x1f{canonical_json(self.metadata)}".encode())
+        fields = self.__pydantic_serializer__.to_json(self, exclude=_UNFINGERPRINTED)
+        return content_hash(fields + b"\x1f" + canonical_json(self.metadata).encode())
+
+
+_UNFINGERPRINTED = {"seq", "consolidated_in", "metadata"}
+"""What an episode's fingerprint leaves out: what the store assigns, and the metadata, which is
+hashed in its canonical form instead."""
 
 
 class PageKind(StrEnum):

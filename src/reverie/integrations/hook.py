@@ -17,9 +17,10 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
-from reverie.models import Episode, Recall, ScopeLike
+from reverie.models import Episode, Recall, ScopeLike, now_utc
 
 __all__ = ["AgentHook", "Memory", "Turn", "with_context"]
 
@@ -38,7 +39,11 @@ class Memory(Protocol):
 
 @dataclass
 class Turn:
-    """One turn: the task, the recalled ``context``, and what the agent reports about it."""
+    """One turn: the task, the recalled ``context``, and what the agent reports about it.
+
+    ``started_at`` dates the episode: the same task failing the same way twice is two
+    episodes, while a retry of one record stays one (see :meth:`reverie.models.Episode.same_as`).
+    """
 
     task: str
     context: str
@@ -48,6 +53,7 @@ class Turn:
     lesson: str | None = None
     tools: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    started_at: datetime = field(default_factory=now_utc)
 
     def succeeded(self, action: str, **details: Any) -> None:
         self._set(action, "success", details)
@@ -105,6 +111,7 @@ class AgentHook:
             "metadata": turn.metadata,
             "session_id": self.session_id,
             "category": self.category,
+            "created_at": turn.started_at.isoformat(),
         }
         try:
             given = {k: v for k, v in episode.items() if v is not None}

@@ -87,14 +87,16 @@ class CommitSQL(SQLBase):
     # -- the steps -----------------------------------------------------------------------------
 
     def _existing(self, c: Any, episodes: Sequence[Episode]) -> set[str]:
-        """The ids of ``episodes`` already stored; :class:`Conflict` if one's content differs."""
+        """The ids of ``episodes`` already stored; :class:`Conflict` if one's content differs
+        (a date the episode did not bring is no difference: :meth:`Episode.same_as`)."""
         wanted = {e.id: e for e in episodes}
         rows: list[Any] = []
         for where, params in self.dialect.members("id", list(wanted)):
             rows += c.execute(
-                f"SELECT id, fingerprint FROM episodes WHERE {where}", params
+                f"SELECT id, fingerprint, created_at FROM episodes WHERE {where}", params
             ).fetchall()
-        conflicts = [r[0] for r in rows if r[1] != wanted[r[0]].fingerprint()]
+        at = self.dialect.at
+        conflicts = [r[0] for r in rows if not wanted[r[0]].same_as(r[1], at(r[2]))]
         if conflicts:
             raise Conflict(
                 f"episode ids already stored with different content: {', '.join(conflicts[:10])}"

@@ -7,6 +7,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from reverie.hashing import canonical_json
 from reverie.models import Episode, Revision, revision_meta
 from reverie.store.dialect import Dialect
 
@@ -87,9 +88,9 @@ def episode_row(e: Episode, d: Dialect, inserted_at: datetime) -> tuple[Any, ...
         e.lesson,
         e.importance,
         e.category,
-        json.dumps(e.tools) if e.tools else "[]",
-        json.dumps(e.entities) if e.entities else "[]",
-        json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
+        canonical_json(e.tools) if e.tools else "[]",
+        canonical_json(e.entities) if e.entities else "[]",
+        canonical_json(e.metadata) if e.metadata else "{}",
         None,  # a new episode is unconsolidated: only a commit marks it
         e.fingerprint(),
         d.ts(inserted_at),

@@ -43,7 +43,10 @@ def dedupe_batch(episodes: Sequence[Episode]) -> list[Episode]:
         prior = seen.get(ep.id)
         if prior is None:
             seen[ep.id] = ep
-        elif prior.fingerprint() != ep.fingerprint():
+        elif not (
+            ep.same_as(prior.fingerprint(), prior.created_at)
+            or prior.same_as(ep.fingerprint(), ep.created_at)
+        ):
             raise Conflict(f"episode id {ep.id} appears twice in one batch with different content")
     return list(seen.values())
 
