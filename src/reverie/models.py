@@ -11,14 +11,13 @@ import json
 import re
 from datetime import UTC, datetime
 from enum import StrEnum
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PrivateAttr,
     StringConstraints,
     ValidationError,
     ValidationInfo,
@@ -128,9 +127,12 @@ class Scope(BaseModel):
             )
         return value
 
-    @property
+    @cached_property
     def key(self) -> str:
-        return "/".join(p for p in (self.tenant, self.agent, self.user) if p)
+        return "/".join(filter(None, (self.tenant, self.agent, self.user)))
+
+    def __hash__(self) -> int:  # equal scopes have equal keys; the key is computed once
+        return hash(self.key)
 
     # the org (tenant) brain, written only by promotion (reverie.dream.promote)
     @model_validator(mode="after")
@@ -216,6 +218,8 @@ def _check_utf8(text: str) -> None:
 
 
 def _clean_list(values: list[str]) -> list[str]:
+    if not values:
+        return values
     seen: dict[str, None] = {}
     for value in values:
         cleaned = value.strip()
@@ -312,8 +316,6 @@ class Episode(BaseModel):
             raise ValueError("must be letters, digits, '_', '.', ':', '@' or '-' (max 128)")
         return value
 
-    _dated: bool = PrivateAttr(default=True)
-
     @model_validator(mode="after")
     def _complete(self) -> Self:
         if not (self.situation.strip() or self.action.strip()):
@@ -321,7 +323,6 @@ class Episode(BaseModel):
         self._check_texts()
         if self.importance is None:
             self.importance = derive_importance(self.outcome, self.error)
-        self._dated = "created_at" in self.model_fields_set
         if "id" not in self.model_fields_set:
             self.id = self.content_id()
         return self
@@ -329,17 +330,18 @@ class Episode(BaseModel):
     @property
     def dated(self) -> bool:
         """Whether ``created_at`` came with the episode rather than from the ingest clock."""
-        return self._dated
+        return "created_at" in self.model_fields_set
 
     def dated_on_arrival(self, when: datetime) -> None:
-        """Date an episode that came without ``created_at`` by the ingest clock."""
-        if not self._dated:
-            self.created_at = utc(when)
+        """Date an episode that came without ``created_at`` by the ingest clock. The value is
+        written past pydantic's ``__setattr__`` so that the field stays unsent (``dated``)."""
+        if not self.dated:
+            self.__dict__["created_at"] = utc(when)
 
     def content_id(self) -> str:
         """The id an episode sent without one gets: a hash of its scope and of everything it
         was sent with but its metadata's key order and a date it did not bring."""
-        unsent = {*_UNFINGERPRINTED, "id"} | (set() if self._dated else {"created_at"})
+        unsent = {*_UNFINGERPRINTED, "id"} | (set() if self.dated else {"created_at"})
         fields = self.__pydantic_serializer__.to_json(self, exclude=unsent)
         digest = content_hash(fields + b"\x1f" + canonical_json(self.metadata).encode())
         return "ep_" + digest.partition(":")[2][:32]
@@ -349,7 +351,7 @@ class Episode(BaseModel):
         same content, where a date this one did not bring is taken to be the stored one."""
         if self.fingerprint() == fingerprint:
             return True
-        if self._dated:
+        if self.dated:
             return False
         return self.model_copy(update={"created_at": created_at}).fingerprint() == fingerprint
 
@@ -357,7 +359,7 @@ class Episode(BaseModel):
         """Every text must be valid UTF-8: one check on the happy path, a search on failure."""
         texts = [self.session_id, self.situation, self.action, self.outcome_details, self.error]
         texts += [self.lesson, self.category, *self.tools, *self.entities]
-        if "\x1f".join(t for t in texts if t).isascii():
+        if "\x1f".join(filter(None, texts)).isascii():
             return
         for name in _TEXT_FIELDS:
             for text in _as_list(getattr(self, name)):
@@ -375,7 +377,7 @@ class Episode(BaseModel):
         """The searchable text of the episode, in reading order."""
         parts = [self.situation, self.action, self.outcome_details or "", self.error or ""]
         parts.append(self.lesson or "")
-        return "\n".join(p for p in parts if p)
+        return "\n".join(filter(None, parts))
 
     def fingerprint(self) -> str:
         """Hash of the caller-supplied content (not seq or marks): detects a reused id.
@@ -384,7 +386,8 @@ class Episode(BaseModel):
         same content always gives the same hash whatever order its metadata keys came in.
         """
         fields = self.__pydantic_serializer__.to_json(self, exclude=_UNFINGERPRINTED)
-        return content_hash(fields + b"\x1f" + canonical_json(self.metadata).encode())
+        metadata = canonical_json(self.metadata).encode() if self.metadata else b"{}"
+        return content_hash(fields + b"\x1f" + metadata)
 
 
 _UNFINGERPRINTED = {"seq", "consolidated_in", "metadata"}

@@ -43,7 +43,7 @@ from reverie.store.base import Lease
 from reverie.store.dialect import PostgresDialect
 from reverie.store.leases import LEASE_COLUMNS
 from reverie.store.postgres.vectors import PgVectorSearch, ensure_hnsw
-from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_COLUMNS, episode_row, prefixed
+from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_COLUMNS, episode_rows, prefixed
 from reverie.store.sql.store import PAGE_SELECT, SQLStore
 
 if TYPE_CHECKING:
@@ -248,8 +248,8 @@ class PostgresStore(PgVectorSearch, SQLStore):
         for e, (seq,) in zip(stored, seqs, strict=True):
             e.seq = seq
         with c.copy(f"COPY episodes ({INSERT_COLUMNS}) FROM STDIN") as copy:
-            for e in stored:
-                copy.write_row(episode_row(e, self.dialect, at))
+            for row in episode_rows(stored, self.dialect, at):
+                copy.write_row(row)
         return stored
 
     def _index_page(self, c: Cursor, rid: int, scope: Scope, rev: Revision, fresh: bool) -> None:

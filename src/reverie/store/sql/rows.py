@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator
 from datetime import datetime
+from json.encoder import encode_basestring
 from typing import Any
 
 from reverie.hashing import canonical_json
@@ -17,7 +19,7 @@ __all__ = [
     "EPISODE_COLUMNS",
     "LEAN_REVISION_COLUMNS",
     "REVISION_COLUMNS",
-    "episode_row",
+    "episode_rows",
     "episode_search_text",
     "fts_phrase",
     "marks",
@@ -31,7 +33,7 @@ EPISODE_COLUMNS = (
     " error, lesson, importance, category, tools, entities, metadata, consolidated_in"
 )
 INSERT_COLUMNS = EPISODE_COLUMNS + ", fingerprint, inserted_at"
-"""The columns :func:`episode_row` fills, in its order."""
+"""The columns :func:`episode_rows` fills, in its order."""
 REVISION_COLUMNS = (
     "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
     " superseded_by, cycle_id, author, reason, created_at, meta"
@@ -72,29 +74,39 @@ def episode_search_text(e: Episode) -> str:
     return f"{e.text}\n{extra}".strip()
 
 
-def episode_row(e: Episode, d: Dialect, inserted_at: datetime) -> tuple[Any, ...]:
-    """The values of :data:`INSERT_COLUMNS` for a new episode."""
-    return (
-        e.seq,
-        e.id,
-        e.scope.key,
-        e.session_id,
-        d.ts(e.created_at),
-        e.situation,
-        e.action,
-        str(e.outcome),
-        e.outcome_details,
-        e.error,
-        e.lesson,
-        e.importance,
-        e.category,
-        canonical_json(e.tools) if e.tools else "[]",
-        canonical_json(e.entities) if e.entities else "[]",
-        canonical_json(e.metadata) if e.metadata else "{}",
-        None,  # a new episode is unconsolidated: only a commit marks it
-        e.fingerprint(),
-        d.ts(inserted_at),
-    )
+def _strings(values: list[str]) -> str:
+    """A list of strings as :func:`reverie.hashing.canonical_json` writes it, without the
+    encoder's per-call set-up (this runs twice for every episode stored)."""
+    return "[" + ",".join(map(encode_basestring, values)) + "]"
+
+
+def episode_rows(
+    episodes: Iterable[Episode], d: Dialect, inserted_at: datetime
+) -> Iterator[tuple[Any, ...]]:
+    """The values of :data:`INSERT_COLUMNS` for each new episode, received at ``inserted_at``."""
+    inserted = d.ts(inserted_at)
+    for e in episodes:
+        yield (
+            e.seq,
+            e.id,
+            e.scope.key,
+            e.session_id,
+            d.ts(e.created_at),
+            e.situation,
+            e.action,
+            str(e.outcome),
+            e.outcome_details,
+            e.error,
+            e.lesson,
+            e.importance,
+            e.category,
+            _strings(e.tools),
+            _strings(e.entities),
+            canonical_json(e.metadata) if e.metadata else "{}",
+            None,  # a new episode is unconsolidated: only a commit marks it
+            e.fingerprint(),
+            inserted,
+        )
 
 
 def revision_row(rev: Revision, d: Dialect) -> tuple[Any, ...]:

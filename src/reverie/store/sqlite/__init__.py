@@ -35,7 +35,7 @@ from reverie.store.sql.rows import (
     EPISODE_COLUMNS,
     INSERT_COLUMNS,
     LEAN_REVISION_COLUMNS,
-    episode_row,
+    episode_rows,
     episode_search_text,
     fts_phrase,
     marks,
@@ -154,7 +154,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
             e.seq = base + i + 1  # the caller's object gets its store-assigned seq
         c.executemany(
             f"INSERT INTO episodes ({INSERT_COLUMNS}) VALUES ({marks(19)})",
-            [episode_row(e, self.dialect, at) for e in stored],
+            episode_rows(stored, self.dialect, at),
         )
         c.executemany(
             "INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)",
