@@ -16,13 +16,13 @@ import pytest
 from reverie import Reverie
 
 pytest.importorskip("langgraph", reason="needs the langgraph extra (in dev)")
-from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
-from langgraph.config import get_store  # noqa: E402
-from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.store.base import BaseStore, InvalidNamespaceError  # noqa: E402
-from langgraph.store.memory import InMemoryStore  # noqa: E402
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langgraph.config import get_store
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore, InvalidNamespaceError
+from langgraph.store.memory import InMemoryStore
 
-from reverie.integrations.langgraph import ReverieStore  # noqa: E402
+from reverie.integrations.langgraph import ReverieStore
 
 ITEMS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
     (("u1", "prefs"), "editor", {"name": "vim", "rank": 1, "tags": ["modal"]}),
@@ -96,7 +96,7 @@ def test_items_are_pages_revised_undone_and_scoped(tmp_path: Path) -> None:
         assert item is not None and item.value["name"] == "fish"
 
         hits = store.search(("u1",), query="which shell does the user run, fish?")
-        assert hits and hits[0].key == "shell" and 0 < (hits[0].score or 0)
+        assert hits and hits[0].key == "shell" and (hits[0].score or 0) > 0
         assert store.search(("u2",), query="fish shell") == []  # another user's scope
 
         with pytest.raises(InvalidNamespaceError, match="cannot name a user"):

@@ -243,7 +243,8 @@ class ReverieStore(BaseStore):
         if isinstance(op, GetOp):
             return self._get(op)
         if isinstance(op, PutOp):
-            return self._put(op)
+            self._put(op)
+            return None
         if isinstance(op, SearchOp):
             return self._search(op)
         if isinstance(op, ListNamespacesOp):
