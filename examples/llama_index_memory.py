@@ -6,6 +6,7 @@ Runs offline: ``pip install 'reverie[llama-index]' && python examples/llama_inde
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +38,8 @@ def main(db: Path | None = None) -> str:
             memory_blocks=[ReverieMemoryBlock(memory=rv, scope=SCOPE)],
         )
         llm = MockLLMWithChatMemoryOfLastCall()
-        SimpleChatEngine.from_defaults(llm=llm, memory=memory).chat("How do VPN resets work?")
+        engine = SimpleChatEngine.from_defaults(llm=llm, memory=memory)
+        asyncio.run(engine.achat("How do VPN resets work?"))
         system = str(llm.last_chat_messages[0].content)  # type: ignore[index]
         print(system)
         return system

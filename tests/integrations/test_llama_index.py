@@ -3,6 +3,9 @@ dream the recalled lesson is in the system message the chat engine sends its (sc
 
 from __future__ import annotations
 
+import asyncio
+import gc
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +22,17 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from reverie.integrations.llama_index import ReverieMemoryBlock
+
+# LlamaIndex's sync wrappers open event loops they never close; they are collected here, inside
+# these tests, so the ResourceWarning lands on them and not on whichever test runs next
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@pytest.fixture(autouse=True)
+def _collect_leaked_loops() -> Iterator[None]:
+    yield
+    gc.collect()
+
 
 SCOPE = "acme/helpdesk"
 LESSON = "Password resets need the ticket number before the reset link is sent."
@@ -43,13 +57,17 @@ def test_flushed_turns_are_episodes_and_recall_reaches_the_llm(tmp_path: Path) -
     with Reverie.open(tmp_path / "brain.db") as rv:
         memory = _memory(rv, "s1", tmp_path)
         for n in range(6):
-            memory.put_messages(
-                [
-                    ChatMessage(role=MessageRole.USER, content=f"Reset my password please ({n})"),
-                    ChatMessage(role=MessageRole.ASSISTANT, content=f"Sent link {n}. {LESSON}"),
-                ]
+            asyncio.run(
+                memory.aput_messages(
+                    [
+                        ChatMessage(
+                            role=MessageRole.USER, content=f"Reset my password please ({n})"
+                        ),
+                        ChatMessage(role=MessageRole.ASSISTANT, content=f"Sent link {n}. {LESSON}"),
+                    ]
+                )
             )
-        memory.get()  # the Memory flushes what no longer fits into its blocks
+        asyncio.run(memory.aget())  # the Memory flushes what no longer fits into its blocks
         stored = rv.status(SCOPE).episodes
         assert 0 < stored < 6  # the older turns, not the ones still in the window
         rv.remember(
@@ -59,13 +77,13 @@ def test_flushed_turns_are_episodes_and_recall_reaches_the_llm(tmp_path: Path) -
 
         llm = MockLLM()
         engine = SimpleChatEngine.from_defaults(llm=llm, memory=_memory(rv, "s2", tmp_path, 2000))
-        engine.chat("Does a password reset need the ticket number?")
+        asyncio.run(engine.achat("Does a password reset need the ticket number?"))
         system = llm.last_chat_messages[0]  # what the scripted LLM was sent
         assert system.role == MessageRole.SYSTEM
         assert "<reverie>" in str(system.content)  # the block, under its name
         assert "ticket number" in str(system.content)
 
-        memory.get()  # flushing again stores nothing twice
+        asyncio.run(memory.aget())  # flushing again stores nothing twice
         assert rv.status(SCOPE).episodes == stored + 1
 
 
@@ -74,5 +92,5 @@ def test_a_failing_memory_leaves_the_block_empty(tmp_path: Path) -> None:
     rv.close()
     llm = MockLLM()
     engine = SimpleChatEngine.from_defaults(llm=llm, memory=_memory(rv, "s3", tmp_path, 2000))
-    engine.chat("How do password resets work here?")
+    asyncio.run(engine.achat("How do password resets work here?"))
     assert [m.role for m in llm.last_chat_messages] == [MessageRole.USER]
