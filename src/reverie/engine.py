@@ -27,6 +27,7 @@ from reverie.intake import IngestClock, admit
 from reverie.keys import KeyRing
 from reverie.memory.archive import refuse_undo_of_archived
 from reverie.memory.archive import resolve as resolve_archived
+from reverie.memory.claude_code import export_claude_code
 from reverie.memory.mirror import export_markdown, import_markdown
 from reverie.memory.revisions import plan_restore, verify
 from reverie.memory.undo import UndoReport, plan_undo
@@ -513,10 +514,18 @@ class Reverie:
         *,
         line_limit: int = 200,
         journal: bool = False,
+        layout: str = "reverie",
     ) -> ExportReport:
-        """Write the Markdown mirror of ``scope`` (MEMORY.md + memories/*.md) to ``directory``."""
+        """Write the Markdown mirror of ``scope`` (MEMORY.md + memories/*.md) to ``directory``;
+        ``layout="claude-code"``: Claude Code's memory folder instead (MEMORY.md + one file
+        per active page, :mod:`reverie.memory.claude_code`), written one way."""
+        target = Scope.parse(scope)
+        if layout == "claude-code":
+            return export_claude_code(self.store, target, Path(directory), line_limit=line_limit)
+        if layout != "reverie":
+            raise InvalidInput("layout", f"{layout!r} is not a layout (reverie or claude-code)")
         return export_markdown(
-            self.store, Scope.parse(scope), Path(directory), line_limit=line_limit, journal=journal
+            self.store, target, Path(directory), line_limit=line_limit, journal=journal
         )
 
     def import_markdown(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -131,6 +132,11 @@ def journal(
         typer.echo(e.text + "\n")
 
 
+class Layout(StrEnum):
+    REVERIE = "reverie"
+    CLAUDE_CODE = "claude-code"
+
+
 @export_app.command("markdown")
 def export_markdown(
     ctx: typer.Context,
@@ -142,12 +148,25 @@ def export_markdown(
     with_journal: Annotated[
         bool, typer.Option("--journal", help="Also write the dream journal as journal.md.")
     ] = False,
+    layout: Annotated[
+        Layout,
+        typer.Option(
+            "--layout",
+            help="reverie: the editable mirror; claude-code: Claude Code's memory folder"
+            " (MEMORY.md + one file per active page, front matter name/description/type).",
+        ),
+    ] = Layout.REVERIE,
     as_json: JsonFlag = False,
 ) -> None:
-    """Write MEMORY.md (index) and memories/<slug>.md (one per page) to DIR, atomically."""
+    """Write MEMORY.md (index) and memories/<slug>.md (one per page) to DIR, atomically
+    (--layout claude-code: Claude Code's memory folder instead)."""
     with open_brain(ctx) as rv:
         report = rv.export_markdown(
-            parse_scope(scope), directory, line_limit=line_limit, journal=with_journal
+            parse_scope(scope),
+            directory,
+            line_limit=line_limit,
+            journal=with_journal,
+            layout=layout.value,
         )
     if as_json:
         emit_json(json_data(report))

@@ -17,9 +17,11 @@ revision holds pins:
 A plan's own ``pins`` and ``pinned`` flags are cleared: a machine cannot pin. Superseding or
 retiring a page is a decision about contradicting evidence and is left as planned.
 
-The episode an import stores to cite a person's new lines (``metadata.reverie == "human-edit"``)
-is evidence of an edit, not of work: :func:`is_human_edit` names it, so it never counts as an
-outcome (the cycle leaves it out of the history it shows a distiller).
+The episode an import stores to cite a person's new lines (``metadata.reverie == "human-edit"``),
+and the one an agent's note stores for its new lines (``"agent-edit"``,
+:mod:`reverie.memory.notes`), are evidence of an edit, not of work: :func:`is_human_edit` names
+both, so neither counts as an outcome (the cycle leaves them out of the history it shows a
+distiller).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from reverie.dream.plan import CreatePage, MergePages, Operation, Plan, RevisePa
 from reverie.models import PINNABLE, Claim, Episode, Page, Revision
 
 __all__ = [
+    "AGENT_EDIT",
     "HUMAN_EDIT",
     "claim_key",
     "has_pins",
@@ -42,13 +45,16 @@ __all__ = [
 
 HUMAN_EDIT = "human-edit"
 """``Episode.metadata["reverie"]`` of the episodes a Markdown import stores for a person's lines."""
+AGENT_EDIT = "agent-edit"
+"""``Episode.metadata["reverie"]`` of the episodes an agent's note stores for its new lines."""
 CLAIM_LIMIT = 200
 """The most claims an operation may carry (``reverie.dream.plan``)."""
 
 
 def is_human_edit(ep: Episode) -> bool:
-    """True for an episode that records a person's edit: never an outcome, never a tally."""
-    return ep.metadata.get("reverie") == HUMAN_EDIT
+    """True for an episode that records an edit (a person's, or an agent's note): never an
+    outcome, never a tally."""
+    return ep.metadata.get("reverie") in (HUMAN_EDIT, AGENT_EDIT)
 
 
 def pinned_claims(revision: Revision) -> tuple[Claim, ...]:
