@@ -72,7 +72,7 @@ def _dry_receipt(e: Erasure, counts: dict[str, int]) -> Receipt:
         for d in e.drops
         for number, digest in d.revisions
     ]  # fmt: skip
-    counts = {**counts, "tombstones": len(tombstones)}
+    counts = {k: v for k, v in {**counts, "tombstones": len(tombstones)}.items() if v}
     return Receipt(
         id=e.id,
         request_id=e.request_id,

@@ -334,6 +334,7 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
         "pages_rederived": sorted({w.revision.page_id for w in fates.rewrites}),
         "pages_deleted": [d.page_id for d in fates.drops],
         "scopes_erased": [s.key for s in whole],
+        "scopes": [s.key for s in touched],
         "bundles": [[s.old.hash, s.new.hash if s.new else None] for s in swaps],
         "mirrors": sorted({x.path for x in exports if x.kind == "markdown"}),
         "unreachable": [

@@ -366,9 +366,7 @@ class ErasureSQL(SQLBase):
             ).rowcount
             c.execute("DELETE FROM promotions WHERE source_scope = ?", key)
             for table, area in _SCOPE_TABLES.items():
-                n[area] += c.execute(
-                    f"DELETE FROM {table} WHERE scope_key = ?", key
-                ).rowcount
+                n[area] += c.execute(f"DELETE FROM {table} WHERE scope_key = ?", key).rowcount
             c.execute("DELETE FROM scopes WHERE scope_key = ?", key)
             n["scopes"] += 1
 
