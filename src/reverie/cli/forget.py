@@ -60,7 +60,7 @@ def render_receipt(receipt: Receipt, console: Console) -> None:
     for item in data.get("unreachable") or []:
         console.print(
             Text(
-                f"out of reach: {item['path']} (training rows of {item['scope']}, exported"
+                f"out of reach: {item['path']} (training rows of {', '.join(item['scopes'])}, exported"
                 f" {item['exported_at']}): delete or rewrite it yourself",
                 style="yellow",
             ),

@@ -30,7 +30,7 @@ from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope
 from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
 from reverie.store.base import BrainStore, ErasureStore
-from reverie.store.erasure import BundleSwap, Erasure, PageDrop, RevisionRewrite
+from reverie.store.receipts import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
 from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
 
 __all__ = ["ForgetPlan", "ForgetRequest", "erasure_store", "plan_forget"]
@@ -279,6 +279,18 @@ def _originals(store: BrainStore, episodes: list[Episode]) -> dict[str, Episode]
     return found
 
 
+def _unreachable(exports: Sequence[ExportRecord], now: datetime) -> list[dict[str, Any]]:
+    """The training files written from the scopes touched before now: one entry per file."""
+    files: dict[str, dict[str, Any]] = {}
+    for x in exports:
+        if x.kind != "training" or x.last_at > now:
+            continue
+        entry = files.setdefault(x.path, {"path": x.path, "scopes": [], "exported_at": ""})
+        entry["scopes"].append(x.scope.key)
+        entry["exported_at"] = max(entry["exported_at"], x.last_at.isoformat())
+    return [files[path] for path in sorted(files)]
+
+
 def new_erasure_id(now: datetime) -> str:
     return f"er_{now.strftime('%Y%m%dT%H%M%S')}_{secrets.token_hex(4)}"
 
@@ -337,11 +349,7 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
         "scopes": [s.key for s in touched],
         "bundles": [[s.old.hash, s.new.hash if s.new else None] for s in swaps],
         "mirrors": sorted({x.path for x in exports if x.kind == "markdown"}),
-        "unreachable": [
-            {"path": x.path, "scope": x.scope.key, "exported_at": x.last_at.isoformat()}
-            for x in exports
-            if x.kind == "training" and x.last_at <= now
-        ],
+        "unreachable": _unreachable(exports, now),
         "reason": Needles(needles).scrub(request.reason),
     }
     pending = {
