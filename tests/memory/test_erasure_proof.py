@@ -95,7 +95,7 @@ def _spread(rv: Reverie, mirror: Path, training: Path, *, archive: bool) -> None
     rv.ingest(_episodes(0, 6))
     for day in (1, 2):
         rv.dream(SCOPE, now=T0 + timedelta(days=day))
-    assert rv.pages(SCOPE.split("/")[0] + "/_org"), "a page was promoted to the org brain"
+    assert rv.pages("acme/_org"), "a page was promoted to the org brain"
     rv.export_markdown(SCOPE, mirror, journal=True)
     write_training(rv.store, training, recorded_at=T0 + timedelta(days=2))
     if archive:

@@ -60,8 +60,9 @@ def render_receipt(receipt: Receipt, console: Console) -> None:
     for item in data.get("unreachable") or []:
         console.print(
             Text(
-                f"out of reach: {item['path']} (training rows of {', '.join(item['scopes'])}, exported"
-                f" {item['exported_at']}): delete or rewrite it yourself",
+                f"out of reach: {item['path']} (training rows of"
+                f" {', '.join(item['scopes'])}, exported {item['exported_at']}):"
+                " delete or rewrite it yourself",
                 style="yellow",
             ),
             soft_wrap=True,
