@@ -92,6 +92,9 @@ class ErasureSQL(SQLBase):
     def _index_page(self, c: Any, rid: int, scope: Scope, rev: Revision, fresh: bool) -> None:
         raise NotImplementedError
 
+    def _lock_for_commit(self, c: Any, scope: Scope) -> None:
+        """Serialise with the commits of ``scope`` (PostgreSQL's advisory lock)."""
+
     def _unindex_page(self, c: Any, rid: int) -> None:
         """Forget a deleted page's text in the text index (PostgreSQL's goes with the row)."""
 
@@ -174,6 +177,8 @@ class ErasureSQL(SQLBase):
         counts: Counter[str] = Counter(erasure.counted)
         try:
             with self._secure() if apply else nullcontext(), self._write() as c:
+                for scope in sorted({*erasure.touched, *erasure.scopes}, key=str):
+                    self._lock_for_commit(c, scope)  # no cycle of these scopes lands meanwhile
                 self._insert_receipt(c, erasure)  # first: the tombstones name it
                 self._erase_in(c, erasure, counts, step if apply else _ignore)
                 if not apply:
