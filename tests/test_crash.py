@@ -25,6 +25,7 @@ from reverie.bench.crash import (
     run_crash,
 )
 from reverie.bench.crash_child import SCOPE
+from reverie.bench.crash_erase import ERASE_TARGETS, check_erasures
 from reverie.bench.crash_lanes import LANE_TARGETS, check_archive, check_mirror, mirror_dir
 from reverie.bench.synth import DEFAULT_START, synthetic_episodes
 from reverie.engine import Reverie
@@ -37,7 +38,9 @@ def test_twenty_kills_lose_nothing_and_double_nothing(tmp_path: Path) -> None:
     result = run_crash(20, tmp_path, seed=7)
     assert result.violations == []
     assert result.kills >= 18  # a round ends unkilled only if its target never came up
-    assert sum(result.by_target[t] for t in TARGETS[-4:]) >= 4  # inside the transaction
+    inside = (*TARGETS[-4:], *ERASE_TARGETS[2:7])  # a cycle's commit, an erasure's transaction
+    assert sum(result.by_target[t] for t in inside) >= 4
+    assert sum(result.by_target[t] for t in ERASE_TARGETS) >= 3
     assert sum(result.by_target[t] for t in LANE_TARGETS) >= 3  # model, export, archive
     assert result.by_lane["model"] >= 5 and result.by_lane["extractive"] >= 5
     assert result.model_calls > 0 and result.cache_hits > 0  # re-runs were served by the cache
@@ -109,6 +112,7 @@ def test_archive_check_finds_a_torn_bundle_and_a_stub_without_bundle(tmp_path: P
 
 def test_kill_points_are_distinct_and_include_every_lane_point() -> None:
     assert set(LANE_TARGETS) <= set(ALL_TARGETS) and len(set(ALL_TARGETS)) == len(ALL_TARGETS)
+    assert set(ERASE_TARGETS) <= set(LANE_TARGETS)
 
 
 @pytest.mark.bench
@@ -140,4 +144,53 @@ def test_store_check_finds_a_lost_or_rewritten_revision_and_a_forged_cycle(
     assert any("revision(s) lost or changed" in p for p in problems)
     assert any(f"revision {page_id}#{number} of unrecorded cycle" in p for p in problems)
     assert any("names no stored revision" in p for p in check_mirror(store, mirror_dir(db)))
+    rv.close()
+
+
+@pytest.mark.parametrize(
+    ("target", "committed"),
+    [("erase-bundles-written", False), ("erase-episodes", False), ("erase-files", True)],
+)
+def test_an_erasure_killed_before_inside_or_after_its_commit_is_whole_or_absent(
+    tmp_path: Path, target: str, committed: bool
+) -> None:
+    db, seen = _fresh_db(tmp_path / "e", 5), Observed()
+    assert _kill_at(db, 5, 0, target, 2, seen, "extractive")  # the second cycle's erasure
+    store = SQLiteStore(db)
+    assert seen.erasing and _lane_problems(store, db, seen, "extractive") == []
+    unfinished = store.erasure_receipts(unfinished=True)
+    assert bool(unfinished) is committed  # applied but its file work cut short, or not at all
+    store.close()
+    with Reverie.open(db) as rv:
+        assert rv.finish_erasures() == []  # what was due is done
+        store = rv.store
+        assert isinstance(store, SQLiteStore)
+        assert _lane_problems(store, db, seen, "extractive") == []
+        assert store.erasure_receipts(unfinished=True) == []
+
+
+def test_erasure_check_finds_a_half_done_erasure_and_an_erased_episode_still_cited(
+    tmp_path: Path,
+) -> None:
+    rv, _db = _lane_db(tmp_path)
+    store = rv.store
+    assert isinstance(store, SQLiteStore)
+    scope = Scope.parse(SCOPE)
+    first, second = (e.id for e in store.recent_episodes(scope, 2))
+    assert check_erasures(store, scope, {first}) == []  # announced, not erased: still stored
+    with store._write() as c:  # an erasure that forgot its receipt, as a bug would
+        c.execute("DELETE FROM citations WHERE episode_id = ?", (first,))
+        c.execute("DELETE FROM episodes WHERE id = ?", (first,))
+    assert any("gone with no receipt" in p for p in check_erasures(store, scope, {first}))
+    receipt = rv.forget(episodes=[second], apply=True)
+    assert receipt.details["episodes"] == [second] and check_erasures(store, scope, set()) == []
+    cited = store.pages(scope)[0].citations[0]
+    with store._write() as c:  # a receipt claiming an episode that is still stored and cited
+        c.execute(
+            "UPDATE erasures SET details = json_set(details, '$.episodes', json_array(?))",
+            (cited,),
+        )
+    problems = check_erasures(store, scope, set())
+    assert any("still stored" in p for p in problems)
+    assert any("still cite erased" in p for p in problems)
     rv.close()

@@ -17,6 +17,8 @@ from mcp import Client, StdioServerParameters
 
 from reverie import Reverie
 from reverie.bench.demo import load_sample
+from reverie.errors import InvalidInput
+from reverie.server.mcp import Tools
 
 
 def server(db: Path, *extra: str) -> StdioServerParameters:
@@ -46,7 +48,7 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     async def session() -> None:
         async with Client(server(db, "--scope", "acme/coder")) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
-            assert tools == {"remember", "recall", "dream_now", "list_pages", "read_page"}
+            assert tools == {"remember", "recall", "dream_now", "list_pages", "read_page", "forget"}
             stored = structured(
                 await client.call_tool(
                     "remember",
@@ -66,5 +68,23 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
             assert recalled["items"] and recalled["text"]
             foreign = await client.call_tool("list_pages", {"scope": "globex/bot"})
             assert foreign.is_error and "bound to acme/coder" in foreign.content[0].text
+            await _forget_in_bound_scope(client, stored["id"])
 
     anyio.run(session)
+    with Reverie.open(db) as rv:
+        assert rv.episode("gx-1").situation == "secret"  # another scope's: untouched
+        assert not rv.forget(subject="MCP test").details["episodes"]  # erased for real
+
+
+async def _forget_in_bound_scope(client: Client, own_id: str) -> None:
+    """``forget`` reaches the bound scope only, and is a dry run unless asked to apply."""
+    dry = structured(await client.call_tool("forget", {"episode_ids": ["gx-1", own_id]}))
+    assert dry["applied"] is False and dry["episodes"] == [own_id]
+    assert dry["not_found"] == ["gx-1"]  # another scope's id reads as a missing one
+    done = structured(await client.call_tool("forget", {"subject": "MCP test", "apply": True}))
+    assert done["applied"] is True and done["episodes"] == [own_id]
+
+
+def test_forget_needs_a_server_bound_to_a_scope(tmp_path: Path) -> None:
+    with Reverie.open(tmp_path / "b.db") as rv, pytest.raises(InvalidInput, match="bound to"):
+        Tools(rv).forget(subject="anything")

@@ -28,6 +28,9 @@ from reverie.keys import KeyRing
 from reverie.memory.archive import refuse_undo_of_archived
 from reverie.memory.archive import resolve as resolve_archived
 from reverie.memory.claude_code import export_claude_code
+from reverie.memory.erase import finish_pending
+from reverie.memory.erase import forget as run_forget
+from reverie.memory.forget import ForgetRequest, erasure_store
 from reverie.memory.mirror import export_markdown, import_markdown
 from reverie.memory.revisions import plan_restore, verify
 from reverie.memory.undo import UndoReport, plan_undo
@@ -49,6 +52,7 @@ from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
 from reverie.runtime.isolate import describe, each_scope, raise_failures, readable
+from reverie.runtime.schedule import parse_duration
 from reverie.store.base import BrainStore, Changeset, ResponseCache, StoreStats
 from reverie.store.plans import PendingPlan
 from reverie.store.postgres import PostgresStore
@@ -56,10 +60,13 @@ from reverie.store.sqlite import SQLiteStore
 from reverie.store.vectors import VectorStore
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from reverie.keys import KeyRing
     from reverie.memory.mirror import ExportReport, ImportReport
     from reverie.memory.revisions import VerifyReport
     from reverie.store.base import DreamStats, JournalEntry
+    from reverie.store.erasure import Receipt
 
 __all__ = ["IngestError", "IngestResult", "Reverie", "UndoReport"]
 
@@ -518,14 +525,22 @@ class Reverie:
     ) -> ExportReport:
         """Write the Markdown mirror of ``scope`` (MEMORY.md + memories/*.md) to ``directory``;
         ``layout="claude-code"``: Claude Code's memory folder instead (MEMORY.md + one file
-        per active page, :mod:`reverie.memory.claude_code`), written one way."""
+        per active page, :mod:`reverie.memory.claude_code`), written one way. The folder is
+        remembered, so that an erasure rewrites it at once (docs/privacy.md)."""
         target = Scope.parse(scope)
         if layout == "claude-code":
-            return export_claude_code(self.store, target, Path(directory), line_limit=line_limit)
+            return export_claude_code(
+                self.store, target, Path(directory), line_limit=line_limit, recorded_at=now_utc()
+            )
         if layout != "reverie":
             raise InvalidInput("layout", f"{layout!r} is not a layout (reverie or claude-code)")
         return export_markdown(
-            self.store, target, Path(directory), line_limit=line_limit, journal=journal
+            self.store,
+            target,
+            Path(directory),
+            line_limit=line_limit,
+            journal=journal,
+            recorded_at=now_utc(),
         )
 
     def import_markdown(
@@ -534,3 +549,51 @@ class Reverie:
         """Turn a person's edits of the mirror into new revisions authored ``human``."""
         when = utc(now) if now else now_utc()
         return import_markdown(self.store, Scope.parse(scope), Path(directory), now=when)
+
+    # -- erasure (logic in reverie.memory.forget and reverie.memory.erase; docs/privacy.md) -----
+
+    def forget(  # noqa: PLR0913 (keyword-only: one per target of the request)
+        self,
+        *,
+        episodes: Iterable[str] = (),
+        page: str | None = None,
+        subject: str | None = None,
+        older_than: str | float | timedelta | None = None,
+        scope: ScopeLike | None = None,
+        agent: str | None = None,
+        tenant: str | None = None,
+        apply: bool = False,
+        reason: str = "",
+        request_id: str | None = None,
+        now: datetime | None = None,
+    ) -> Receipt:
+        """Erase episodes, a page, a scope, an agent, a tenant, a subject or what is older than
+        ``older_than`` (``"400d"``), following provenance to every derived byte; a dry run
+        unless ``apply``. The receipt says what was (or would be) erased."""
+        request = ForgetRequest(
+            episodes=tuple(episodes),
+            page=page,
+            subject=subject,
+            older_than=None if older_than is None else parse_duration(older_than, "older_than"),
+            scope=Scope.parse(scope) if scope is not None else None,
+            agent=agent,
+            tenant=tenant,
+            reason=reason,
+            request_id=request_id,
+        )
+        receipt = run_forget(self.store, request, utc(now) if now else now_utc(), apply=apply)
+        if apply and self._vectors is not None:
+            self._vectors.drop(s.key for s in self.store.scopes())
+        return receipt
+
+    def erasure(self, erasure_id: str) -> Receipt:
+        """A stored erasure receipt, with its tombstones."""
+        return erasure_store(self.store).erasure_receipt(erasure_id)
+
+    def erasures(self, limit: int = 50) -> list[Receipt]:
+        """The newest erasure receipts, newest first."""
+        return erasure_store(self.store).erasure_receipts(limit=limit)
+
+    def finish_erasures(self, *, now: datetime | None = None) -> list[Receipt]:
+        """Finish the file work of erasures a crash interrupted; those still unfinished."""
+        return finish_pending(self.store, utc(now) if now else now_utc())

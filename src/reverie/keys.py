@@ -7,8 +7,9 @@ per-key random salt, so a leaked database yields no usable token and equal secre
 hash. Verification compares in constant time.
 
 A key is bound to a tenant and, optionally, to one agent of it; ``read`` keys may read that part
-of the brain, ``write`` keys may also append episodes and start dreams. :func:`allows` is the one
-rule every HTTP route applies.
+of the brain, ``write`` keys may also append episodes and start dreams, ``admin`` keys may also
+erase (docs/privacy.md) — a right no ``write`` key has. :func:`allows` is the one rule every
+HTTP route applies.
 """
 
 from __future__ import annotations
@@ -45,8 +46,17 @@ _TOKEN = re.compile(rf"^{PREFIX}_([0-9a-f]{{16}})_([A-Za-z0-9_-]{{20,128}})$")
 
 
 class Rights(StrEnum):
+    """What a key may do; each right includes the ones before it."""
+
     READ = "read"
     WRITE = "write"
+    ADMIN = "admin"
+
+    def includes(self, other: Rights) -> bool:
+        return _LEVELS[self] >= _LEVELS[other]
+
+
+_LEVELS = {Rights.READ: 0, Rights.WRITE: 1, Rights.ADMIN: 2}
 
 
 class ApiKey(BaseModel):
@@ -99,7 +109,7 @@ def mint_key(
     try:
         level = Rights(rights)
     except ValueError:
-        raise InvalidInput("rights", f"{rights!r} is not 'read' or 'write'") from None
+        raise InvalidInput("rights", f"{rights!r} is not 'read', 'write' or 'admin'") from None
     key_id, secret, salt = secrets.token_hex(8), secrets.token_urlsafe(32), secrets.token_hex(16)
     key = ApiKey(
         id=key_id,
@@ -125,9 +135,11 @@ def verify(key: ApiKey, secret: str) -> bool:
     return key.active and hmac.compare_digest(hash_secret(key.salt, secret), key.secret_hash)
 
 
-def allows(key: ApiKey, scope: Scope, *, write: bool = False) -> bool:
-    """May ``key`` touch ``scope`` (and write to it, when ``write``)?"""
-    if write and key.rights is not Rights.WRITE:
+def allows(key: ApiKey, scope: Scope, *, write: bool = False, admin: bool = False) -> bool:
+    """May ``key`` touch ``scope`` (and write to it, when ``write``; erase in it, when
+    ``admin``)?"""
+    needed = Rights.ADMIN if admin else Rights.WRITE if write else Rights.READ
+    if not key.rights.includes(needed):
         return False
     if scope.tenant != key.tenant:
         return False

@@ -95,6 +95,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         "acme-coder": rv.keys.create("acme", agent="coder", rights="write")[1],
         "acme-other-agent": rv.keys.create("acme", agent="tester", rights="write")[1],
         "globex": rv.keys.create("globex", rights="write")[1],
+        "globex-admin": rv.keys.create("globex", rights="admin")[1],
+        "acme-admin": rv.keys.create("acme", rights="admin")[1],
     }
     app = create_app(rv, max_body_bytes=256 * 1024)
     running = start_server(app)

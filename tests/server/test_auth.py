@@ -25,7 +25,16 @@ def acme_ids(live: Live) -> dict[str, str]:
     page = live.rv.pages("acme/coder")[0]
     cycle = live.rv.cycles("acme/coder")[0]
     ids = {"page_id": page.id, "cycle_id": cycle.id, "episode_id": "ep-demo-001"}
-    return {**ids, "plan_id": _held_plan(live)}
+    return {**ids, "plan_id": _held_plan(live), "erasure_id": _receipt(live)}
+
+
+def _receipt(live: Live) -> str:
+    """An applied erasure of acme's (in acme/erased, so acme/coder keeps its episodes)."""
+    done = [r for r in live.rv.erasures() if r.details.get("scopes") == ["acme/erased"]]
+    if not done:
+        live.rv.remember({"scope": "acme/erased", "situation": "s", "action": "a", "id": "er-1"})
+        done = [live.rv.forget(scope="acme/erased", apply=True)]
+    return done[0].id
 
 
 def _held_plan(live: Live) -> str:
@@ -63,6 +72,8 @@ def foreign_requests() -> dict[tuple[str, str], dict[str, Any]]:
         ("GET", "/v1/plans/{plan_id}"): {},
         ("POST", "/v1/plans/{plan_id}/apply"): {},
         ("POST", "/v1/plans/{plan_id}/reject"): {"json": {"reason": "probe"}},
+        ("POST", "/v1/forget"): {"json": {**acme, "apply": True}},
+        ("GET", "/v1/forget/{erasure_id}"): {},
     }
 
 
@@ -93,7 +104,7 @@ def test_route_table_covers_every_route(live: Live) -> None:
     assert mounts == ["/dashboard"]  # static files only: the dashboard's data is /v1
 
 
-@pytest.mark.parametrize("intruder", ["globex", "acme-other-agent"])
+@pytest.mark.parametrize("intruder", ["globex", "acme-other-agent", "globex-admin"])
 def test_a_key_of_another_scope_gets_403_or_404_everywhere(live: Live, intruder: str) -> None:
     ids = acme_ids(live)
     before = live.rv.status("acme/coder")

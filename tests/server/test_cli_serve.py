@@ -31,8 +31,8 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     assert "salt" not in listed and "secret_hash" not in listed and token not in out
     assert cli(db, "keys", "revoke", listed["id"])[1].startswith(f"revoked key {listed['id']}")
     assert json.loads(cli(db, "keys", "list", "--json")[1])[0]["revoked_at"]
-    code, _, err = cli(db, "keys", "create", "--tenant", "acme", "--rights", "admin")
-    assert code == 2 and "'admin' is not 'read' or 'write'" in err
+    code, _, err = cli(db, "keys", "create", "--tenant", "acme", "--rights", "root")
+    assert code == 2 and "'root' is not 'read', 'write' or 'admin'" in err
     assert cli(db, "keys", "revoke", "0000")[0] == 2
 
 

@@ -40,6 +40,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from reverie.bench.crash_child import SCOPE
+from reverie.bench.crash_erase import check_erasures, erased_ids, stale_revisions, tombstoned
 from reverie.bench.crash_lanes import (
     LANE_TARGETS,
     LANES,
@@ -75,6 +76,7 @@ class Observed:
     revisions: set[tuple[str, int, str]] = field(default_factory=set)
     answered: set[str] = field(default_factory=set)  # model inputs whose answer is cached
     repaid: list[str] = field(default_factory=list)  # inputs sent to the model again
+    erasing: set[str] = field(default_factory=set)  # episodes an erasure was started for
 
 
 @dataclass
@@ -112,7 +114,7 @@ def check_store(store: SQLiteStore, scope: Scope, seen: Observed) -> list[str]:
         problems.append(f"integrity_check: {verdict}")
     episodes = _all_episodes(store, scope)
     ids = {e.id for e in episodes}
-    if lost := seen.acked - ids:
+    if lost := seen.acked - ids - erased_ids(store):  # an erasure's receipt names its own
         problems.append(f"{len(lost)} acknowledged episode(s) lost, e.g. {sorted(lost)[:3]}")
     committed = {c.id for c in store.cycles(scope, limit=1_000_000) if c.undone_at is None}
     orphans = [e.id for e in episodes if e.consolidated_in and e.consolidated_in not in committed]
@@ -142,7 +144,7 @@ def _check_pages(store: SQLiteStore, scope: Scope, seen: Observed, ids: set[str]
     for page in store.pages(scope, None):
         if missing := set(page.citations) - ids:
             problems.append(f"page {page.id} cites missing episodes {sorted(missing)[:3]}")
-    if lost := seen.revisions - now:
+    if lost := seen.revisions - now - tombstoned(store):  # erased: its tombstone says so
         problems.append(f"{len(lost)} revision(s) lost or changed, e.g. {sorted(lost)[:2]}")
     seen.revisions |= now
     return problems
@@ -168,6 +170,8 @@ def _kill_at(  # noqa: PLR0913 (one crash-test round, called positionally by tes
             word, _, rest = line.strip().partition(" ")
             if word == "acked":
                 seen.acked.add(rest)
+            elif word == "erasing":
+                seen.erasing.add(rest)
             _model_line(word, rest, seen, result or CrashResult())
             hits += word == "phase" and rest == target
             if hits >= nth or time.monotonic() > deadline:
@@ -206,6 +210,8 @@ def _settle(db: Path, result: CrashResult, seen: Observed, lane: str | None = No
         for day in range(1000):
             if rv.dream(SCOPE, now=DEFAULT_START + timedelta(days=5000 + day)).scanned == 0:
                 break
+        if left := rv.finish_erasures():  # what a kill after an erasure's commit left to do
+            result.violations.append(f"{len(left)} erasure(s) could not be finished")
         scope = Scope.parse(SCOPE)
         result.violations += _lane_problems(store, db, seen, lane)
         episodes = _all_episodes(store, scope)
@@ -226,7 +232,9 @@ def _lane_problems(store: SQLiteStore, db: Path, seen: Observed, lane: str | Non
     scope = Scope.parse(SCOPE)
     found = check_store(store, scope, seen)
     if lane is not None:
-        found += check_mirror(store, mirror_dir(db)) + check_archive(store, scope)
+        stale = frozenset(stale_revisions(store))
+        found += check_mirror(store, mirror_dir(db), stale) + check_archive(store, scope)
+        found += check_erasures(store, scope, seen.erasing)
     if seen.repaid:
         found.append(f"{len(seen.repaid)} cached model input(s) sent again, e.g. {seen.repaid[0]}")
         seen.repaid.clear()

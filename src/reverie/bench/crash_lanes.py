@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from reverie.bench.crash_erase import ERASE_TARGETS, erase_some
 from reverie.dream.llm_distill import LLMDistiller
 from reverie.dream.plan import Evidence, Plan
 from reverie.errors import ReverieError
@@ -62,9 +63,10 @@ __all__ = [
 LANES = ("extractive", "model")
 LANE_TARGETS = (
     "model-call", "model-answered", "export-write", "bundle-write", "bundle-verify",
-    "archive-commit",
+    "archive-commit", *ERASE_TARGETS,
 )  # fmt: skip
-"""Kill points outside the cycle; ``model-*`` come up only in the model lane."""
+"""Kill points outside the cycle (``erase-*``: :mod:`reverie.bench.crash_erase`); ``model-*``
+come up only in the model lane."""
 ARCHIVE_AFTER = timedelta(days=2)
 Announce = Callable[[str], None]
 _LINK = re.compile(r"\]\((?P<target>[^)]+)\)")
@@ -201,7 +203,7 @@ class _AnnouncingIndex:
 
 @dataclass
 class Lane:
-    """What a crash child does after each cycle: export the mirror, then archive."""
+    """What a crash child does after each cycle: export the mirror, archive, then erase."""
 
     store: SQLiteStore
     scope: Scope
@@ -214,24 +216,32 @@ class Lane:
             self.scope,
             self.directory,
             before_replace=lambda _tmp: self.announce("export-write"),
+            recorded_at=now,  # so an erasure rewrites it at once
         )
         archive = Archive(self.store, _AnnouncingFiles(archive_root(self.store), self.announce))
         archive.index = _AnnouncingIndex(self.store, self.announce)
         archive.run(ARCHIVE_AFTER, now, apply=True, scopes=[self.scope], limit=30)
+        erase_some(self.store, self.scope, now, self.announce)
 
 
 # -- checks ---------------------------------------------------------------------------------------
 
 
-def check_mirror(store: SQLiteStore, directory: Path) -> list[str]:
+def check_mirror(
+    store: SQLiteStore, directory: Path, stale: frozenset[tuple[str, int, str]] = frozenset()
+) -> list[str]:
     """Every file of the mirror is whole: a page file is exactly the rendering of the revision it
     names (the old bytes or the new, never a mix), ``MEMORY.md`` is complete and links only
-    files that exist, and nothing the importer reads (``memories/*.md``) is a leftover temp file."""
+    files that exist, and nothing the importer reads (``memories/*.md``) is a leftover temp file.
+    A file may name a revision in ``stale`` (one an unfinished erasure rewrote, whose mirror
+    rewrite is still due)."""
     problems: list[str] = []
     folder = directory / FOLDER
     if not folder.is_dir():
         return problems
     for path in sorted(folder.glob("*.md")):
+        if _names(path) in stale:
+            continue
         if why := _page_file_problem(store, path):
             problems.append(f"mirror {path.name}: {why}")
     index = directory / INDEX
@@ -243,6 +253,16 @@ def check_mirror(store: SQLiteStore, directory: Path) -> list[str]:
             if not (directory / match["target"]).is_file():
                 problems.append(f"mirror MEMORY.md links {match['target']}, which does not exist")
     return problems
+
+
+def _names(path: Path) -> tuple[str, int, str] | None:
+    """``(page, revision, hash)`` a page file's front matter names, if it reads."""
+    try:
+        meta, _body = split(path.read_bytes().decode("utf-8"), KEYS)
+    except (UnicodeDecodeError, FrontMatterError):
+        return None
+    number = meta.get("revision")
+    return (str(meta.get("id")), number, str(meta.get("hash"))) if isinstance(number, int) else None
 
 
 def _page_file_problem(store: SQLiteStore, path: Path) -> str | None:

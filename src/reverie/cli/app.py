@@ -45,6 +45,7 @@ from reverie.cli.common import (
     print_result,
 )
 from reverie.cli.doctor import doctor as doctor_command
+from reverie.cli.forget import register as register_forget_command
 from reverie.cli.memory import register as register_memory_commands
 from reverie.cli.ops import register as register_ops_commands
 from reverie.cli.render import (
@@ -419,6 +420,7 @@ app.command(name="serve")(serve_command)  # HTTP API + dashboard
 app.command(name="mcp")(mcp_command)  # MCP server over stdio
 app.add_typer(keys_app, name="keys")  # API keys of the HTTP service
 register_review_commands(app)  # review mode: plans, plan show/apply/reject
+register_forget_command(app)  # erasure: forget, receipts (docs/privacy.md)
 
 
 def main() -> None:

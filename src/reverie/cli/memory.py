@@ -112,7 +112,13 @@ def verify(
         for problem in report.problems:
             Console(stderr=True).print(Text(problem, style="red"), soft_wrap=True)
         verdict = "ok" if report.ok else f"{len(report.problems)} problems"
-        typer.echo(f"verified {report.revisions} revisions of {report.pages} pages: {verdict}")
+        erased = f" ({report.erased} rewritten by erasures, as their receipts say)"
+        typer.echo(
+            f"verified {report.revisions} revisions of {report.pages} pages: {verdict}"
+            + (erased if report.erased else "")
+        )
+        for erasure_id in report.unfinished:
+            typer.echo(f"erasure {erasure_id}: file work still due; run `reverie forget --resume`")
     if not report.ok:
         raise typer.Exit(1)
 

@@ -178,7 +178,12 @@ def export_training(
     with open_brain(ctx) as rv:
         done, failed = partial(
             lambda: write_training(
-                rv.store, out, scopes, min_confidence=min_confidence, redactor=rv.redactor
+                rv.store,
+                out,
+                scopes,
+                min_confidence=min_confidence,
+                redactor=rv.redactor,
+                recorded_at=now_utc(),
             )
         )
     if as_json:

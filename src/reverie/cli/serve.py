@@ -82,7 +82,9 @@ def create_key(
     agent: Annotated[
         str | None, typer.Option("--agent", "-a", help="Restrict the key to one agent.")
     ] = None,
-    rights: Annotated[str, typer.Option("--rights", "-r", help="read or write.")] = "read",
+    rights: Annotated[
+        str, typer.Option("--rights", "-r", help="read, write or admin (admin may also erase).")
+    ] = "read",
     name: Annotated[str, typer.Option("--name", "-n", help="A label for the key.")] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:

@@ -19,13 +19,17 @@ procedure is ``feedback`` (how to do the work); a fact or a note is about the ``
 description is the page's first claim, cut at 140 characters. Each file ends by naming its page
 and revision, so ``reverie why`` finds the evidence. Writes are atomic and a file whose bytes
 would not change is left alone; the export is one-way (edit the brain, or the Reverie mirror,
-not these files) and never deletes: a file of a page retired since an earlier export stays until
-someone removes it, but the index no longer lists it.
+not these files). A file an earlier export wrote (it carries that closing line) for a page that
+is no longer active is removed, so a retired or erased page leaves nothing behind; files
+Reverie did not write are never touched. With ``recorded_at`` the folder is remembered, so an
+erasure rewrites it at once (docs/privacy.md).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from reverie.errors import InvalidInput
@@ -33,9 +37,9 @@ from reverie.memory.files import write_atomically
 from reverie.memory.frontmatter import dump
 from reverie.memory.mirror import INDEX, ExportReport, slugs
 from reverie.models import Page, PageKind, PageStatus, Scope
-from reverie.store.base import BrainStore
+from reverie.store.base import BrainStore, ErasureStore
 
-__all__ = ["DESCRIPTION_LIMIT", "TYPES", "export_claude_code", "render_memory"]
+__all__ = ["DESCRIPTION_LIMIT", "KIND", "TYPES", "export_claude_code", "render_memory"]
 
 DESCRIPTION_LIMIT = 140
 TYPES = {
@@ -47,6 +51,9 @@ TYPES = {
     PageKind.NOTE: "project",
 }
 """Claude Code's memory type for each page kind."""
+KIND = "claude-code"
+"""How the store's record of exports names a folder written here."""
+_WRITTEN_BY_US = re.compile(r"^_Reverie page \S+, revision \d+, confidence", re.MULTILINE)
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -67,7 +74,7 @@ def render_memory(page: Page) -> str:
         "type": TYPES[page.kind],
     }
     body = "\n".join(f"- {' '.join(c.text.split())}" for c in page.revision.claims)
-    source = (
+    source = (  # the closing line also marks the file as this export's (_prune)
         f"_Reverie page {page.id}, revision {page.revision.number}, confidence"
         f" {page.confidence:.2f}: `reverie why {page.id}` shows its evidence._"
     )
@@ -94,7 +101,12 @@ def _write(path: Path, text: str, report: ExportReport) -> None:
 
 
 def export_claude_code(
-    store: BrainStore, scope: Scope, directory: Path, *, line_limit: int = 200
+    store: BrainStore,
+    scope: Scope,
+    directory: Path,
+    *,
+    line_limit: int = 200,
+    recorded_at: datetime | None = None,
 ) -> ExportReport:
     """Write ``scope``'s active pages to ``directory`` in Claude Code's memory layout."""
     if line_limit < 4:
@@ -109,4 +121,16 @@ def export_claude_code(
     index, report.overflow = render_index(pages, names, line_limit)
     _write(directory / INDEX, index, report)
     report.index_lines = index.count("\n")
+    _prune(directory, {f"{name}.md" for name in names.values()} | {INDEX})
+    if recorded_at is not None and isinstance(store, ErasureStore):
+        store.record_export(str(directory.resolve()), KIND, [scope], recorded_at)
     return report
+
+
+def _prune(directory: Path, kept: set[str]) -> None:
+    """Remove the memory files an earlier export wrote for pages no longer exported."""
+    for path in directory.glob("*.md"):
+        if path.name in kept or path.is_symlink() or not path.is_file():
+            continue
+        if _WRITTEN_BY_US.search(path.read_text(encoding="utf-8", errors="replace")):
+            path.unlink(missing_ok=True)

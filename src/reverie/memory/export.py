@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from reverie.memory.files import write_atomically
 from reverie.models import Episode, Page, Scope
 from reverie.redaction import DEFAULT, Redactor
 from reverie.runtime.isolate import each_scope, raise_failures
-from reverie.store.base import BrainStore
+from reverie.store.base import BrainStore, ErasureStore
 
 __all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]
 
@@ -117,8 +118,12 @@ def write_training(
     *,
     min_confidence: float = 0.0,
     redactor: Redactor = DEFAULT,
+    recorded_at: datetime | None = None,
 ) -> TrainingExport:
-    """Write :func:`training_rows` to ``out`` (atomically) and say what was written.
+    """Write :func:`training_rows` to ``out`` (atomically) and say what was written. With
+    ``recorded_at`` (and a store that keeps them) the file is remembered as an export of the
+    scopes it holds rows of, so an erasure's receipt names it: once written, its rows are out of
+    Reverie's reach (docs/privacy.md).
 
     A scope that cannot be exported (an archive bundle it cites is missing, say) is left out
     and the others are written; then :class:`~reverie.errors.ScopesFailed` names it, with the
@@ -132,6 +137,10 @@ def write_training(
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
     data = text.encode()
     write_atomically(out, data)
+    exported = sorted({r["metadata"]["scope"] for r in rows})
+    if recorded_at is not None and exported and isinstance(store, ErasureStore):
+        scopes_in = [Scope.parse(key) for key in exported]
+        store.record_export(str(out.resolve()), "training", scopes_in, recorded_at)
     done = TrainingExport(
         path=out,
         rows=len(rows),

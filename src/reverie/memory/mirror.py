@@ -59,7 +59,7 @@ from reverie.models import (
     utc,
 )
 from reverie.redaction import MARK, redact
-from reverie.store.base import BrainStore, PageWrite
+from reverie.store.base import BrainStore, ErasureStore, PageWrite
 
 __all__ = ["ExportReport", "ImportReport", "export_markdown", "import_markdown", "slugs"]
 
@@ -94,6 +94,7 @@ class ExportReport:
     index_lines: int = 0
     overflow: int = 0
     removed_temporaries: list[str] = field(default_factory=list)
+    removed_erased: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -236,9 +237,12 @@ def export_markdown(
     line_limit: int = 200,
     journal: bool = False,
     before_replace: Callable[[Path], None] | None = None,
+    recorded_at: datetime | None = None,
 ) -> ExportReport:
     """Write the mirror of ``scope`` to ``directory`` (see the module docstring);
-    ``before_replace`` is handed to :func:`atomic_write` for every file written."""
+    ``before_replace`` is handed to :func:`atomic_write` for every file written. With
+    ``recorded_at`` (and a store that keeps them) the folder is remembered as the scope's
+    mirror as of then, so that an erasure rewrites it at once (docs/privacy.md)."""
     if line_limit < 4:
         raise InvalidInput("line_limit", "must be at least 4")
     folder = _real_folder(directory)
@@ -247,9 +251,13 @@ def export_markdown(
     names = slugs(pages)
     report = ExportReport(directory=str(directory))
     report.removed_temporaries = _remove_stale_temporaries([directory, folder])
+    erased = _erased_files(store, folder)
+    for path in erased - {folder / f"{names[p.id]}.md" for p in pages}:
+        path.unlink(missing_ok=True)
+        report.removed_erased.append(str(path))
     for page in pages:
         path = folder / f"{names[page.id]}.md"
-        if path.is_symlink() or _pending_edit(path, store):
+        if path.is_symlink() or (path not in erased and _pending_edit(path, store)):
             report.skipped.append(f"{path}: edited by a person and not imported yet")
             continue
         data = render_page(page, page.revision).encode("utf-8")
@@ -262,7 +270,31 @@ def export_markdown(
     if journal:
         text = render_journal(store.journal(scope, 1_000_000), f"Dream journal of {scope}")
         _write_if_changed(directory / JOURNAL, text.encode("utf-8"), report)
+    if recorded_at is not None and isinstance(store, ErasureStore):
+        store.record_export(str(directory.resolve()), "markdown", [scope], recorded_at)
     return report
+
+
+def _erased_files(store: BrainStore, folder: Path) -> set[Path]:
+    """The files of ``folder`` that render a revision an erasure rewrote or deleted (named by
+    its old hash): rewritten or removed by the export, a person's edit of one included, since
+    erased text must not survive in the mirror either."""
+    if not isinstance(store, ErasureStore):
+        return set()
+    named: dict[tuple[str, int, str], Path] = {}
+    for path in sorted(folder.glob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            meta, _body = split(path.read_text(encoding="utf-8"), KEYS)
+        except (FrontMatterError, UnicodeDecodeError, OSError):
+            continue
+        if isinstance(meta.get("id"), str) and isinstance(meta.get("revision"), int):
+            named[(str(meta["id"]), int(meta["revision"]), str(meta.get("hash")))] = path
+    if not named:
+        return set()
+    stones = store.tombstones({page_id for page_id, _n, _h in named})
+    return {named[key] for t in stones if (key := (t.page_id, t.revision, t.hash_before)) in named}
 
 
 # -- import --------------------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 A revision's *bytes* are the canonical JSON of what a reader sees of it (title, kind, claims,
 confidence, status, validity, successor); its ``hash`` is ``sha256:`` of those bytes. Nothing
-rewrites a stored revision, so :func:`verify` re-derives every hash from the stored fields and
-names any revision that no longer matches, or any gap in a page's numbering.
+rewrites a stored revision but an erasure (docs/privacy.md), so :func:`verify` re-derives every
+hash from the stored fields and names any revision that no longer matches, or any gap in a
+page's numbering. A revision an erasure rewrote must match its tombstone's after-hash: it is
+reported as erased, not as corrupt.
 
 A restore is a change like any other: a new revision with the content of an old one, recorded as
 a one-page cycle (author ``restore``), so ``reverie undo`` takes it back and an undo of an earlier
@@ -32,7 +34,7 @@ from reverie.models import (
     Revision,
     Scope,
 )
-from reverie.store.base import BrainStore, Changeset, PageWrite
+from reverie.store.base import BrainStore, Changeset, ErasureStore, PageWrite
 
 __all__ = [
     "VerifyReport",
@@ -56,6 +58,10 @@ class VerifyReport:
     problems: list[str] = field(default_factory=list)
     integrity: str = "ok"
     """What the database's own integrity check said of its file (``ok`` when sound)."""
+    erased: int = 0
+    """Revisions an erasure rewrote that hold exactly what it wrote (their tombstones agree)."""
+    unfinished: list[str] = field(default_factory=list)
+    """Erasures whose file work after the commit is still due (``reverie forget --resume``)."""
 
     @property
     def ok(self) -> bool:
@@ -92,13 +98,37 @@ def verify(store: BrainStore, scopes: Sequence[Scope]) -> VerifyReport:
     report = VerifyReport(integrity=_integrity(store))
     if report.integrity != "ok":
         report.problems.append(f"database integrity check failed: {report.integrity}")
+    hashes: dict[tuple[str, int], str] = {}
     for scope in scopes:
         for page in store.pages(scope, None):
             revisions = store.revisions(page.id)
             report.pages += 1
             report.revisions += len(revisions)
             report.problems += _check_page(revisions, page.revision)
+            hashes.update(((page.id, r.number), r.hash) for r in revisions)
+    if isinstance(store, ErasureStore):
+        _check_erased(store, hashes, report)
     return report
+
+
+def _check_erased(
+    store: ErasureStore, hashes: dict[tuple[str, int], str], report: VerifyReport
+) -> None:
+    """Each tombstoned revision against its erasure's after-hash (the newest tombstone wins;
+    one of a deleted page names a revision that a later page of the same topic may reuse)."""
+    latest = {(t.page_id, t.revision): t for t in store.tombstones({p for p, _n in hashes})}
+    for key, stone in sorted(latest.items()):
+        where = f"page {key[0]} revision {key[1]}"
+        if stone.hash_after is None or key not in hashes:
+            continue
+        if hashes[key] != stone.hash_after:
+            report.problems.append(
+                f"{where} holds {hashes[key]}, not {stone.hash_after} as erasure"
+                f" {stone.erasure_id} wrote it"
+            )
+        else:
+            report.erased += 1
+    report.unfinished = [r.id for r in store.erasure_receipts(unfinished=True, limit=1000)]
 
 
 def pick_revision(revisions: Sequence[Revision], page_id: str, number: int) -> Revision:

@@ -421,6 +421,14 @@ class VectorSearch:
         vector: Vector = self.embedder.embed([query])[0]
         return vector
 
+    def drop(self, scope_keys: Iterable[str]) -> None:
+        """Forget the in-memory indexes of these scopes and every query vector kept: after an
+        erasure they may hold what was erased. An index is loaded afresh when next asked."""
+        with self._lock:
+            for key in scope_keys:
+                self._indexes.pop(key, None)
+            self._queries.clear()
+
     def close(self) -> None:
         """Stop the query thread (the engine calls it on close)."""
         with self._lock:

@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from reverie import __version__
 from reverie.engine import Reverie
 from reverie.server.dreams import DreamRunner
+from reverie.server.forget import forget_router
 from reverie.server.limits import BodyLimit
 from reverie.server.plans import plans_router
 from reverie.server.problems import install_handlers
@@ -32,7 +33,8 @@ DEFAULT_MAX_BODY = 8 * 1024 * 1024
 _DESCRIPTION = """Reverie gives AI agents a sleep cycle: append episodes, dream, recall.
 
 Every `/v1` route needs an API key (`reverie keys create`) sent as `Authorization: Bearer rvk_...`
-or `X-API-Key`. A key is bound to a tenant (optionally one agent) with read or write rights.
+or `X-API-Key`. A key is bound to a tenant (optionally one agent) with read, write or admin rights
+(admin: erasure, `/v1/forget`).
 Errors come back as `{"error": {"status", "code", "message", "field"?, "reason"?}}`."""
 
 
@@ -65,6 +67,7 @@ def create_app(
     app.include_router(public)
     app.include_router(router)
     app.include_router(plans_router)  # review mode
+    app.include_router(forget_router)  # erasure, admin keys only
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.mount("/dashboard", StaticFiles(directory=_static_dir(), html=True), name="dashboard")
 

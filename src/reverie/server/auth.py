@@ -1,10 +1,11 @@
 """Who is calling, and may they touch this scope?
 
 Every route but ``/health`` and the dashboard's static shell depends on :func:`current_key`.
-A key names a tenant (and optionally one agent) and ``read`` or ``write`` rights
-(:mod:`reverie.keys`). A scope named in the request that the key does not cover is refused with
-403; an object looked up by id (page, cycle, episode) that lies outside the key's scope is
-answered with the same 404 as one that does not exist, so ids of other tenants cannot be probed.
+A key names a tenant (and optionally one agent) and ``read``, ``write`` or ``admin`` rights
+(:mod:`reverie.keys`); erasure needs ``admin``. A scope named in the request that the key does
+not cover is refused with 403; an object looked up by id (page, cycle, episode) that lies
+outside the key's scope is answered with the same 404 as one that does not exist, so ids of
+other tenants cannot be probed.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from reverie.models import Scope, ScopeLike
 from reverie.server.problems import ApiError
 
 __all__ = [
+    "Admin",
     "Brain",
     "Reader",
     "Writer",
+    "admin_key",
     "current_key",
     "ensure_visible",
     "get_reverie",
@@ -66,7 +69,7 @@ Reader = Annotated[ApiKey, Depends(current_key)]
 
 
 def writer_key(key: Reader) -> ApiKey:
-    if key.rights is not Rights.WRITE:
+    if not key.rights.includes(Rights.WRITE):
         raise ApiError(
             403, "forbidden", f"key {key.id} is read-only; this call needs a key with write rights"
         )
@@ -74,6 +77,20 @@ def writer_key(key: Reader) -> ApiKey:
 
 
 Writer = Annotated[ApiKey, Depends(writer_key)]
+
+
+def admin_key(key: Reader) -> ApiKey:
+    if not key.rights.includes(Rights.ADMIN):
+        raise ApiError(
+            403,
+            "forbidden",
+            f"key {key.id} has {key.rights} rights; erasure needs a key with admin rights"
+            " (reverie keys create --rights admin)",
+        )
+    return key
+
+
+Admin = Annotated[ApiKey, Depends(admin_key)]
 
 
 def scope_for(key: ApiKey, value: ScopeLike, *, write: bool = False) -> Scope:

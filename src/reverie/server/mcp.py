@@ -1,11 +1,13 @@
 """``reverie mcp``: the brain as an MCP server over stdio (``pip install 'reverie[mcp]'``).
 
 Tools: ``remember`` (append an episode), ``recall`` (knowledge for a task, under a token budget),
-``dream_now`` (run one cycle), ``list_pages`` and ``read_page``. Each calls the facade and nothing
-else. Started with a scope (``reverie mcp --scope acme/coder``), the server is bound to it: a call
-naming another scope, or a page of another scope, is refused. Without one, every call names its
-scope. Errors reach the client as tool errors carrying the message of the
-:class:`reverie.errors.ReverieError`, never a traceback.
+``dream_now`` (run one cycle), ``list_pages`` and ``read_page``, and — only on a server bound to a
+scope — ``forget`` (erase episodes, a page, a subject or old episodes of that scope; a dry run
+unless ``apply``; docs/privacy.md). Each calls the facade and nothing else. Started with a scope
+(``reverie mcp --scope acme/coder``), the server is bound to it: a call naming another scope, or
+a page of another scope, is refused. Without one, every call names its scope. Errors reach the
+client as tool errors carrying the message of the :class:`reverie.errors.ReverieError`, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -96,6 +98,30 @@ class Tools:
         ]
         return {"pages": pages}
 
+    def forget(
+        self,
+        episode_ids: list[str] | None = None,
+        page_id: str | None = None,
+        subject: str | None = None,
+        older_than: str | None = None,
+        apply: bool = False,
+        reason: str = "",
+    ) -> dict[str, Any]:
+        if self.bound is None:
+            raise InvalidInput("scope", "forget needs a server bound to a scope (--scope)")
+        if page_id is not None:
+            self.read_page(page_id)  # another scope's page: not found
+        receipt = self.rv.forget(
+            episodes=episode_ids or (),
+            page=page_id,
+            subject=subject,
+            older_than=older_than,
+            scope=self.bound,
+            apply=apply,
+            reason=reason,
+        )
+        return receipt.to_json()
+
     def read_page(self, page_id: str) -> dict[str, Any]:
         page = self.rv.page(page_id)
         if self.bound is not None and page.scope != self.bound:
@@ -111,6 +137,11 @@ _DESCRIPTIONS = {
     "list_pages": "List the knowledge pages of a scope (status: active, superseded, retired, all).",
     "read_page": "Read one knowledge page as markdown, with the episode ids it cites.",
 }
+_FORGET = (
+    "Erase episodes (ids), a page, every episode mentioning a subject, or episodes older than a"
+    " duration (400d) from this scope, with everything derived from them. A dry run unless"
+    " apply is true; returns the receipt."
+)
 
 
 def _as_tool_error(fn: Callable[P, R]) -> Callable[P, R]:
@@ -137,6 +168,8 @@ def build_server(rv: Reverie, scope: Scope | None = None) -> MCPServer:
     server: MCPServer = MCPServer("reverie", version=__version__, instructions=__doc__)
     for name, description in _DESCRIPTIONS.items():
         server.add_tool(_as_tool_error(getattr(tools, name)), name=name, description=description)
+    if scope is not None:  # erasure only where the server is bound
+        server.add_tool(_as_tool_error(tools.forget), name="forget", description=_FORGET)
     return server
 
 

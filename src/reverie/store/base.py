@@ -12,7 +12,8 @@ Collection trusts only ``seq``: a store-assigned, strictly increasing integer.
 :class:`Store` is what a dream cycle and recall need. Everything else a store may do is a
 capability — :class:`History`, :class:`Stats`, :class:`LeaseStore`, :class:`PlanStore`,
 :class:`VectorStore`, :class:`NearestNeighbours`, :class:`ArchiveStore`, :class:`KeyStore`,
-:class:`ResponseCache`, :class:`ScheduleStore` — that a caller checks with ``isinstance``;
+:class:`ResponseCache`, :class:`ScheduleStore`, :class:`ErasureStore` — that a caller checks
+with ``isinstance``;
 :class:`BrainStore` is the core with history and stats, what every backend is. Which backend has
 which capability: docs/store.md.
 """
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from reverie.keys import ApiKey
     from reverie.store.archive import BundleInfo
     from reverie.store.plans import PendingPlan, PlanStatus
+    from reverie.store.receipts import Erasure, ExportRecord, Receipt, Tombstone
     from reverie.store.schedule import ScheduleRecord
     from reverie.store.vectors import VectorRow, VectorUnit
 
@@ -48,6 +50,7 @@ __all__ = [
     "Changeset",
     "CycleTally",
     "DreamStats",
+    "ErasureStore",
     "History",
     "JournalEntry",
     "KeyStore",
@@ -547,3 +550,61 @@ class ScheduleStore(Protocol):
     ) -> bool:
         """End ``owner``'s run; False when the run is no longer ``owner``'s."""
         ...
+
+
+@runtime_checkable
+class ErasureStore(Protocol):
+    """Erasure, the one deliberate exception to "nothing is overwritten"
+    (:mod:`reverie.store.erasure`, docs/privacy.md): finding what a request reaches, the one
+    transaction that removes it, receipts and tombstones, the record of exports, and the
+    physical scrub of what deleted rows leave in the database files."""
+
+    def erasure_episodes(
+        self,
+        scopes: Sequence[Scope],
+        *,
+        before: datetime | None = None,
+        containing: str | None = None,
+    ) -> list[Episode]:
+        """Episodes of ``scopes``, those created before ``before``, those with ``containing``
+        in a free-form field (any case, metadata included); by seq."""
+        ...
+
+    def pages_citing_any(self, episode_ids: Iterable[str]) -> list[str]:
+        """Pages of any scope with any revision citing one of ``episode_ids``."""
+        ...
+
+    def pages_containing(self, scopes: Sequence[Scope], text: str) -> list[str]:
+        """Pages of ``scopes`` that may hold ``text`` (a superset; the caller checks)."""
+        ...
+
+    def erase(
+        self, erasure: Erasure, *, apply: bool = True, on_step: StepHook | None = None
+    ) -> dict[str, int]:
+        """Apply ``erasure`` in one transaction, all or nothing (``apply=False``: run it and
+        roll back); the rows removed or rewritten per store area."""
+        ...
+
+    def erasure_receipt(self, erasure_id: str) -> Receipt:
+        """A stored receipt with its tombstones; :class:`~reverie.errors.NotFound` if none."""
+        ...
+
+    def erasure_receipts(self, *, unfinished: bool = False, limit: int = 50) -> list[Receipt]:
+        """The newest receipts (only those with file work still due), newest first."""
+        ...
+
+    def finish_erasure(self, erasure_id: str, at: datetime) -> None:
+        """Record that the file work due after ``erasure_id``'s commit is done."""
+        ...
+
+    def tombstones(self, page_ids: Iterable[str]) -> list[Tombstone]: ...
+
+    def scrub_free_space(self) -> bool:
+        """Overwrite what deleted rows left in the files; False if it could not finish now."""
+        ...
+
+    def record_export(self, path: str, kind: str, scopes: Sequence[Scope], at: datetime) -> None:
+        """Remember that ``scopes`` were exported to ``path`` (``markdown`` or ``training``)."""
+        ...
+
+    def exports(self, scopes: Sequence[Scope]) -> list[ExportRecord]: ...

@@ -13,6 +13,8 @@ holds the values that make it run on one backend:
   (SQLite a BLOB, PostgreSQL a pgvector value) and back;
 - ``members``: ``column IN (?, …)`` on SQLite, whose statements take a bounded number of
   parameters (so lists go in chunks), ``column = ANY(?)`` with one array parameter on PostgreSQL;
+- ``contains``: a case-insensitive substring test of a column, where the database can make
+  one that is exact for the text asked (else None: the caller scans and tests in Python);
 - ``json_number``, ``for_update``, ``for_share``: a number inside a JSON column and row locks
   (PostgreSQL only: SQLite's write transaction holds the whole database);
 - ``time_type``: the column type of a time; ``errors``: what the driver raises;
@@ -88,6 +90,21 @@ class Dialect:
         """SQL for the number under ``key`` of the JSON object in ``column``."""
         raise NotImplementedError
 
+    def contains(self, text: str) -> tuple[str, str] | None:
+        """``(condition, parameter)``: the condition (``{}`` standing for a column) holds when
+        the column contains ``text`` in any letter case; None when this database cannot test
+        that exactly for ``text``."""
+        raise NotImplementedError
+
+
+def _like_pattern(text: str) -> str | None:
+    """A LIKE pattern for ``text`` anywhere, or None for text a JSON column would hold escaped
+    (quotes, backslashes, control characters), which no LIKE over the stored form matches."""
+    if any(ch in text for ch in '"\\') or not text.isprintable():
+        return None
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
 
 class SQLiteDialect(Dialect):
     """Times are ISO-8601 UTC text, JSON is text, vectors are BLOBs."""
@@ -113,6 +130,11 @@ class SQLiteDialect(Dialect):
 
     def json_number(self, column: str, key: str) -> str:
         return f"json_extract({column}, '$.{key}')"
+
+    def contains(self, text: str) -> tuple[str, str] | None:
+        # LIKE folds the case of ASCII letters only; JSON text is stored with non-ASCII escaped
+        pattern = _like_pattern(text) if text.isascii() else None
+        return ("{} LIKE ? ESCAPE '\\'", pattern) if pattern else None
 
 
 def _pg_vector(blob: bytes) -> Any:
@@ -156,3 +178,7 @@ class PostgresDialect(Dialect):
 
     def json_number(self, column: str, key: str) -> str:
         return f"({column} ->> '{key}')::double precision"
+
+    def contains(self, text: str) -> tuple[str, str] | None:
+        pattern = _like_pattern(text)
+        return ("{}::text ILIKE ? ESCAPE '\\'", pattern) if pattern else None

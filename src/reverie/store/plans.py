@@ -42,6 +42,7 @@ __all__ = [
     "PlanStatus",
     "PlanStore",
     "PlansSQL",
+    "blank_changeset",
     "dump_changeset",
     "load_changeset",
     "plan_id_for",
@@ -139,6 +140,28 @@ def load_changeset(data: dict[str, Any]) -> Changeset:
     for write in changes.page_writes:
         _check_hash(write.revision)
     return changes
+
+
+_REPORT_LISTS = (
+    "changes", "insights", "rejected", "fallbacks", "deferred_groups", "recommendations",
+    "promoted",
+)  # fmt: skip
+
+
+def blank_changeset(data: dict[str, Any], message: str) -> dict[str, Any]:
+    """A stored plan (:func:`dump_changeset`'s form) emptied of everything it would write and
+    of every text its report quotes, keeping its scope, checkpoints and cycle record: what an
+    erasure leaves of a plan that held erased content (it can no longer be applied)."""
+    changes = dict(data.get("changeset") or {})
+    for name in ("page_writes", "marks", "episodes", "observations", "promotions"):
+        changes[name] = []
+    changes.update(journal=None, tally=None, mark_cycle=None, unmark_cycle=None)
+    cycle = changes.get("cycle")
+    if isinstance(cycle, dict) and isinstance(cycle.get("report"), dict):
+        report = {**cycle["report"], **{name: [] for name in _REPORT_LISTS}}
+        report.update(tool_stats={}, message=message)
+        changes["cycle"] = {**cycle, "report": report}
+    return {**data, "changeset": changes}
 
 
 # -- SQL shared by both backends ---------------------------------------------------------------

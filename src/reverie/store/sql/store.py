@@ -16,6 +16,7 @@ from reverie.errors import Conflict, MigrationError, NotFound
 from reverie.models import Cycle, Episode, Page, Revision, Scope
 from reverie.store.base import JournalEntry, StoreStats, Strength
 from reverie.store.cumulative import CumulativeSQL
+from reverie.store.erasure import ErasureSQL
 from reverie.store.keys_cache import KeysCacheSQL
 from reverie.store.leases import LeasesSQL
 from reverie.store.migrations import load_migrations
@@ -51,7 +52,7 @@ def dedupe_batch(episodes: Sequence[Episode]) -> list[Episode]:
     return list(seen.values())
 
 
-class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, CumulativeSQL):
+class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, CumulativeSQL, ErasureSQL):
     """A :class:`reverie.store.base.Store` over any SQL backend; subclasses add the connection,
     ``seq`` assignment, text indexing and search."""
 

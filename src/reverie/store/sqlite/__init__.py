@@ -24,7 +24,7 @@ from typing import Any
 
 from reverie.errors import StoreError
 from reverie.models import Episode, Page, Revision, Scope
-from reverie.store.archive import SQLiteArchive
+from reverie.store.archive import SQLiteArchive, is_stub
 from reverie.store.base import Lease
 from reverie.store.dialect import SQLiteDialect, lease_time
 from reverie.store.migrations import split_statements
@@ -161,6 +161,50 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
             [(e.seq, tokens[e.scope], episode_search_text(e)) for e in stored],
         )
         return stored
+
+    # -- erasure: the contentless index forgets a row only by its values, then a merge ---------
+
+    @contextmanager
+    def _secure(self) -> Iterator[None]:
+        """Deleted content overwritten with zeros while inside (``secure_delete``)."""
+        with self._lock:
+            self._conn.execute("PRAGMA secure_delete = ON")
+            try:
+                yield
+            finally:
+                self._conn.execute("PRAGMA secure_delete = OFF")
+
+    def _unindex_episodes(self, c: sqlite3.Connection, ids: Sequence[str]) -> None:
+        """FTS5 ``delete`` with the values indexed, read inside the transaction (an archived
+        stub's entry went when it was stubbed)."""
+        for chunk in _chunks(list(ids)):
+            rows = c.execute(
+                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks(len(chunk))})", chunk
+            ).fetchall()
+            live = [e for e in map(self._episode_from_row, rows) if not is_stub(e)]
+            c.executemany(
+                "INSERT INTO episodes_fts(episodes_fts, rowid, scope, body)"
+                " VALUES ('delete', ?, ?, ?)",
+                [(e.seq, scope_token(e.scope.key), episode_search_text(e)) for e in live],
+            )
+
+    def _unindex_page(self, c: sqlite3.Connection, rid: int) -> None:
+        c.execute("DELETE FROM pages_fts WHERE rowid = ?", (rid,))
+
+    def _compact_text_index(self, c: sqlite3.Connection) -> None:
+        """Merge every segment: a deleted row's terms stay in older segments until then."""
+        for table in ("episodes_fts", "pages_fts"):
+            c.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+
+    def scrub_free_space(self) -> bool:
+        """VACUUM (no free page or cell keeps old bytes), then the WAL checkpointed and
+        truncated to zero bytes; False when a reader kept the WAL from being reset."""
+        if self.path == ":memory:":
+            return True
+        with self._lock:
+            self._conn.execute("VACUUM")
+            busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return not busy
 
     def _index_page(
         self, c: sqlite3.Connection, rid: int, scope: Scope, rev: Revision, fresh: bool

@@ -1,0 +1,382 @@
+"""What an erasure reaches: the request, and the plan read from the store (docs/privacy.md).
+
+A :class:`ForgetRequest` names *what* to erase — episode ids, a page, a subject, or episodes
+older than a retention period — and *where*: one scope exactly, an agent (its scope and every
+user's under it), a tenant (every scope of it, its org brain included), or everywhere. A
+request naming only a *where* erases that whole part of the brain. A scope is matched exactly:
+``acme/coder`` never reaches ``acme/coder/alice``; ``agent`` does, by asking.
+
+:func:`plan_forget` only reads. It selects the episodes (a subject is looked for in every
+free-form field, metadata included, and in the archive bundles of the scopes searched), finds
+every page any of whose revisions cites one of them (org copies included, they cite the same
+episodes) or holds the subject, and decides each page's fate
+(:func:`reverie.memory.rederive.page_fate`). Archive bundles holding an erased episode are
+rebuilt without it, in memory. The result is pure data for :meth:`ErasureStore.erase` plus the
+new bundle bytes the runner writes before the transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from reverie.errors import InvalidInput, NotFound
+from reverie.memory.archive import Archive, archive_root, bundle_bytes
+from reverie.memory.claude_code import KIND as CLAUDE_CODE
+from reverie.memory.rederive import page_fate
+from reverie.models import Episode, Page, Scope
+from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
+from reverie.store.base import BrainStore, ErasureStore
+from reverie.store.receipts import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
+from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
+
+__all__ = ["ForgetPlan", "ForgetRequest", "erasure_store", "plan_forget"]
+
+
+def erasure_store(store: object) -> ErasureStore:
+    if not isinstance(store, ErasureStore):
+        raise InvalidInput("db", f"{type(store).__name__} cannot erase")
+    return store
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    """What to erase (at most one of ``episodes``, ``page``, ``subject``, ``older_than``) and
+    where (at most one of ``scope``, ``agent`` — ``tenant/agent`` —, ``tenant``)."""
+
+    episodes: tuple[str, ...] = ()
+    page: str | None = None
+    subject: str | None = None
+    older_than: timedelta | None = None
+    scope: Scope | None = None
+    agent: str | None = None
+    tenant: str | None = None
+    reason: str = ""
+    request_id: str | None = None
+
+    def __post_init__(self) -> None:
+        whats = [n for n in ("episodes", "page", "subject", "older_than") if getattr(self, n)]
+        wheres = [n for n in ("scope", "agent", "tenant") if getattr(self, n)]
+        if len(whats) > 1 or len(wheres) > 1:
+            raise InvalidInput(
+                "target", f"name one thing to erase and at most one place; got {whats + wheres}"
+            )
+        if not whats and not wheres:
+            raise InvalidInput(
+                "target", "name what to erase: episodes, a page, a scope, an agent, a tenant,"
+                " a subject or an age (older_than)"
+            )  # fmt: skip
+        if self.subject is not None and len(self.subject.strip()) < MIN_SUBJECT:
+            raise InvalidInput(
+                "subject", f"must be at least {MIN_SUBJECT} characters (it is matched anywhere)"
+            )
+        if self.older_than is not None and self.older_than <= timedelta(0):
+            raise InvalidInput("older_than", "must be a positive duration, like 400d")
+        if self.agent is not None:
+            Scope.parse(self.agent)
+
+    @property
+    def whole(self) -> bool:
+        """Erase the named place whole (no *what* given)."""
+        return not (self.episodes or self.page or self.subject or self.older_than)
+
+    def recorded(self) -> dict[str, Any]:
+        """The request as its receipt keeps it: a subject only as the sha256 of its lower-case
+        form, so the receipt holds none of what was erased."""
+        out: dict[str, Any] = {}
+        if self.episodes:
+            out["episodes"] = sorted(set(self.episodes))
+        if self.page:
+            out["page"] = self.page
+        if self.subject:
+            digest = hashlib.sha256(self.subject.strip().casefold().encode()).hexdigest()
+            out["subject_sha256"] = digest
+        if self.older_than is not None:
+            out["older_than_s"] = self.older_than.total_seconds()
+        for name in ("agent", "tenant"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        if self.scope is not None:
+            out["scope"] = self.scope.key
+        return out
+
+
+@dataclass
+class ForgetPlan:
+    """An erasure as planned: the store's part, the new bundles' bytes, the old bundle files."""
+
+    erasure: Erasure
+    bundle_data: dict[str, bytes] = field(default_factory=dict)
+
+
+def _in_place(request: ForgetRequest, scope: Scope) -> bool:
+    if request.scope is not None:
+        return scope == request.scope
+    if request.agent is not None:
+        agent = Scope.parse(request.agent)
+        return (scope.tenant, scope.agent) == (agent.tenant, agent.agent)
+    if request.tenant is not None:
+        return scope.tenant == request.tenant
+    return True
+
+
+def _place(store: BrainStore, request: ForgetRequest) -> list[Scope]:
+    scopes = [s for s in store.scopes() if _in_place(request, s)]
+    if request.whole and not scopes:
+        raise NotFound(f"nothing stored under {request.scope or request.agent or request.tenant}")
+    return scopes
+
+
+def _selected(
+    store: BrainStore,
+    eraser: ErasureStore,
+    request: ForgetRequest,
+    scopes: list[Scope],
+    now: datetime,
+) -> list[Episode]:
+    """The episodes ``request`` erases, stubs of archived ones included."""
+    if request.episodes:
+        return [e for e in store.episodes(request.episodes) if e.scope in scopes]
+    if request.page:
+        return []
+    if request.whole:
+        return eraser.erasure_episodes(scopes)
+    if request.older_than is not None:
+        return eraser.erasure_episodes(scopes, before=now - request.older_than)
+    assert request.subject is not None
+    hot = eraser.erasure_episodes([s for s in scopes if not s.is_org], containing=request.subject)
+    cold = [
+        e.id for e in _archived(store, scopes) if episode_mentions(e, Needles([request.subject]))
+    ]
+    return sorted({e.id: e for e in [*hot, *store.episodes(cold)]}.values(), key=_seq)
+
+
+def _seq(ep: Episode) -> int:
+    return ep.seq or 0
+
+
+def _bundles(store: BrainStore, scopes: Iterable[Scope]) -> list[tuple[BundleInfo, list[Episode]]]:
+    """Every bundle of ``scopes`` (restored ones too: their file still holds the text) with
+    its episodes as the file holds them."""
+    if not isinstance(store, ArchiveStore) or store.path == ":memory:":
+        return []
+    archive = Archive(store)
+    return [
+        (info, archive.fetch_known(info.hash))
+        for scope in sorted(set(scopes), key=str)
+        for info in archive.bundles(scope)
+    ]
+
+
+def _archived(store: BrainStore, scopes: Sequence[Scope]) -> list[Episode]:
+    return [ep for _info, eps in _bundles(store, scopes) for ep in eps]
+
+
+def _swaps(
+    bundles: list[tuple[BundleInfo, list[Episode]]], erased: frozenset[str]
+) -> tuple[list[BundleSwap], dict[str, bytes]]:
+    swaps: list[BundleSwap] = []
+    data: dict[str, bytes] = {}
+    for info, eps in bundles:
+        kept = [e for e in eps if e.id not in erased]
+        if len(kept) == len(eps):
+            continue
+        new = None
+        if kept:
+            raw = bundle_bytes(kept)
+            new = BundleInfo(
+                hash="sha256:" + hashlib.sha256(raw).hexdigest(),
+                scope=info.scope,
+                episodes=len(kept),
+                bytes=len(raw),
+                first_seq=min(_seq(e) for e in kept),
+                last_seq=max(_seq(e) for e in kept),
+                created_at=info.created_at,
+                restored_at=info.restored_at,
+            )
+            data[new.hash] = raw
+        swaps.append(BundleSwap(info, new))
+    return swaps, data
+
+
+def _pages(
+    store: BrainStore,
+    eraser: ErasureStore,
+    request: ForgetRequest,
+    scopes: list[Scope],
+    ids: list[str],
+) -> list[Page]:
+    """Every page the erasure reaches."""
+    found = set(eraser.pages_citing_any(ids))
+    if request.subject:
+        places = sorted({*scopes, *(s.org for s in scopes)}, key=str)
+        found |= set(eraser.pages_containing(places, request.subject))
+    if request.whole:
+        found |= {p.id for s in scopes for p in store.pages(s, None)}
+    if request.page:
+        page = store.page(request.page)
+        if page.scope not in scopes:
+            raise NotFound(f"no page {request.page}")
+        found.add(page.id)
+        found |= {
+            r.org_page_id for r in store.promotions(page.scope) if r.source_page_id == page.id
+        }
+    return [store.page(page_id) for page_id in sorted(found)]
+
+
+@dataclass
+class _Fates:
+    rewrites: list[RevisionRewrite] = field(default_factory=list)
+    drops: list[PageDrop] = field(default_factory=list)
+    topic_keys: dict[str, str] = field(default_factory=dict)
+    dropped_text: list[str] = field(default_factory=list)
+    claims: int = 0
+
+
+def _fates(
+    store: BrainStore,
+    pages: list[Page],
+    request: ForgetRequest,
+    whole: set[Scope],
+    erased: frozenset[str],
+    originals: dict[str, Episode],
+) -> _Fates:
+    """Each page's fate. A page asked for (and its org copies) goes whole, as does every page
+    of a scope erased whole."""
+    needles = Needles([request.subject] if request.subject else [])
+    out = _Fates()
+    for page in pages:
+        revisions = store.revisions(page.id)
+        fate = page_fate(revisions, erased, needles, originals)
+        out.claims += fate.claims_dropped
+        if fate.drop or page.scope in whole or request.page is not None:
+            out.drops.append(
+                PageDrop(page.id, page.scope, tuple((r.number, r.hash) for r in revisions))
+            )
+            out.dropped_text += [page.topic_key, *(r.title for r in revisions)]
+            continue
+        current = revisions[-1].number
+        out.rewrites += [
+            RevisionRewrite(page.scope, rev, before, rev.number == current)
+            for rev, before in fate.rewrites
+        ]
+        if needles.hit(page.topic_key):
+            out.topic_keys[page.id] = f"erased|{page.id}"
+    return out
+
+
+def _originals(store: BrainStore, episodes: list[Episode]) -> dict[str, Episode]:
+    """The erased episodes as stored, archived ones read back from their bundles."""
+    found = {e.id: e for e in episodes if not is_stub(e)}
+    stubs = {e.id for e in episodes if is_stub(e)}
+    if stubs:
+        found |= {
+            e.id: e for e in _archived(store, list({e.scope for e in episodes})) if e.id in stubs
+        }
+    return found
+
+
+MIRRORS = ("markdown", CLAUDE_CODE)
+"""The kinds of recorded export an erasure rewrites at once: folders Reverie writes whole."""
+
+
+def _unreachable(exports: Sequence[ExportRecord], now: datetime) -> list[dict[str, Any]]:
+    """The training files written from the scopes touched before now: one entry per file."""
+    files: dict[str, dict[str, Any]] = {}
+    for x in exports:
+        if x.kind != "training" or x.last_at > now:
+            continue
+        entry = files.setdefault(x.path, {"path": x.path, "scopes": [], "exported_at": ""})
+        entry["scopes"].append(x.scope.key)
+        entry["exported_at"] = max(entry["exported_at"], x.last_at.isoformat())
+    return [files[path] for path in sorted(files)]
+
+
+def new_erasure_id(now: datetime) -> str:
+    return f"er_{now.strftime('%Y%m%dT%H%M%S')}_{secrets.token_hex(4)}"
+
+
+def plan_forget(store: BrainStore, request: ForgetRequest, now: datetime) -> ForgetPlan:
+    """Read what ``request`` reaches and plan its erasure (see the module docstring)."""
+    eraser = erasure_store(store)
+    scopes = _place(store, request)
+    episodes = _selected(store, eraser, request, scopes, now)
+    ids = sorted(e.id for e in episodes)
+    erased = frozenset(ids)
+    originals = _originals(store, episodes)
+    pages = _pages(store, eraser, request, scopes, ids)
+    whole = scopes if request.whole else []
+    fates = _fates(store, pages, request, set(whole), erased, originals)
+    bundle_scopes = {e.scope for e in episodes} | set(whole)
+    swaps, data = _swaps(_bundles(store, bundle_scopes), erased)
+    if whole:  # every bundle of an erased scope goes
+        swaps = [s for s in swaps if s.old.scope not in whole] + [
+            BundleSwap(info, None) for info, _e in _bundles(store, whole)
+        ]
+    touched = sorted(
+        {*bundle_scopes, *(p.scope for p in pages), *(scopes if request.subject else [])}, key=str
+    )
+    return ForgetPlan(
+        erasure=_erasure(store, request, now, episodes, fates, swaps, whole, touched),
+        bundle_data={
+            h: b for h, b in data.items() if any(s.new and s.new.hash == h for s in swaps)
+        },
+    )
+
+
+def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
+    store: BrainStore,
+    request: ForgetRequest,
+    now: datetime,
+    episodes: list[Episode],
+    fates: _Fates,
+    swaps: list[BundleSwap],
+    whole: list[Scope],
+    touched: list[Scope],
+) -> Erasure:
+    eraser = erasure_store(store)
+    exports = eraser.exports(touched)
+    erasure_id = new_erasure_id(now)
+    needles = [request.subject] if request.subject else []
+    needles += [t for t in fates.dropped_text if len(t.strip()) >= MIN_SUBJECT]
+    root = str(archive_root(store)) if swaps else None
+    details: dict[str, Any] = {
+        "episodes": sorted(e.id for e in episodes),
+        "archived": sorted(e.id for e in episodes if is_stub(e)),
+        "not_found": sorted(set(request.episodes) - {e.id for e in episodes}),
+        "pages_rederived": sorted({w.revision.page_id for w in fates.rewrites}),
+        "pages_deleted": [d.page_id for d in fates.drops],
+        "scopes_erased": [s.key for s in whole],
+        "scopes": [s.key for s in touched],
+        "bundles": [[s.old.hash, s.new.hash if s.new else None] for s in swaps],
+        "mirrors": sorted({x.path for x in exports if x.kind in MIRRORS}),
+        "unreachable": _unreachable(exports, now),
+        "reason": Needles(needles).scrub(request.reason),
+    }
+    pending = {
+        "bundle_files": [f"{root}/{s.old.file_name}" for s in swaps if root],
+        "mirrors": sorted({(x.path, x.scope.key, x.kind) for x in exports if x.kind in MIRRORS}),
+        "scrub": True,
+    }
+    return Erasure(
+        id=erasure_id,
+        request_id=request.request_id or erasure_id,
+        at=now,
+        reason=details["reason"] or "erasure",
+        request=request.recorded(),
+        episodes=episodes,
+        rewrites=fates.rewrites,
+        drops=fates.drops,
+        topic_keys=fates.topic_keys,
+        bundles=swaps,
+        scopes=whole,
+        touched=touched,
+        needles=tuple(needles),
+        details=details,
+        pending=pending,
+        counted={"claims_dropped": fates.claims, "unreachable_files": len(details["unreachable"])},
+    )

@@ -1,0 +1,210 @@
+"""Removing erased text from free-form values, and from the store's free-form columns.
+
+An erasure knows two kinds of things to remove. *Ids* (the erased episodes): a value that names
+one is found by its tokens, never by substring, so erasing ``ep-1`` leaves ``ep-12`` alone.
+*Needles* (a subject, the titles of erased pages): found case-insensitively anywhere in a
+string, and replaced by :data:`ERASED`. JSON values are walked, keys included, so a needle is
+found whatever escaping the stored form used (``\\u00e9``, ``\\"``).
+
+:func:`scrub_derived` runs inside an erasure's transaction: it drops the vectors no unit uses
+any more and the model answers that name an erased episode or hold erased text, empties the
+plans that do, and scrubs cycle reports, journal lines and error messages of the scopes the
+erasure touched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reverie.models import Episode
+from reverie.store.dialect import Dialect
+from reverie.store.plans import blank_changeset
+from reverie.store.receipts import Erasure
+
+__all__ = [
+    "ERASED",
+    "MIN_SUBJECT",
+    "Needles",
+    "episode_mentions",
+    "mentions_ids",
+    "scrub_derived",
+    "strings",
+]
+
+ERASED = "[erased]"
+"""What an erased piece of text reads as where the text around it stays."""
+MIN_SUBJECT = 3
+"""A subject shorter than this would match too much to be meant."""
+_TOKEN = re.compile(r"[A-Za-z0-9_.:@-]+")
+
+
+class Needles:
+    """Strings to find and remove, case-insensitively; empty when there are none."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        kept = sorted({t.strip() for t in texts if t and t.strip()}, key=lambda t: (-len(t), t))
+        self.texts = tuple(kept)
+        self._pattern = (
+            re.compile("|".join(re.escape(t) for t in kept), re.IGNORECASE) if kept else None
+        )
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def hit(self, text: str | None) -> bool:
+        """Whether ``text`` contains any needle."""
+        return bool(text) and self._pattern is not None and bool(self._pattern.search(text or ""))
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every needle replaced by :data:`ERASED`."""
+        return self._pattern.sub(ERASED, text) if self._pattern is not None else text
+
+    def hit_json(self, value: Any) -> bool:
+        """Whether any string (key or value) inside ``value`` contains a needle."""
+        return any(self.hit(s) for s in strings(value))
+
+    def scrub_json(self, value: Any) -> Any:
+        """``value`` with every needle replaced in its strings, keys included."""
+        if isinstance(value, str):
+            return self.scrub(value)
+        if isinstance(value, list):
+            return [self.scrub_json(v) for v in value]
+        if isinstance(value, dict):
+            return {self.scrub(str(k)): self.scrub_json(v) for k, v in value.items()}
+        return value
+
+
+def strings(value: Any) -> Iterable[str]:
+    """Every string inside a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from strings(v)
+
+
+def mentions_ids(value: Any, ids: set[str] | frozenset[str]) -> bool:
+    """Whether a string inside ``value`` (a JSON value, or JSON text) names one of ``ids``."""
+    if not ids:
+        return False
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return any(token in ids for token in _TOKEN.findall(text))
+
+
+def episode_mentions(ep: Episode, needles: Needles) -> bool:
+    """Whether a needle is in any free-form field of ``ep``: its texts, id, session, category,
+    tools, entities, and every key and value of its metadata."""
+    texts = [ep.id, ep.session_id, ep.situation, ep.action, ep.outcome_details, ep.error]
+    texts += [ep.lesson, ep.category, *ep.tools, *ep.entities]
+    return any(needles.hit(t) for t in texts) or needles.hit_json(ep.metadata)
+
+
+# -- the store's free-form columns, inside an erasure's transaction ------------------------------
+
+
+@dataclass(frozen=True)
+class _Column:
+    """A free-form column of a scope's rows that may quote erased text."""
+
+    table: str
+    key: str
+    column: str
+    is_json: bool
+    area: str  # the receipt's name for it
+
+
+_FREE_TEXT = (
+    _Column("cycles", "id", "report", True, "cycle_reports"),
+    _Column("journal", "n", "text", False, "journal"),
+    _Column("dream_stats", "scope_key", "last_error", False, "stats"),
+    _Column("schedule_state", "scope_key", "last_message", False, "schedule"),
+)
+
+
+def scrub_derived(c: Any, d: Dialect, e: Erasure, n: Counter[str]) -> None:
+    """Remove what ``e`` erased from derived data (see the module docstring); counts in ``n``."""
+    n["embeddings"] += c.execute(
+        "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM vector_units u"
+        " WHERE u.model = embeddings.model AND u.hash = embeddings.hash)"
+    ).rowcount
+    needles = Needles(e.needles)
+    reached = e.episode_ids | {drop.page_id for drop in e.drops}
+    n["model_cache"] += _scrub_cache(c, d, needles, reached)
+    keys = [s.key for s in e.touched if s not in e.scopes]
+    n["plans"] += _scrub_plans(c, d, e, keys, needles, reached)
+    if needles:
+        for col in _FREE_TEXT:
+            n[col.area] += _scrub_column(c, d, keys, col, needles)
+
+
+def _scrub_cache(c: Any, d: Dialect, needles: Needles, reached: frozenset[str]) -> int:
+    gone = [
+        key
+        for key, response in c.execute("SELECT key, response FROM model_cache").fetchall()
+        if mentions_ids(value := d.json(response), reached) or needles.hit_json(value)
+    ]
+    for start in range(0, len(gone), 500):
+        chunk = gone[start : start + 500]
+        c.execute(f"DELETE FROM model_cache WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+    return len(gone)
+
+
+def _scrub_plans(
+    c: Any,
+    d: Dialect,
+    e: Erasure,
+    keys: Sequence[str],
+    needles: Needles,
+    reached: frozenset[str],
+) -> int:
+    """Plans that hold erased content are emptied (a pending one turns stale)."""
+    scrubbed = 0
+    for where, params in d.members("scope_key", list(keys)):
+        rows = c.execute(
+            f"SELECT id, changeset, reason FROM pending_plans WHERE {where}", params
+        ).fetchall()
+        for plan_id, stored, reason in rows:
+            data = d.json(stored)
+            if not (mentions_ids(data, reached) or needles.hit_json(data) or needles.hit(reason)):
+                continue
+            c.execute(
+                "UPDATE pending_plans SET status = CASE WHEN status = 'pending' THEN 'stale'"
+                " ELSE status END, settled_at = coalesce(settled_at, ?), reason = ?,"
+                " changeset = ? WHERE id = ?",
+                (
+                    d.ts(e.at),
+                    f"its content was erased ({e.id})",
+                    json.dumps(blank_changeset(data, ERASED), ensure_ascii=False),
+                    plan_id,
+                ),
+            )
+            scrubbed += 1
+    return scrubbed
+
+
+def _scrub_column(c: Any, d: Dialect, keys: Sequence[str], col: _Column, needles: Needles) -> int:
+    scrubbed = 0
+    for where, params in d.members("scope_key", list(keys)):
+        rows = c.execute(
+            f"SELECT {col.key}, {col.column} FROM {col.table}"
+            f" WHERE {where} AND {col.column} IS NOT NULL",
+            params,
+        ).fetchall()
+        for key, stored in rows:
+            value = d.json(stored) if col.is_json else stored
+            if not (needles.hit_json(value) if col.is_json else needles.hit(value)):
+                continue
+            new = needles.scrub_json(value) if col.is_json else needles.scrub(value)
+            text = json.dumps(new, ensure_ascii=False) if col.is_json else new
+            c.execute(f"UPDATE {col.table} SET {col.column} = ? WHERE {col.key} = ?", (text, key))
+            scrubbed += 1
+    return scrubbed

@@ -1,0 +1,148 @@
+"""The erasure capability on every backend: what a request reaches, the one transaction (and its
+dry run), receipts, tombstones, the record of exports, and refusal when the plan's state moved."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from reverie.errors import Conflict, NotFound
+from reverie.hashing import content_hash
+from reverie.memory.forget import ForgetRequest, plan_forget
+from reverie.models import Claim, Revision
+from reverie.store.base import BrainStore, ErasureStore, PageWrite
+from tests.conftest import EpisodeFactory
+from tests.store.test_contract import NOW, OTHER, SCOPE, changeset, revision
+
+
+def _eraser(store: BrainStore) -> ErasureStore:
+    assert isinstance(store, ErasureStore)
+    return store
+
+
+def _with_claim(rev: Revision, text: str, episode_id: str) -> Revision:
+    more = rev.model_copy(
+        update={"claims": (*rev.claims, Claim(text=text, episode_ids=(episode_id,)))}
+    )
+    return more.model_copy(update={"hash": content_hash(more.content())})
+
+
+def _brain(store: BrainStore, make_episode: EpisodeFactory) -> list[str]:
+    """e1 (Zoë's: her name in its metadata), e2, e3 in SCOPE; pg_a cites e1 and e2 in one claim
+    and e3 in another, pg_b cites e1 only; OTHER keeps an episode of its own."""
+    eps = store.append(
+        [
+            make_episode(situation="portal login failed", metadata={"customer": "Zoë Quill"}),
+            make_episode(situation="portal login failed again"),
+            make_episode(situation="staging deploy slow"),
+            make_episode(scope=OTHER.key, situation="ZOË QUILL elsewhere"),
+        ]
+    )
+    e1, e2, e3 = (e.id for e in eps[:3])
+    writes = [
+        PageWrite(SCOPE, "a", _with_claim(revision("pg_a", 1, [e1, e2]), "raise it", e3), None),
+        PageWrite(SCOPE, "b", revision("pg_b", 1, [e1]), None),
+    ]
+    store.commit(changeset(SCOPE, 0, eps[2].seq or 0, [e1, e2, e3], writes))
+    return [e1, e2, e3, eps[3].id]
+
+
+def test_an_erasure_rewrites_what_cites_the_episode_and_leaves_tombstones(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    e1, e2, e3, other = _brain(store, make_episode)
+    eraser = _eraser(store)
+    assert eraser.pages_citing_any([e1]) == ["pg_a", "pg_b"]
+    before = store.page("pg_a").revision.hash
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    counts = eraser.erase(plan.erasure)
+    assert counts["episodes"] == 1 and counts["pages_deleted"] == 1
+    assert counts["revisions_rewritten"] == 1 and counts["tombstones"] == 2
+    assert store.episodes([e1, other]) == store.episodes([other])  # gone; OTHER's stays
+    page = store.page("pg_a")
+    assert [c.episode_ids for c in page.revision.claims] == [(e2,), (e3,)]  # lost the citation
+    assert page.revision.hash == content_hash(page.revision.content()) != before
+    with pytest.raises(NotFound):
+        store.page("pg_b")  # its only support was erased
+    assert store.search_episodes(SCOPE, ["portal"], 10)[0][0].id == e2
+    stones = {(t.page_id, t.hash_after) for t in eraser.tombstones(["pg_a", "pg_b"])}
+    assert stones == {("pg_a", page.revision.hash), ("pg_b", None)}
+    receipt = eraser.erasure_receipt(plan.erasure.id)
+    assert receipt.counts == counts and receipt.details["episodes"] == [e1]
+    assert {t.hash_before for t in receipt.tombstones if t.page_id == "pg_a"} == {before}
+    assert [r.id for r in eraser.erasure_receipts(unfinished=True)] == [receipt.id]
+    eraser.finish_erasure(receipt.id, NOW)
+    assert eraser.erasure_receipts(unfinished=True) == []
+    assert eraser.erasure_receipts()[0].finished_at == NOW
+    assert eraser.scrub_free_space() is True
+    assert store.integrity_check() == "ok"
+
+
+def test_a_dry_run_counts_exactly_and_changes_nothing(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    e1, *_rest = _brain(store, make_episode)
+    eraser = _eraser(store)
+    stats, page = store.stats(), store.page("pg_a")
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    dry = eraser.erase(plan.erasure, apply=False)
+    assert store.stats() == stats and store.page("pg_a") == page
+    with pytest.raises(NotFound):
+        eraser.erasure_receipt(plan.erasure.id)
+    assert eraser.erase(plan.erasure, apply=True) == dry
+
+
+def test_episodes_are_found_by_subject_in_any_case_and_field_and_by_age(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    e1, _e2, _e3, other = _brain(store, make_episode)
+    eraser = _eraser(store)
+    found = eraser.erasure_episodes([SCOPE, OTHER], containing="zoë QUILL")
+    assert [e.id for e in found] == [e1, other]  # metadata of one, the text of the other
+    assert eraser.erasure_episodes([SCOPE], containing="nobody at all") == []
+    assert [e.id for e in eraser.erasure_episodes([SCOPE], containing="PORTAL LOGIN")][:1] == [e1]
+    cutoff = store.episode(e1).created_at + timedelta(minutes=1)
+    assert [e.id for e in eraser.erasure_episodes([SCOPE], before=cutoff)] == [e1]
+    assert eraser.pages_containing([SCOPE], "RAISE it") == ["pg_a"]
+    assert eraser.pages_containing([OTHER], "raise it") == []
+
+
+def test_an_erasure_planned_on_state_that_moved_is_refused_whole(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    e1, e2, *_rest = _brain(store, make_episode)
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    newer = revision("pg_a", 2, [e1, e2])
+    store.commit(changeset(SCOPE, store.checkpoint(SCOPE), store.checkpoint(SCOPE), [],
+                           [PageWrite(SCOPE, "a", newer, 1)], cycle_id="cy_2"))  # fmt: skip
+    stats = store.stats()
+    with pytest.raises(Conflict, match="nothing was erased"):
+        _eraser(store).erase(plan.erasure)
+    assert store.stats() == stats and store.episodes([e1])
+
+
+def test_a_scope_erased_whole_leaves_no_row_and_other_scopes_intact(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    *_mine, other = _brain(store, make_episode)
+    plan = plan_forget(store, ForgetRequest(scope=SCOPE), NOW)
+    counts = _eraser(store).erase(plan.erasure)
+    assert counts["scopes"] == 1 and counts["episodes"] == 3 and counts["pages_deleted"] == 2
+    assert SCOPE not in store.scopes() and store.stats(SCOPE).episodes == 0
+    assert store.cycles(SCOPE) == [] and store.checkpoint(SCOPE) == 0
+    assert [e.id for e in store.recent_episodes(OTHER, 10)] == [other]
+
+
+def test_exports_are_recorded_once_per_place_and_scope(store: BrainStore) -> None:
+    eraser = _eraser(store)
+    eraser.record_export("/x/mirror", "markdown", [SCOPE], NOW)
+    eraser.record_export("/x/mirror", "markdown", [SCOPE], NOW + timedelta(days=1))
+    eraser.record_export("/x/train.jsonl", "training", [SCOPE, OTHER], NOW)
+    found = eraser.exports([SCOPE])
+    assert [(x.path, x.kind) for x in found] == [
+        ("/x/mirror", "markdown"),
+        ("/x/train.jsonl", "training"),
+    ]
+    assert (found[0].first_at, found[0].last_at) == (NOW, NOW + timedelta(days=1))
+    assert [x.scope for x in eraser.exports([OTHER])] == [OTHER]
