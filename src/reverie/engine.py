@@ -15,6 +15,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from reverie.api import verbs
+from reverie.api.items import Deletion, MemoryEvent, MemoryItem
 from reverie.config import Config
 from reverie.dream import review as _review
 from reverie.dream.cycle import DreamCycle
@@ -167,7 +169,20 @@ class Reverie:
         ``REVERIE_LLM_BASE_URL`` / ``REVERIE_LLM_API_KEY`` / ``REVERIE_LLM_PROVIDER``) distills;
         with none configured, the deterministic extractive distiller does.
         """
-        store = open_store(target)
+        return cls.from_store(
+            open_store(target), config=config, embedder=embedder, distiller=distiller
+        )
+
+    @classmethod
+    def from_store(
+        cls,
+        store: BrainStore,
+        *,
+        config: Config | None = None,
+        embedder: EmbedderLike = None,
+        distiller: Distiller | None = None,
+    ) -> Reverie:
+        """:meth:`open` over a store already made (migrated here, the distiller chosen so)."""
         store.migrate()
         if distiller is None:
             redactor = Redactor((config or Config()).redaction)
@@ -478,6 +493,10 @@ class Reverie:
     def episode(self, episode_id: str) -> Episode:
         return readable(resolve_archived(self.store, [self.store.episode(episode_id)]))[0]
 
+    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
+        """The episodes among ``episode_ids`` that exist, by ``seq``; archived ones fetched back."""
+        return readable(resolve_archived(self.store, self.store.episodes(episode_ids)))
+
     @property
     def keys(self) -> KeyRing:
         """API keys of the HTTP service: create, list, revoke, authenticate."""
@@ -531,3 +550,72 @@ class Reverie:
         """Turn a person's edits of the mirror into new revisions authored ``human``."""
         when = utc(now) if now else now_utc()
         return import_markdown(self.store, Scope.parse(scope), Path(directory), now=when)
+
+    # -- the conventional verbs (mapping in reverie.api.verbs and docs/api.md) ----------------
+
+    def _named(self, user_id: str | None, agent_id: str | None, scope: ScopeLike | None) -> Scope:
+        return verbs.scope_for(
+            self.config.identity, user_id=user_id, agent_id=agent_id, scope=scope
+        )
+
+    def add(
+        self,
+        data: verbs.AddInput,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        scope: ScopeLike | None = None,
+        now: datetime | None = None,
+    ) -> list[MemoryItem]:
+        """Store a text, chat messages or an episode as episodes of the scope
+        ``tenant/agent_id/user_id`` (or ``scope``); ``run_id`` is their session. Returns the
+        stored episodes as memories; a dream cycle later distills them into pages."""
+        target = self._named(user_id, agent_id, scope)
+        return verbs.add(self, data, target, run_id=run_id, metadata=metadata, now=now)
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        scope: ScopeLike | None = None,
+        limit: int = 10,
+        filters: dict[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> list[MemoryItem]:
+        """Memories for ``query``, best first, each with a ``score`` in [0, 1]: recall's pages
+        (the claims that matched) and episodes, kept when they match ``filters``."""
+        target = self._named(user_id, agent_id, scope)
+        return verbs.search(self, query, target, limit=limit, filters=filters, now=now)
+
+    def get(self, memory_id: str) -> MemoryItem:
+        """One memory by id: a page (whatever its status) or an episode."""
+        return verbs.get(self, memory_id)
+
+    def get_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        scope: ScopeLike | None = None,
+        limit: int = 100,
+        filters: dict[str, Any] | None = None,
+    ) -> list[MemoryItem]:
+        """The scope's active pages (any status ``filters`` names), then its episodes no cycle
+        has consolidated yet."""
+        target = self._named(user_id, agent_id, scope)
+        return verbs.get_all(self, target, limit=limit, filters=filters)
+
+    def history(self, memory_id: str) -> list[MemoryEvent]:
+        """How a memory changed: one event per page revision (ADD, UPDATE, SUPERSEDE, RETIRE,
+        RESTORE), oldest first."""
+        return verbs.history(self, memory_id)
+
+    def delete(self, memory_id: str, *, now: datetime | None = None) -> Deletion:
+        """Retire the page ``memory_id``: a revision, undoable with ``undo(deletion.cycle_id)``;
+        the page stays readable in ``why`` and ``history``. Not erasure: see
+        :func:`reverie.api.verbs.delete`, the one place that decides."""
+        return verbs.delete(self, memory_id, utc(now) if now else now_utc())
