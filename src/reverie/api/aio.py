@@ -92,9 +92,10 @@ class AsyncReverie:
     ) -> AsyncReverie:
         """Open the brain at ``target`` as :meth:`Reverie.open` does, with ``workers`` threads.
 
-        The embedder is resolved once and shared by the workers (its model loads once); a
-        ``distiller`` given is shared too, else each worker chooses one as ``Reverie.open``
-        does. The store is opened and migrated before this returns, so a bad target fails here.
+                The embedder is resolved once and shared by the workers (its model loads once); a
+                ``distiller`` given is shared too, else each worker chooses one as ``Reverie.open``
+                does. Every worker has opened its store (the migration runs once, under the store's
+        lock) before this returns, so a bad target fails here and no call pays for a connection.
         """
         loop = asyncio.get_running_loop()
         make_store = _store_maker(target, loop)
@@ -105,13 +106,9 @@ class AsyncReverie:
                 make_store(), config=config, embedder=shared, distiller=distiller
             )
 
-        rv = cls(EnginePool(make, 1 if _in_memory(target) else workers, loop))
-        try:
-            await rv.pool.run(lambda _engine: None)
-        except BaseException:
-            await rv.close()
-            raise
-        return rv
+        pool = EnginePool(make, 1 if _in_memory(target) else workers, loop)
+        await pool.start()
+        return cls(pool)
 
     async def close(self) -> None:
         """Finish queued calls, then close every worker's engine and connection."""

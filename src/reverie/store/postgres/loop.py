@@ -17,6 +17,7 @@ synchronous :class:`~reverie.store.postgres.PostgresStore`.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,6 +49,8 @@ class Bridge:
         except RuntimeError:
             running = None
         if running is self.loop:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()  # never started: nothing ran, nothing to await
             raise StoreError(
                 "this PostgreSQL store runs its statements on the event loop; call it from a"
                 " worker thread (AsyncReverie does), never from the loop itself"
