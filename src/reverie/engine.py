@@ -47,6 +47,7 @@ from reverie.models import (
     now_utc,
     utc,
 )
+from reverie.recall import query_terms
 from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
@@ -458,6 +459,14 @@ class Reverie:
             vectors=self._vectors,
             redactor=self.redactor,
         )
+
+    def search_episodes(self, query: str, scope: ScopeLike, *, limit: int = 10) -> list[Episode]:
+        """The raw episodes of ``scope`` that share terms with ``query``, best first (full-text
+        rank): the evidence itself, where :meth:`recall` answers with what was learned."""
+        if limit < 1:
+            raise InvalidInput("limit", "must be 1 or more")
+        found = self.store.search_episodes(Scope.parse(scope), query_terms(query), limit)
+        return readable(resolve_archived(self.store, [e for e, _ in found]))
 
     def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]:
         """The pages of ``scope`` with ``status`` (active, superseded, retired; None: all)."""

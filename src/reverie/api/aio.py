@@ -140,6 +140,7 @@ class AsyncReverie:
     reject_plan = offload(Reverie.reject_plan)
     # reading
     recall = offload(Reverie.recall)
+    search_episodes = offload(Reverie.search_episodes)
     pages = offload(Reverie.pages)
     page = offload(Reverie.page)
     revisions = offload(Reverie.revisions)
