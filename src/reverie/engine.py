@@ -30,7 +30,7 @@ from reverie.intake import IngestClock, admit
 from reverie.keys import KeyRing
 from reverie.memory.archive import refuse_undo_of_archived
 from reverie.memory.archive import resolve as resolve_archived
-from reverie.memory.mirror import export_markdown, import_markdown
+from reverie.memory.mirror import export_markdown, import_markdown, mirror_path
 from reverie.memory.revisions import plan_restore, verify
 from reverie.memory.undo import UndoReport, plan_undo
 from reverie.models import (
@@ -474,6 +474,11 @@ class Reverie:
 
     def page(self, page_id: str) -> Page:
         return self.store.page(page_id)
+
+    def page_path(self, page_id: str) -> str:
+        """The page's file in the Markdown mirror, relative to the mirror's directory
+        (``memories/<slug>.md``, see :meth:`export_markdown`)."""
+        return mirror_path(self.store, self.store.page(page_id))
 
     def revisions(self, page_id: str) -> list[Revision]:
         return self.store.revisions(page_id)

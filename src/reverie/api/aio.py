@@ -143,6 +143,7 @@ class AsyncReverie:
     search_episodes = offload(Reverie.search_episodes)
     pages = offload(Reverie.pages)
     page = offload(Reverie.page)
+    page_path = offload(Reverie.page_path)
     revisions = offload(Reverie.revisions)
     why = offload(Reverie.why)
     cycles = offload(Reverie.cycles)
