@@ -56,3 +56,30 @@ def postgres_store(**kwargs: object) -> Iterator[PostgresStore]:
             yield store
         finally:
             store.close()
+
+
+@contextmanager
+def loop_postgres_store() -> Iterator[PostgresStore]:
+    """:class:`~reverie.store.postgres.loop.LoopPostgresStore` in a fresh schema, its async
+    connection on an event loop that runs in a thread of its own (as an application's would),
+    called from the test's thread (as AsyncReverie's workers call it)."""
+    import asyncio  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from reverie.store.postgres.loop import LoopPostgresStore  # noqa: PLC0415 (extra: postgres)
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="test-event-loop", daemon=True)
+    thread.start()
+    try:
+        with schema_url() as url:
+            store = LoopPostgresStore(url, loop)
+            store.migrate()
+            try:
+                yield store
+            finally:
+                store.close()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()

@@ -200,3 +200,92 @@ def test_console_script_has_no_traceback(db: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]
     assert "invalid scope" in done.stderr
+
+
+def _help(*args: str) -> str:
+    result = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_help_groups_every_command_in_a_panel_in_order() -> None:
+    from reverie.cli.shape import PANELS  # noqa: PLC0415
+
+    text = _help()
+    starts = [text.index(f"─ {panel} ") for panel in PANELS]
+    assert starts == sorted(starts), "panels appear in PANELS order"
+    for panel, names in PANELS.items():
+        start = text.index(f"─ {panel} ")
+        following = [s for s in starts if s > start]
+        body = text[start : min(following) if following else len(text)]
+        for name in names:
+            assert f"│ {name} " in body, f"{name} not in the {panel} panel"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [(), ("pages",), ("dream",), ("keys", "create"), ("bench", "core"), ("plan", "apply")],
+)
+def test_flags_show_no_type(command: tuple[str, ...]) -> None:
+    text = _help(*command)
+    assert "--help" in text and "<bool>" not in text
+    if command == ("pages",):
+        assert "<int>" not in text and "TENANT/AGENT[/USER]" in text  # values keep their metavar
+
+
+def test_db_is_taken_after_the_command_too(dreamt: Path) -> None:
+    before = CliRunner().invoke(app, ["--db", str(dreamt), "pages", "-s", "acme/coder", "--json"])
+    after = CliRunner().invoke(app, ["pages", "-s", "acme/coder", "--json", "--db", str(dreamt)])
+    joined = CliRunner().invoke(app, ["pages", "--db=" + str(dreamt), "-s", "acme/coder", "--json"])
+    assert before.exit_code == after.exit_code == joined.exit_code == 0, after.output
+    assert json.loads(before.stdout) == json.loads(after.stdout) == json.loads(joined.stdout)
+    assert json.loads(after.stdout)
+
+
+@pytest.mark.parametrize(
+    ("given", "parsed"),
+    [
+        (["pages", "--db", "x.db", "-s", "a/b"], ["--db", "x.db", "pages", "-s", "a/b"]),
+        (["--db", "x.db", "pages"], ["--db", "x.db", "pages"]),
+        (["pages", "--db=x.db"], ["--db=x.db", "pages"]),
+        (["ingest", "-", "--", "--db", "x"], ["ingest", "-", "--", "--db", "x"]),
+        (["pages", "--db"], ["pages", "--db"]),  # no value: click says what is missing
+    ],
+)
+def test_hoist_db(given: list[str], parsed: list[str]) -> None:
+    from reverie.cli.shape import hoist_db  # noqa: PLC0415
+
+    assert hoist_db(given) == parsed
+
+
+def test_shell_completion_is_on() -> None:
+    result = CliRunner().invoke(app, ["--show-completion", "bash"])
+    assert result.exit_code == 0 and "complete" in result.output
+    assert "--install-completion" in _help()
+
+
+def test_init_ingest_and_dream_speak_json(db: Path, tmp_path: Path) -> None:
+    made = as_json(cli(db, "init", "--json"))
+    assert made["db"] == str(db) and "0001_initial" in made["migrations"]
+    lines = [json.dumps(e) for e in load_sample()[:20]] + ['{"scope": "acme/coder"}']
+    result = cli(db, "ingest", str(write_lines(tmp_path / "in.jsonl", lines)), "--json")
+    assert result.exit_code == 1  # a bad line still fails the command
+    report = json.loads(result.stdout)
+    assert report["stored"] == 20 and report["duplicates"] == 0
+    assert [f["line"] for f in report["failed"]] == [21]
+    again = json.loads(cli(db, "ingest", str(tmp_path / "in.jsonl"), "--json").stdout)
+    assert again["stored"] == 0 and again["duplicates"] == 20
+    dreamed = as_json(cli(db, "dream", "--json", "--now", NIGHT))
+    assert dreamed and {r["status"] for r in dreamed} <= {"committed", "empty"}
+
+
+def test_page_prints_its_mirror_path(dreamt: Path, tmp_path: Path) -> None:
+    page_id = as_json(cli(dreamt, "pages", "-s", "acme/coder", "--json"))[0]["id"]
+    shown = as_json(cli(dreamt, "page", page_id, "--json"))
+    assert shown["path"].startswith("memories/") and shown["path"].endswith(".md")
+    text = cli(dreamt, "page", page_id)
+    assert text.exit_code == 0 and f"mirror file: {shown['path']}" in text.output
+    mirror = tmp_path / "mirror"
+    assert cli(dreamt, "export", "markdown", "-s", "acme/coder", str(mirror)).exit_code == 0
+    written = (mirror / shown["path"]).read_text(encoding="utf-8")
+    assert page_id in written

@@ -18,7 +18,9 @@ from mcp import Client, StdioServerParameters
 from reverie import Reverie
 from reverie.bench.demo import load_sample
 from reverie.errors import InvalidInput
-from reverie.server.mcp import Tools
+from reverie.models import Outcome, PageStatus, Scope
+from reverie.server.mcp import TOOLS, build_server
+from reverie.server.mcp_tools import Tools
 
 
 def server(db: Path, *extra: str) -> StdioServerParameters:
@@ -48,7 +50,7 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     async def session() -> None:
         async with Client(server(db, "--scope", "acme/coder")) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
-            assert tools == {"remember", "recall", "dream_now", "list_pages", "read_page", "forget"}
+            assert tools == {*TOOLS, "forget"}  # erasure only where the server is bound
             stored = structured(
                 await client.call_tool(
                     "remember",
@@ -66,12 +68,14 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
                 await client.call_tool("recall", {"query": "deploy to staging with kubectl"})
             )
             assert recalled["items"] and recalled["text"]
-            foreign = await client.call_tool("list_pages", {"scope": "globex/bot"})
-            assert foreign.is_error and "bound to acme/coder" in foreign.content[0].text
+            # a bound server has no scope parameter: one passed anyway reaches no other brain
+            foreign = structured(await client.call_tool("list_pages", {"scope": "globex/bot"}))
+            assert [p["id"] for p in foreign["pages"]] == [p["id"] for p in pages]
             await _forget_in_bound_scope(client, stored["id"])
 
     anyio.run(session)
     with Reverie.open(db) as rv:
+        assert rv.pages("globex/bot") == [] and {p.scope.key for p in rv.pages("acme/coder")}
         assert rv.episode("gx-1").situation == "secret"  # another scope's: untouched
         assert not rv.forget(subject="MCP test").details["episodes"]  # erased for real
 
@@ -88,3 +92,110 @@ async def _forget_in_bound_scope(client: Client, own_id: str) -> None:
 def test_forget_needs_a_server_bound_to_a_scope(tmp_path: Path) -> None:
     with Reverie.open(tmp_path / "b.db") as rv, pytest.raises(InvalidInput, match="bound to"):
         Tools(rv).forget(subject="anything")
+
+
+def _listing(rv: Reverie, scope: Scope | None) -> tuple[str | None, dict[str, Any]]:
+    async def listing() -> tuple[str | None, dict[str, Any]]:
+        async with Client(build_server(rv, scope)) as client:
+            tools = (await client.list_tools()).tools
+            return client.instructions, {t.name: t for t in tools}
+
+    return anyio.run(listing)
+
+
+def test_the_listing_tells_a_model_what_each_tool_and_parameter_is(tmp_path: Path) -> None:
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        instructions, tools = _listing(rv, None)
+    assert set(tools) == {*TOOLS} >= {"why", "history", "search_episodes", "assert_fact"}
+    assert instructions and "call `recall`" in instructions and "`scope`" in instructions
+    assert "reverie mcp" not in instructions  # written for the model, not the developer
+    for name, tool in tools.items():
+        assert tool.description and len(tool.description) > 40, name
+        properties = tool.input_schema["properties"]
+        for param, schema in properties.items():
+            assert schema.get("description"), f"{name}.{param} has no description"
+        if name not in ("read_page", "why", "history"):
+            assert "scope" in properties, name
+        assert tool.output_schema and tool.output_schema["type"] == "object", name
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is TOOLS[name].read_only
+    outcome = tools["remember"].input_schema["properties"]["outcome"]
+    assert outcome["enum"] == [str(o) for o in Outcome]
+    status = tools["list_pages"].input_schema["properties"]["status"]
+    assert status["enum"] == [*(str(s) for s in PageStatus), "all"]
+    remember = tools["remember"].input_schema["properties"]
+    assert {"entities", "metadata"} <= set(remember)
+    fact = tools["assert_fact"].input_schema
+    assert set(fact["required"]) == {"attribute", "value"}
+    assert set(fact["properties"]) == {
+        "attribute",
+        "value",
+        "subject",
+        "entities",
+        "metadata",
+        "scope",
+    }
+    assert tools["recall"].output_schema["properties"].keys() >= {"text", "used_tokens", "items"}
+
+
+def test_a_bound_server_has_no_scope_parameter(tmp_path: Path) -> None:
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        instructions, tools = _listing(rv, Scope.parse("acme/coder"))
+    assert instructions and "bound to the brain acme/coder" in instructions
+    for name, tool in tools.items():
+        assert "scope" not in tool.input_schema["properties"], name
+        assert "scope" not in tool.input_schema.get("required", []), name
+
+
+def test_why_history_search_episodes_and_assert_fact(tmp_path: Path) -> None:
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        rv.ingest([e for e in load_sample() if e["scope"] == "acme/coder"])
+        rv.ingest([{"scope": "globex/bot", "situation": "their page", "action": "x"}] * 1)
+        rv.remember(
+            {
+                "situation": "token sk-ant-api03-" + "a" * 40 + " leaked in kubectl logs",
+                "action": "rotated",
+            },
+            scope="acme/coder",
+        )
+        rv.dream("acme/coder")
+        page_id = rv.pages("acme/coder")[0].id
+        server = build_server(rv, Scope.parse("acme/coder"))
+
+        async def session() -> None:
+            async with Client(server) as client:
+                lineage = structured(await client.call_tool("why", {"page_id": page_id}))
+                assert lineage["page"]["id"] == page_id and lineage["revisions"]
+                assert {e["id"] for e in lineage["episodes"]} == set(lineage["page"]["citations"])
+                events = structured(await client.call_tool("history", {"memory_id": page_id}))
+                assert events["events"][0]["event"] == "ADD"
+                found = structured(
+                    await client.call_tool("search_episodes", {"query": "kubectl logs", "limit": 3})
+                )["episodes"]
+                assert found and len(found) <= 3
+                assert all("sk-ant-api03" not in e["situation"] for e in found)
+                said = structured(
+                    await client.call_tool(
+                        "assert_fact",
+                        {"attribute": "editor", "value": "vim", "metadata": {"source": "chat"}},
+                    )
+                )
+                stored = rv.episode(said["id"])
+                assert stored.metadata == {
+                    "source": "chat",
+                    "fact": {"subject": "user", "attribute": "editor", "value": "vim"},
+                }
+                bad = await client.call_tool(
+                    "remember", {"situation": "s", "action": "a", "outcome": "great"}
+                )
+                assert bad.is_error
+                other = rv.pages("globex/bot") or []
+                foreign = await client.call_tool("history", {"memory_id": "pg_not_here"})
+                assert foreign.is_error and not other
+
+        anyio.run(session)
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        report = rv.dream("acme/coder")
+        assert report.status in ("committed", "empty")
+        facts = [p for p in rv.pages("acme/coder") if str(p.kind) == "fact"]
+        assert any("vim" in p.body for p in facts)

@@ -6,7 +6,9 @@ into a prompt under a token budget. Importing this package does no I/O and start
 
 from __future__ import annotations
 
-from reverie.config import Config, DreamConfig, RecallConfig
+from reverie.api.aio import AsyncReverie
+from reverie.api.items import Deletion, MemoryEvent, MemoryItem
+from reverie.config import Config, DreamConfig, IdentityConfig, RecallConfig
 from reverie.engine import IngestResult, Reverie, UndoReport
 from reverie.errors import (
     ArchiveUnreadable,
@@ -39,18 +41,23 @@ from reverie.models import (
 
 __all__ = [
     "ArchiveUnreadable",
+    "AsyncReverie",
     "Citation",
     "Claim",
     "Config",
     "Conflict",
     "Cycle",
     "CycleReport",
+    "Deletion",
     "DreamConfig",
     "Episode",
+    "IdentityConfig",
     "IngestResult",
     "InvalidInput",
     "InvalidScope",
     "Lineage",
+    "MemoryEvent",
+    "MemoryItem",
     "NotFound",
     "Outcome",
     "Page",

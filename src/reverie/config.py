@@ -20,6 +20,7 @@ PIIPolicy = Literal["off", "tag", "redact"]
 __all__ = [
     "Config",
     "DreamConfig",
+    "IdentityConfig",
     "MemoryConfig",
     "PIIPolicy",
     "RecallConfig",
@@ -177,10 +178,21 @@ class RedactionConfig:
 
 
 @dataclass(frozen=True)
+class IdentityConfig:
+    """The scope the conventional verbs (``add``, ``search``, ``get_all``; docs/api.md) use when
+    a call names only some of ``user_id`` / ``agent_id``: ``tenant/agent_id/user_id``, with
+    ``agent_id`` defaulting to ``agent`` and the tenant always ``tenant``."""
+
+    tenant: str = "default"
+    agent: str = "default"
+
+
+@dataclass(frozen=True)
 class Config:
     dream: DreamConfig = field(default_factory=DreamConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
     redaction: RedactionConfig = field(default_factory=RedactionConfig)
+    identity: IdentityConfig = field(default_factory=IdentityConfig)
 
 
 def default_db_path() -> Path:

@@ -14,6 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reverie.api import verbs
+from reverie.api.items import Deletion, MemoryEvent, MemoryItem
 from reverie.config import Config
 from reverie.dream import review as _review
 from reverie.dream.cycle import DreamCycle
@@ -31,7 +33,7 @@ from reverie.memory.claude_code import export_claude_code
 from reverie.memory.erase import finish_pending
 from reverie.memory.erase import forget as run_forget
 from reverie.memory.forget import ForgetRequest, erasure_store
-from reverie.memory.mirror import export_markdown, import_markdown
+from reverie.memory.mirror import export_markdown, import_markdown, mirror_path
 from reverie.memory.revisions import plan_restore, verify
 from reverie.memory.undo import UndoReport, plan_undo
 from reverie.models import (
@@ -48,6 +50,7 @@ from reverie.models import (
     now_utc,
     utc,
 )
+from reverie.recall import query_terms
 from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
@@ -174,7 +177,20 @@ class Reverie:
         ``REVERIE_LLM_BASE_URL`` / ``REVERIE_LLM_API_KEY`` / ``REVERIE_LLM_PROVIDER``) distills;
         with none configured, the deterministic extractive distiller does.
         """
-        store = open_store(target)
+        return cls.from_store(
+            open_store(target), config=config, embedder=embedder, distiller=distiller
+        )
+
+    @classmethod
+    def from_store(
+        cls,
+        store: BrainStore,
+        *,
+        config: Config | None = None,
+        embedder: EmbedderLike = None,
+        distiller: Distiller | None = None,
+    ) -> Reverie:
+        """:meth:`open` over a store already made (migrated here, the distiller chosen so)."""
         store.migrate()
         if distiller is None:
             redactor = Redactor((config or Config()).redaction)
@@ -446,12 +462,25 @@ class Reverie:
             redactor=self.redactor,
         )
 
+    def search_episodes(self, query: str, scope: ScopeLike, *, limit: int = 10) -> list[Episode]:
+        """The raw episodes of ``scope`` that share terms with ``query``, best first (full-text
+        rank): the evidence itself, where :meth:`recall` answers with what was learned."""
+        if limit < 1:
+            raise InvalidInput("limit", "must be 1 or more")
+        found = self.store.search_episodes(Scope.parse(scope), query_terms(query), limit)
+        return readable(resolve_archived(self.store, [e for e, _ in found]))
+
     def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]:
         """The pages of ``scope`` with ``status`` (active, superseded, retired; None: all)."""
         return self.store.pages(Scope.parse(scope), None if status is None else [_status(status)])
 
     def page(self, page_id: str) -> Page:
         return self.store.page(page_id)
+
+    def page_path(self, page_id: str) -> str:
+        """The page's file in the Markdown mirror, relative to the mirror's directory
+        (``memories/<slug>.md``, see :meth:`export_markdown`)."""
+        return mirror_path(self.store, self.store.page(page_id))
 
     def revisions(self, page_id: str) -> list[Revision]:
         return self.store.revisions(page_id)
@@ -479,6 +508,10 @@ class Reverie:
 
     def episode(self, episode_id: str) -> Episode:
         return readable(resolve_archived(self.store, [self.store.episode(episode_id)]))[0]
+
+    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
+        """The episodes among ``episode_ids`` that exist, by ``seq``; archived ones fetched back."""
+        return readable(resolve_archived(self.store, self.store.episodes(episode_ids)))
 
     @property
     def keys(self) -> KeyRing:
@@ -597,3 +630,72 @@ class Reverie:
     def finish_erasures(self, *, now: datetime | None = None) -> list[Receipt]:
         """Finish the file work of erasures a crash interrupted; those still unfinished."""
         return finish_pending(self.store, utc(now) if now else now_utc())
+
+    # -- the conventional verbs (mapping in reverie.api.verbs and docs/api.md) ----------------
+
+    def _named(self, user_id: str | None, agent_id: str | None, scope: ScopeLike | None) -> Scope:
+        return verbs.scope_for(
+            self.config.identity, user_id=user_id, agent_id=agent_id, scope=scope
+        )
+
+    def add(
+        self,
+        data: verbs.AddInput,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        scope: ScopeLike | None = None,
+        now: datetime | None = None,
+    ) -> list[MemoryItem]:
+        """Store a text, chat messages or an episode as episodes of the scope
+        ``tenant/agent_id/user_id`` (or ``scope``); ``run_id`` is their session. Returns the
+        stored episodes as memories; a dream cycle later distills them into pages."""
+        target = self._named(user_id, agent_id, scope)
+        return verbs.add(self, data, target, run_id=run_id, metadata=metadata, now=now)
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        scope: ScopeLike | None = None,
+        limit: int = 10,
+        filters: dict[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> list[MemoryItem]:
+        """Memories for ``query``, best first, each with a ``score`` in [0, 1]: recall's pages
+        (the claims that matched) and episodes, kept when they match ``filters``."""
+        target = self._named(user_id, agent_id, scope)
+        return verbs.search(self, query, target, limit=limit, filters=filters, now=now)
+
+    def get(self, memory_id: str) -> MemoryItem:
+        """One memory by id: a page (whatever its status) or an episode."""
+        return verbs.get(self, memory_id)
+
+    def get_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        scope: ScopeLike | None = None,
+        limit: int = 100,
+        filters: dict[str, Any] | None = None,
+    ) -> list[MemoryItem]:
+        """The scope's active pages (any status ``filters`` names), then its episodes no cycle
+        has consolidated yet."""
+        target = self._named(user_id, agent_id, scope)
+        return verbs.get_all(self, target, limit=limit, filters=filters)
+
+    def history(self, memory_id: str) -> list[MemoryEvent]:
+        """How a memory changed: one event per page revision (ADD, UPDATE, SUPERSEDE, RETIRE,
+        RESTORE), oldest first."""
+        return verbs.history(self, memory_id)
+
+    def delete(self, memory_id: str, *, now: datetime | None = None) -> Deletion:
+        """Retire the page ``memory_id``: a revision, undoable with ``undo(deletion.cycle_id)``;
+        the page stays readable in ``why`` and ``history``. Not erasure: see
+        :func:`reverie.api.verbs.delete`, the one place that decides."""
+        return verbs.delete(self, memory_id, utc(now) if now else now_utc())

@@ -59,6 +59,7 @@ from reverie.cli.render import (
 from reverie.cli.review import ReviewFlag
 from reverie.cli.review import register as register_review_commands
 from reverie.cli.serve import keys_app, mcp_command, serve_command
+from reverie.cli.shape import RootGroup, shape
 from reverie.cli.stats import register as register_stats_commands
 from reverie.cli.worker import migrate_command, worker_command
 from reverie.config import resolve_db
@@ -76,8 +77,8 @@ app = typer.Typer(
     name="reverie",
     help="A sleep cycle for AI agents: episodes in, cited knowledge pages out.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    cls=RootGroup,
 )
 
 app.add_typer(bench_app, name="bench")
@@ -116,11 +117,15 @@ def _root(
 
 
 @app.command()
-def init(ctx: typer.Context) -> None:
+def init(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Create the database (or bring its schema up to date) and print where it is."""
-    with open_brain(ctx, create=True):
-        pass
-    typer.echo(f"database ready: {resolve_db(ctx.obj)}")
+    with open_brain(ctx, create=True) as rv:
+        migrations = rv.store.migrations()
+    db = resolve_db(ctx.obj)
+    if as_json:
+        emit_json({"db": db, "migrations": migrations})
+        return
+    typer.echo(f"database ready: {db}")
 
 
 def _read_lines(file: str) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
@@ -197,6 +202,7 @@ def ingest(
             help="jsonl (episodes), or a transcript: openai-chat, coding-agent (needs --scope).",
         ),
     ] = "jsonl",
+    as_json: JsonFlag = False,
 ) -> None:
     """Append episodes from a JSON-lines file. Bad lines are reported; the good ones are stored."""
     default_scope = maybe_scope(scope)
@@ -206,13 +212,21 @@ def ingest(
     with open_brain(ctx, create=True) as rv:
         stored, duplicates, errors = _ingest_all(rv, items, line_of, default_scope)
     failures = sorted(failures + [(line_of[i], field, reason) for i, field, reason in errors])
+    if as_json:
+        failed = [{"line": n, "field": f, "reason": r} for n, f, r in failures]
+        emit_json({"stored": stored, "duplicates": duplicates, "failed": failed})
+    else:
+        _say_ingested(stored, duplicates, failures)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _say_ingested(stored: int, duplicates: int, failures: list[tuple[int, str, str]]) -> None:
     err = new_console(stderr=True)
     for number, field, reason in failures:
         err.print(Text(f"line {number}: {field}: {reason}", style="red"), soft_wrap=True)
     summary = f"stored {stored} episodes, {duplicates} duplicates skipped"
     typer.echo(f"{summary}, {len(failures)} lines failed" if failures else summary)
-    if failures:
-        raise typer.Exit(1)
 
 
 @app.command()
@@ -324,17 +338,20 @@ def page(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Show a page as markdown (its current revision, or --revision N)."""
+    """Show a page as markdown (its current revision, or --revision N), and its file in the
+    Markdown mirror (`reverie export markdown DIR` writes DIR/<path>)."""
     with open_brain(ctx) as rv:
         found = rv.page(page_id)
+        path = rv.page_path(page_id)
         if revision is not None:
             found = found.model_copy(
                 update={"revision": _pick_revision(rv.revisions(page_id), page_id, revision)}
             )
     if as_json:
-        emit_json({**json_data(found), "markdown": found.to_markdown()})
+        emit_json({**json_data(found), "markdown": found.to_markdown(), "path": path})
         return
     new_console().print(page_view(found))
+    typer.echo(f"mirror file: {path}")  # never wrapped: a path to copy
 
 
 @app.command()
@@ -421,6 +438,7 @@ app.command(name="mcp")(mcp_command)  # MCP server over stdio
 app.add_typer(keys_app, name="keys")  # API keys of the HTTP service
 register_review_commands(app)  # review mode: plans, plan show/apply/reject
 register_forget_command(app)  # erasure: forget, receipts (docs/privacy.md)
+shape(app)  # help panels and quiet flags, once every command is registered
 
 
 def main() -> None:

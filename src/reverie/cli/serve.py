@@ -63,7 +63,7 @@ def mcp_command(
         ),
     ] = None,
 ) -> None:
-    """Serve remember / recall / dream_now / list_pages / read_page over MCP (stdio)."""
+    """Serve the brain to a model over MCP (stdio): recall, remember, assert_fact, why, …"""
     bound = maybe_scope(scope)
     with open_brain(ctx, create=True) as rv:  # remember stores episodes
         serve_stdio(rv, bound)

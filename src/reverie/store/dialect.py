@@ -167,8 +167,11 @@ class PostgresDialect(Dialect):
     vector_out = staticmethod(_pg_blob)
 
     def __init__(self) -> None:
-        import psycopg  # noqa: PLC0415 (extra: postgres)
-
+        try:
+            import psycopg  # noqa: PLC0415 (extra: postgres)
+        except ImportError:  # no driver, no error of it to catch; connecting names the extra
+            self.errors = self.duplicate = self.races = ()
+            return
         self.errors = (psycopg.Error,)
         self.duplicate = self.races = (psycopg.errors.UniqueViolation,)
 

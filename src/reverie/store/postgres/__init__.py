@@ -49,7 +49,15 @@ from reverie.store.sql.store import PAGE_SELECT, SQLStore
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["APPEND_LOCK", "COMMIT_LOCK", "Cursor", "PostgresStore", "scope_lock_key"]
+__all__ = [
+    "APPEND_LOCK",
+    "COMMIT_LOCK",
+    "Cursor",
+    "PostgresStore",
+    "pg_placeholders",
+    "safe_url",
+    "scope_lock_key",
+]
 
 APPEND_LOCK = 0x5245_0001
 """First key of the advisory lock that orders appends within a scope."""
@@ -99,7 +107,7 @@ _CLAIM_ROUNDS = 4
 
 
 @lru_cache(maxsize=1024)
-def _pg(sql: str) -> str:
+def pg_placeholders(sql: str) -> str:
     """``sql`` with the shared ``?`` placeholders as psycopg's ``%s``."""
     return sql.replace("?", "%s") if "?" in sql else sql
 
@@ -112,11 +120,11 @@ class Cursor:
         self.cur = cur
 
     def execute(self, sql: str, params: Any = ()) -> Cursor:
-        self.cur.execute(_pg(sql), params)
+        self.cur.execute(pg_placeholders(sql), params)
         return self
 
     def executemany(self, sql: str, rows: Sequence[Any]) -> Cursor:
-        self.cur.executemany(_pg(sql), rows)
+        self.cur.executemany(pg_placeholders(sql), rows)
         return self
 
     def fetchone(self) -> Any:
@@ -132,6 +140,10 @@ class Cursor:
     def copy(self, statement: str) -> Any:
         return self.cur.copy(statement)
 
+    def script(self, sql: str) -> None:
+        """Run a whole SQL file at once: no parameters, no placeholders."""
+        self.cur.execute(sql.encode())
+
 
 def scope_lock_key(scope_key: str) -> int:
     """A stable signed 32-bit key for a scope's advisory locks (collisions only serialise)."""
@@ -146,12 +158,12 @@ def _connect(url: str) -> psycopg.Connection[Any]:
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.Error as exc:
-        raise StoreError(f"cannot connect to PostgreSQL at {_safe(url)}: {exc}") from exc
+        raise StoreError(f"cannot connect to PostgreSQL at {safe_url(url)}: {exc}") from exc
     conn.execute("SET TIME ZONE 'UTC'")
     return conn
 
 
-def _safe(url: str) -> str:
+def safe_url(url: str) -> str:
     """``url`` without a password."""
     head, sep, tail = url.rpartition("@")
     if not sep or ":" not in head.split("//", 1)[-1]:
@@ -178,8 +190,12 @@ class PostgresStore(PgVectorSearch, SQLStore):
         super().__init__()
         self.url = url
         self.lease_owner = lease_owner
-        self._conn = _connect(url)
         self._lock = threading.RLock()
+        self._connect()
+
+    def _connect(self) -> None:
+        """Open the connection the statements run on (:mod:`.loop`: one on an event loop)."""
+        self._conn = _connect(self.url)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -190,7 +206,7 @@ class PostgresStore(PgVectorSearch, SQLStore):
 
     def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock, self._conn.cursor() as cur:
-            cur.execute(_pg(sql), params)
+            cur.execute(pg_placeholders(sql), params)
             return cur.fetchall()
 
     def transaction(self) -> AbstractContextManager[Cursor]:
@@ -212,7 +228,7 @@ class PostgresStore(PgVectorSearch, SQLStore):
         c.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK - 1,))  # one migrator
 
     def _run_script(self, c: Cursor, sql: str) -> None:
-        c.cur.execute(sql.encode())  # the whole file at once; no parameters, no placeholders
+        c.script(sql)
 
     def _after_migrate(self) -> None:
         self._register_vector()

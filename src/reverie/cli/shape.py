@@ -1,0 +1,142 @@
+"""How the command line meets a person's habits: what ``--help`` groups, where ``--db`` may go,
+and flags shown without a type.
+
+- **Panels.** :data:`PANELS` sorts every command into one help panel (everyday, memory over
+  time, operations, service, bench); :func:`shape` applies it after every module registered
+  its commands, and refuses a command that is in no panel, so a new command cannot hide.
+- **``--db`` anywhere.** It belongs to the root (``reverie --db PATH pages``); a person types it
+  after the command too (``reverie pages --db PATH``). :class:`RootGroup` moves every ``--db``
+  (before a ``--``) to the front before parsing, so both spellings mean the same.
+- **Flags.** Help shows an option's type (``<int>``); a flag takes no value, so its type column
+  is left empty instead of ``<bool>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+__all__ = ["PANELS", "QuietCommand", "QuietGroup", "RootGroup", "hoist_db", "shape"]
+
+PANELS: dict[str, tuple[str, ...]] = {
+    "Everyday": (
+        "init",
+        "ingest",
+        "dream",
+        "recall",
+        "pages",
+        "page",
+        "why",
+        "status",
+        "undo",
+        "demo",
+    ),
+    "Memory over time": (
+        "history",
+        "restore",
+        "verify",
+        "journal",
+        "cycles",
+        "plans",
+        "plan",
+        "export",
+        "import",
+        "forget",
+    ),
+    "Operations": (
+        "daemon",
+        "schedule",
+        "report",
+        "stats",
+        "log",
+        "archive",
+        "doctor",
+        "worker",
+        "migrate",
+    ),
+    "Service": ("serve", "mcp", "keys"),
+    "Bench": ("bench",),
+}
+
+
+def hoist_db(args: list[str]) -> list[str]:
+    """``args`` with every ``--db VALUE`` / ``--db=VALUE`` before ``--`` moved to the front."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        if arg == "--db" and i + 1 < len(args):
+            front += args[i : i + 2]
+            i += 2
+            continue
+        (front if arg.startswith("--db=") else rest).append(arg)
+        i += 1
+    return front + rest
+
+
+def _quiet_flags(params: list[Any]) -> list[Any]:
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""  # the help's type column; a flag takes no value
+    return params
+
+
+class QuietCommand(TyperCommand):
+    """A command whose flags show no ``<bool>``."""
+
+    def get_params(self, ctx: Any) -> list[Any]:  # typer's own click Context
+        return _quiet_flags(super().get_params(ctx))
+
+
+class QuietGroup(TyperGroup):
+    """A group of commands whose flags show no ``<bool>``."""
+
+    def get_params(self, ctx: Any) -> list[Any]:  # typer's own click Context
+        return _quiet_flags(super().get_params(ctx))
+
+
+class RootGroup(QuietGroup):
+    """The ``reverie`` group: takes ``--db`` wherever it is given."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_db(args))
+
+
+def _panel_of() -> dict[str, str]:
+    return {name: panel for panel, names in PANELS.items() for name in names}
+
+
+def _quiet(app: typer.Typer) -> None:
+    for command in app.registered_commands:
+        if command.cls is None or command.cls is TyperCommand:
+            command.cls = QuietCommand
+    for group in app.registered_groups:
+        group.cls = QuietGroup
+        if group.typer_instance is not None:
+            _quiet(group.typer_instance)
+
+
+def _name(info: Any) -> str:
+    return str(info.name or (info.callback.__name__ if info.callback else ""))
+
+
+def shape(app: typer.Typer) -> None:
+    """Put every command of ``app`` in its help panel (panels in :data:`PANELS`' order) and
+    quiet every flag."""
+    panel_of = _panel_of()
+    order = {name: n for n, name in enumerate(panel_of)}
+    infos: list[Any] = [*app.registered_commands, *app.registered_groups]
+    for info in infos:
+        name = _name(info)
+        if name not in panel_of:
+            raise RuntimeError(f"command {name!r} is in no help panel (reverie.cli.shape.PANELS)")
+        info.rich_help_panel = panel_of[name]
+    app.registered_commands.sort(key=lambda info: order[_name(info)])
+    app.registered_groups.sort(key=lambda info: order[_name(info)])
+    _quiet(app)
