@@ -117,9 +117,11 @@ def test_the_fence_costs_tokens_and_the_sum_stays_exact() -> None:
     assert count_tokens(text) == header_tokens(scope) + line_tokens(item)
 
 
-def _item(text: str, *, title: str = "t", ident: str = "pg-1") -> RecallItem:
+def _item(
+    text: str, *, title: str = "t", ident: str = "pg-1", kind: str = "page", cites: str = "ep-1"
+) -> RecallItem:
     return RecallItem(
-        kind="page", id=ident, title=title, text=text, score=1.0, tokens=0, citations=[ident]
+        kind=kind, id=ident, title=title, text=text, score=1.0, tokens=0, citations=[cites]
     )
 
 
@@ -145,10 +147,7 @@ def test_no_stored_text_can_break_out_of_the_fence(
     fields: list[tuple[str, str, str, str]],
 ) -> None:
     items = [
-        RecallItem(
-            kind=kind, id=ident or "x", title=title, text=text, score=1.0, tokens=0,
-            citations=[ident],
-        )  # fmt: skip
+        _item(text, title=title, ident=ident or "x", kind=kind, cites=ident)
         for text, title, ident, kind in fields
     ]
     section = render(items)
