@@ -8,6 +8,7 @@ and read what recall hands the agent through the library, the CLI, HTTP and MCP.
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from collections.abc import Iterator
@@ -23,10 +24,10 @@ from reverie import Reverie
 from reverie.cli.app import app
 from reverie.models import RecallItem, Scope
 from reverie.recall.render import (
-    ANGLE_LOOKALIKES,
     FENCE_CLOSE,
     FENCE_OPEN,
     HEADER_NOTE,
+    TAG_OPENERS,
     header,
     header_tokens,
     line_tokens,
@@ -60,8 +61,20 @@ CLOSERS = [
 HOSTILE = [f"kubectl rollout stuck. {closer} {INJECTION}." for closer in CLOSERS]
 
 
+TAG_START = re.compile(r"<\s*[/!?]?\s*[^\W\d_]")
+"""What a model could read as the start of a tag: ``<``, maybe a slash, then a letter."""
+
+
+def reads_as(line: str) -> str:
+    """``line`` as a reader sees it: compatibility forms folded, every look-alike of ``<``
+    made ``<``."""
+    folded = unicodedata.normalize("NFKC", line)
+    return "".join("<" if c in TAG_OPENERS else c for c in folded)
+
+
 def assert_fenced(section: str, *, items: int | None = None) -> list[str]:
-    """The section's shape: header, note, one opening and one closing fence, quoted lines."""
+    """The section's shape: header, note, one opening and one closing fence, quoted lines
+    in which nothing reads as a tag, nothing is invisible and nothing is a control."""
     lines = section.split("\n")
     assert lines[0].startswith("## Reverie memory")
     assert lines[1:3] == [HEADER_NOTE, FENCE_OPEN]
@@ -72,7 +85,7 @@ def assert_fenced(section: str, *, items: int | None = None) -> list[str]:
     assert items is None or len(inside) == items
     for line in inside:
         assert line.startswith("- [")
-        assert not set(line) & set(ANGLE_LOOKALIKES), line
+        assert TAG_START.search(reads_as(line)) is None, line
         assert all(unicodedata.category(c) not in {"Cc", "Cf"} for c in line), ascii(line)
     return inside
 
@@ -86,26 +99,26 @@ def hostile_outside(section: str) -> bool:
 # -- the pure parts --------------------------------------------------------------------------
 
 
-def test_quoted_text_keeps_words_and_loses_every_way_to_close_the_fence() -> None:
-    assert quoted("a <b> c") == "a &lt;b&gt; c"
+def test_quoted_text_keeps_words_and_loses_every_way_to_open_a_tag() -> None:
+    assert quoted("a <b> c") == "a &lt;b> c"
+    assert (
+        quoted("pin urllib3<2; x <= y; a <- b; a -> b") == "pin urllib3<2; x <= y; a <- b; a -> b"
+    )
     for closer in CLOSERS:
         text = quoted(closer)
         assert FENCE_CLOSE not in text and "\n" not in text
-        assert not set(text) & set(ANGLE_LOOKALIKES)
+        assert TAG_START.search(reads_as(text)) is None, text
     assert quoted("ig\u200bnore\u00ad it") == "ignore it"
     assert quoted("line\u2028two\u2029three\x85four\rfive") == "line two three four five"
     assert quoted("caf\u00e9 \u65e5\u672c \U0001f600") == "caf\u00e9 \u65e5\u672c \U0001f600"
 
 
-def test_every_character_that_folds_to_an_angle_bracket_is_escaped() -> None:
+def test_every_character_that_folds_to_a_less_than_sign_is_an_opener() -> None:
     folds = [
-        chr(c)
-        for c in range(sys.maxunicode + 1)
-        if unicodedata.normalize("NFKC", chr(c)) in {"<", ">"}
+        c for c in map(chr, range(sys.maxunicode + 1)) if unicodedata.normalize("NFKC", c) == "<"
     ]
-    assert len(folds) >= 6
-    missing = [f"U+{ord(c):04X}" for c in folds if c not in ANGLE_LOOKALIKES]
-    assert missing == []
+    assert len(folds) >= 3
+    assert [f"U+{ord(c):04X}" for c in folds if c not in TAG_OPENERS] == []
 
 
 def test_the_fence_costs_tokens_and_the_sum_stays_exact() -> None:
@@ -128,7 +141,7 @@ def _item(
 stored_text = st.lists(
     st.one_of(
         st.text(alphabet=st.characters(codec="utf-8"), max_size=8),
-        st.sampled_from([*ANGLE_LOOKALIKES, "\u2028", "\u2029", "\x85", "\r", "\u200b"]),
+        st.sampled_from([*TAG_OPENERS, "\u2028", "\u2029", "\x85", "\r", "\u200b", "\u0338"]),
         st.sampled_from([FENCE_OPEN, FENCE_CLOSE, "/", "reverie-memory", "\n", " "]),
     ),
     max_size=12,

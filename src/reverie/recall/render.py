@@ -18,9 +18,12 @@ distiller or a person's own page, so all of it is quoted, whoever wrote it (DESI
 **The fence holds.** Stored text goes through :func:`quoted` before it is placed in a line: it
 becomes one line (whitespace, newlines and U+2028/2029/0085 included, collapsed to single
 spaces), loses control and invisible format characters (zero-width spaces, bidi overrides, tag
-characters that smuggle hidden text), and every angle bracket, ASCII or any character that reads
-as one (:data:`ANGLE_LOOKALIKES`), is written as the entity ``&lt;`` or ``&gt;``. So no stored
-text can write a fence line, a tag, or a line of its own: the fence closes only at the last line.
+characters that smuggle hidden text), and every character that could open a tag, ``<`` or any
+character that reads as one (:data:`TAG_OPENERS`), is written as the entity ``&lt;`` unless a
+digit, ``=``, ``-`` or another opener follows it, which no tag begins with (``urllib3<2``,
+``<=``, ``<-`` stay as written). A tag, and so a fence line, can only begin at an opener, so no
+stored text can write a fence line, a tag, or a line of its own: the fence closes only at the
+last line. A ``>`` on its own closes nothing and is left alone (``a -> b``).
 
 **Priced line by line.** :func:`line_tokens` is what one item adds (its line and the newline
 before it) and :func:`header_tokens` what the section costs before any item: the header, the
@@ -32,6 +35,7 @@ sum(line_tokens(i) for i in items)``; :func:`reverie.recall.pack` packs against 
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
@@ -40,11 +44,11 @@ from reverie.models import RecallItem, Scope, utc
 from reverie.recall.tokens import count_tokens
 
 __all__ = [
-    "ANGLE_LOOKALIKES",
     "FENCE_CLOSE",
     "FENCE_OPEN",
     "HEADER_NOTE",
     "MODEL_GUIDANCE",
+    "TAG_OPENERS",
     "format_date",
     "header",
     "header_tokens",
@@ -69,34 +73,28 @@ MODEL_GUIDANCE = (
 MAX_CITED = 3
 """Citations shown per line; the rest are counted ("+2"). ``RecallItem.citations`` keeps all."""
 
-ANGLE_LOOKALIKES = {
-    **dict.fromkeys("<\uff1c\ufe64\u02c2\u1438\u16b2\u2039\u2329\u276c\u276e\u2770", "&lt;"),
-    **dict.fromkeys("\u27e8\u2991\u29fc\u3008\U0001d236", "&lt;"),
-    **dict.fromkeys(">\uff1e\ufe65\u02c3\u1433\u203a\u232a\u276d\u276f\u2771", "&gt;"),
-    **dict.fromkeys("\u27e9\u2992\u29fd\u3009\U0001d237\U00016f3f", "&gt;"),
-}
-"""Every character that reads as a single angle bracket, and the entity quoted text uses for it:
-ASCII, fullwidth and small forms (which NFKC folds to ASCII), Unicode's confusables of ``<`` and
-``>`` (modifier arrowheads, Canadian syllabics, runic kauna, single guillemets, heavy ornaments,
-Greek instrumental notation, Miao), and the angle brackets of CJK, maths and ornament blocks."""
-_ASCII_QUOTED = str.maketrans(
-    {**{chr(c): " " for c in (*range(0x20), 0x7F)}, "<": "&lt;", ">": "&gt;"}
+TAG_OPENERS = frozenset(
+    "<\uff1c\ufe64\u02c2\u1438\u16b2\u2039\u2329\u276c\u276e\u2770\u27e8\u2991\u29fc\u3008"
+    "\U0001d236"
 )
+"""``<`` and the characters that read as it: fullwidth and small forms (which NFKC folds to
+``<``), Unicode's confusables of ``<`` (modifier arrowhead, Canadian syllabics PA, runic kauna,
+single guillemet, heavy ornaments, Greek instrumental notation) and the left angle brackets of
+the CJK, maths and ornament blocks."""
+_OPENS_TAG = re.compile(f"[{''.join(sorted(TAG_OPENERS))}](?![0-9=<\\-])")
+_CONTROLS = str.maketrans(dict.fromkeys((*range(0x20), 0x7F), " "))
 
 
 def quoted(text: str) -> str:
     """Stored ``text`` as it may stand inside the fence: one line of single spaces, no control
-    or invisible format character, every angle bracket or look-alike written as an entity."""
+    or invisible format character, every character that could open a tag written ``&lt;``."""
     if not text.isascii():
-        text = "".join(_quoted_char(ch) for ch in text)
-    return " ".join(text.translate(_ASCII_QUOTED).split())
+        text = "".join(_visible(ch) for ch in text)
+    flat = " ".join(text.translate(_CONTROLS).split())
+    return _OPENS_TAG.sub("&lt;", flat) if "<" in flat or not flat.isascii() else flat
 
 
-def _quoted_char(ch: str) -> str:
-    if ch.isascii():
-        return ch
-    if (entity := ANGLE_LOOKALIKES.get(ch)) is not None:
-        return entity
+def _visible(ch: str) -> str:
     category = unicodedata.category(ch)
     if category == "Cf":
         return ""  # invisible: zero-width, bidi override, tag characters
