@@ -23,11 +23,12 @@ from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrou
 
 from reverie import Reverie
 from reverie.integrations.hook import AgentHook, Turn
+from reverie.recall import MODEL_GUIDANCE
 
 SCOPE = "acme/support-bot"
 PROMPT = ChatPromptTemplate.from_messages(
     [
-        ("system", "You are a support agent.\n{memory}"),
+        ("system", f"You are a support agent. {MODEL_GUIDANCE}\n{{memory}}"),
         ("human", "{question}"),
     ]
 )

@@ -103,10 +103,13 @@ class IngestResult:
 
 
 def open_store(target: str | Path) -> BrainStore:
-    """A store for a file path, ``sqlite:///path``, ``:memory:`` or ``postgresql://…``."""
+    """A store for a file path, ``sqlite:///path``, a SQLite ``file:`` URI, ``:memory:`` or
+    ``postgresql://…``."""
     text = str(target)
     if text.startswith(("postgres://", "postgresql://")):
         return PostgresStore(text)
+    if text.startswith("file:"):  # a SQLite URI: file:/path?mode=ro opens it read-only
+        return SQLiteStore(text)
     if text.startswith("sqlite://"):
         text = text.removeprefix("sqlite://") or ":memory:"
         text = ":memory:" if text in ("/:memory:", ":memory:") else text
@@ -172,6 +175,10 @@ class Reverie:
         distiller: Distiller | None = None,
     ) -> Reverie:
         """Open (creating and migrating if needed) the brain store at ``target``.
+
+        A SQLite file this process may not write (or a ``file:…?mode=ro`` URI) opens
+        read-only when its schema is up to date, and raises
+        :class:`~reverie.errors.StoreReadOnly` naming the migrations it needs otherwise.
 
         With no ``distiller`` given, a model configured by ``REVERIE_LLM_MODEL`` (and
         ``REVERIE_LLM_BASE_URL`` / ``REVERIE_LLM_API_KEY`` / ``REVERIE_LLM_PROVIDER``) distills;

@@ -16,6 +16,10 @@ The tree::
     ├── LLMError              a model call failed (network, status, retries exhausted)
     │   └── LLMBadOutput      the model answered, but not with JSON matching the schema
     ├── StoreError            the database failed or is not what we expect
+    │   ├── StoreBusy         another process holds the database; retry shortly
+    │   ├── StoreReadOnly     the database cannot be written (a write, or a needed migration)
+    │   ├── StoreFull         the disk (or a file size limit) is full
+    │   ├── StoreDamaged      the file is not a database, or a damaged one
     │   ├── MigrationError    the schema cannot be brought up to date
     │   └── ArchiveUnreadable an archive bundle the database names is missing or altered
     ├── ScopesFailed          a multi-scope operation did every scope it could; names the rest
@@ -46,7 +50,11 @@ __all__ = [
     "PlanStale",
     "ReverieError",
     "ScopesFailed",
+    "StoreBusy",
+    "StoreDamaged",
     "StoreError",
+    "StoreFull",
+    "StoreReadOnly",
     "UndoRefused",
 ]
 
@@ -165,7 +173,31 @@ class LLMBadOutput(LLMError):
 
 
 class StoreError(ReverieError):
-    """The backing database failed or holds something unexpected."""
+    """The backing database failed or holds something unexpected.
+
+    ``detail`` keeps the driver's own words, when a driver failure is behind it
+    (:mod:`reverie.store.failures`), apart from the message that says what to do.
+    """
+
+    def __init__(self, message: str = "", *, detail: str | None = None) -> None:
+        self.detail = detail
+        super().__init__(message)
+
+
+class StoreBusy(StoreError):
+    """Another process holds the database (locked, busy); the same call may succeed later."""
+
+
+class StoreReadOnly(StoreError):
+    """The database cannot be written: a read-only file, folder or connection."""
+
+
+class StoreFull(StoreError):
+    """A write hit a full disk or a file size limit; what was committed before it stays."""
+
+
+class StoreDamaged(StoreError):
+    """The file is not a database, or its pages are damaged; a backup is the remedy."""
 
 
 class MigrationError(StoreError):

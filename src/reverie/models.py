@@ -925,7 +925,12 @@ class RecallItem(BaseModel):
 
 
 class Recall(BaseModel):
-    """What recall returns: ``text`` goes into a prompt, ``items`` explain it."""
+    """What recall returns: ``text`` goes into a prompt, ``items`` explain it.
+
+    ``text`` is Reverie's header, then the items as quoted lines between ``<reverie-memory>``
+    and ``</reverie-memory>`` that stored text cannot close (:mod:`reverie.recall.render`);
+    ``items`` hold the raw stored text, unescaped.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

@@ -36,10 +36,13 @@ def test_long_text_is_priced_like_short_text() -> None:
 
 def test_public_names() -> None:
     assert sorted(reverie.recall.__all__) == [
+        "MODEL_GUIDANCE",
         "count_tokens",
         "pack",
         "query_terms",
         "recall",
         "render",
     ]
-    assert all(callable(getattr(reverie.recall, name)) for name in reverie.recall.__all__)
+    functions = [name for name in reverie.recall.__all__ if not name.isupper()]
+    assert all(callable(getattr(reverie.recall, name)) for name in functions)
+    assert isinstance(reverie.recall.MODEL_GUIDANCE, str)

@@ -3,9 +3,9 @@
 Two brains share a database file: ``acme/a`` is broken — its archive bundle is deleted or
 altered on disk, or one of its rows is poisoned by an older version that stored metadata nested
 300 deep — and ``acme/b`` is healthy. Every multi-scope operation (dream all, archive, the
-training export) does ``acme/b`` and names ``acme/a``; every read of the broken lineage (``why``
-in the library, the CLI and over HTTP; ``GET /v1/episodes/ID``) says which bundle is missing and
-what to do, instead of a traceback, a 500 or silently empty evidence.
+training export, a dream worker) does ``acme/b`` and names ``acme/a``; every read of the broken
+lineage (``why`` in the library, the CLI and over HTTP; ``GET /v1/episodes/ID``) says which
+bundle is missing and what to do, instead of a traceback, a 500 or silently empty evidence.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from reverie.cli.app import app
 from reverie.errors import ArchiveUnreadable, ScopesFailed
 from reverie.memory.archive import Archive
 from reverie.memory.export import write_training
+from reverie.runtime.worker import Worker
 from reverie.server import create_app
 from tests.server.conftest import start_server, stop_server
 
@@ -186,3 +187,23 @@ def test_a_poisoned_row_still_reads_back_with_a_note(tmp_path: Path) -> None:
     assert "_unreadable" in episodes["a1"]["metadata"] and episodes["a1"]["situation"]
     with Reverie.open(db) as rv:
         assert "nested more than" in rv.episode("a1").metadata["_unreadable"]
+
+
+def test_a_worker_dreams_the_others_and_leaves_the_broken_scope_pending(
+    broken: tuple[Path, str, str],
+) -> None:
+    db, bundle, _problem = broken
+    later = ARCHIVED + timedelta(days=1)
+    with Reverie.open(db) as rv:
+        for scope in (BROKEN, HEALTHY):
+            rv.ingest(deploys(scope, later, f"new-{scope[-1]}"), now=later)
+        events: list[dict[str, Any]] = []
+        worker = Worker(rv, rv.store, poll=0.01, backoff=0, on_event=events.append)
+        stats = worker.run(until_idle=True)  # returns: only the failed scope is left pending
+        assert stats.scopes == [HEALTHY] and list(stats.failed) == [BROKEN]
+        assert bundle in stats.failed[BROKEN]
+        assert {e["scope"] for e in events if e["event"] == "failed"} == {BROKEN}
+        assert [s.key for s in rv.store.pending_scopes()] == [BROKEN]  # waits, nothing lost
+    result = cli(db, "worker", "--until-idle", "--poll", "0.01", "--backoff", "0")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"error: dream of {BROKEN} failed: ArchiveUnreadable: archive bundle" in result.stderr

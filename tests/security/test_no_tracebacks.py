@@ -85,17 +85,6 @@ def test_a_damaged_database_file_is_one_red_line(
     assert str(bad) in line
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only files anyway")
-def test_a_read_only_database_is_one_red_line(good_db: Path) -> None:
-    good_db.chmod(0o444)
-    good_db.parent.chmod(0o555)
-    try:
-        line = one_red_line(run("--db", str(good_db), "status"))
-    finally:
-        good_db.parent.chmod(0o755)
-    assert "read-only" in line
-
-
 def test_a_full_disk_midway_keeps_and_reports_what_was_stored(
     good_db: Path, tmp_path: Path
 ) -> None:

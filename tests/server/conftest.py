@@ -116,4 +116,4 @@ def wait_dream(client: httpx.Client, cycle_id: str, timeout: float = 20) -> dict
         time.sleep(0.05)
 
 
-__all__ = ["Live", "seed", "start_server", "stop_server", "timedelta", "wait_dream"]
+__all__ = ["Live", "Running", "seed", "start_server", "stop_server", "timedelta", "wait_dream"]

@@ -15,8 +15,8 @@ and ``bm25``: Okapi BM25 over the raw episodes of the probe's scope, one line pe
 
 **The cut.** A budget is whitespace words of the section, the same for every system: its lines
 in its own order while they fit, a line that does not fit skipped
-(:func:`reverie.bench.lexical.cut_words`). Reverie is asked for ``4 × words`` tokens and its two
-header lines are dropped, as in ``bench locomo``.
+(:func:`reverie.bench.lexical.cut_words`). Reverie is asked for ``4 × words`` tokens and only its
+quoted lines are kept (header and fence dropped), as in ``bench locomo``.
 
 **Scoring** (case-insensitive; a key or value matches where it is not part of a longer word of
 letters and digits):
@@ -52,7 +52,7 @@ from reverie.bench.model_calls import ModelCalls, measure_model_calls
 from reverie.embed import resolve_embedder
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, ReverieError
-from reverie.recall.render import format_date
+from reverie.recall.render import format_date, quoted_lines
 
 __all__ = [
     "BUDGETS",
@@ -267,7 +267,7 @@ def _reverie_system(rv: Reverie, data: Dataset, counts: dict[str, float]) -> _Sy
         recalled = rv.recall(probe.query, probe.scope, budget * TOKENS_PER_WORD, now=data.final)
         counts["recall_s"] = counts.get("recall_s", 0.0) + time.perf_counter() - started
         counts["warnings"] = counts.get("warnings", 0.0) + bool(recalled.warning)
-        lines = recalled.text.splitlines()[2:]
+        lines = quoted_lines(recalled.text)
         if len(recalled.items) != len(lines):  # cannot tell the lines apart: count them all
             return Section(cut_words(lines, budget), frozenset(_ids(recalled.items)))
         kept = [recalled.items[i] for i in fit_lines(lines, budget)]

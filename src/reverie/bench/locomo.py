@@ -11,7 +11,7 @@ in-memory brain (scope ``locomo/<sample_id>``):
 2. every question of categories 1–4 (5, adversarial, has no answer) is recalled after the last
    session. The budget unit is whitespace words of the context, for every system alike: a
    system's lines are taken in its own order while they fit, then the context is cut at the
-   budget. Reverie's lines are those of ``Recall.text`` without its two header lines.
+   budget. Reverie's lines are the quoted lines of ``Recall.text``, without header or fence.
 
 Systems, all in the same run: ``reverie`` (pages, then episodes as the complement),
 ``pages-only`` and ``episodes-only`` (the ablations), and ``bm25``: Okapi BM25 (k1 1.2, b 0.75)
@@ -42,7 +42,7 @@ from reverie.config import Config, RecallConfig
 from reverie.embed import Embedder
 from reverie.engine import Reverie
 from reverie.models import utc
-from reverie.recall.render import format_date
+from reverie.recall.render import format_date, quoted_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -250,7 +250,7 @@ def _reverie_lines(
 ) -> list[str]:
     rv.config = Config(dream=rv.config.dream, recall=recall)
     result = rv.recall(question, scope, budget * 4, now=now)
-    return result.text.splitlines()[2:]
+    return quoted_lines(result.text)
 
 
 _System = Callable[[str, int], list[str]]

@@ -4,8 +4,9 @@
 around the library — the database file unreadable, read-only, corrupt or on a full disk, a
 path that cannot be written, input nested past the interpreter's recursion limit — arrive as
 ``sqlite3.Error``, ``OSError`` or ``RecursionError``; :func:`edge_error` names the database
-and what to do for each. Commands that only read never create a database:
-:func:`refuse_missing` stops them before a folder or a file is made.
+and what to do for each (a driver's failure is classified by :mod:`reverie.store.failures`,
+the one place the HTTP service reads it from too). Commands that only read never create a
+database: :func:`refuse_missing` stops them before a folder or a file is made.
 
 Every command module shares the same few edge helpers, kept here so none imports another:
 :func:`open_brain` opens the configured database and maps its errors, :func:`fail` prints one
@@ -43,6 +44,8 @@ from reverie.errors import (
 )
 from reverie.models import Scope, utc
 from reverie.store.base import JournalEntry
+from reverie.store.failures import store_failure
+from reverie.store.sqlite.target import MEMORY, database_file
 
 __all__ = [
     "EDGE_ERRORS",
@@ -66,22 +69,6 @@ EDGE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, RecursionErr
 REPORTED: tuple[type[Exception], ...] = (ReverieError, *EDGE_ERRORS)
 """Everything a command reports in one red line (exit 2)."""
 
-_SQLITE_HINTS = [
-    ("readonly", "the database is read-only; give reverie write access to it and its folder"),
-    ("read-only", "the database is read-only; give reverie write access to it and its folder"),
-    ("disk is full", "the disk is full (or a file size limit was hit); free space and retry"),
-    (
-        "disk i/o error",
-        "the database could not be written (disk full, a file size limit, or a"
-        " failing disk); free space and retry",
-    ),
-    ("not a database", "this is not a Reverie database (not SQLite, or damaged); check --db"),
-    ("malformed", "the database file is damaged; restore it from a backup"),
-    ("unable to open", "the database cannot be opened; check the path and its permissions"),
-    ("locked", "another process holds the database; retry when it is done"),
-]
-
-
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 ScopeOpt = Annotated[
     str | None,
@@ -104,9 +91,10 @@ T = TypeVar("T")
 
 
 def sqlite_path(db: str) -> Path | None:
-    """The file behind ``db`` when it names a SQLite file (not ``:memory:``, not a URL)."""
-    text = db.removeprefix("sqlite://") if db.startswith("sqlite://") else db
-    if text in ("", ":memory:", "/:memory:") or "://" in text:
+    """The file behind ``db`` when it names a SQLite file (a path or a ``file:`` URI; not
+    ``:memory:``, not a server URL)."""
+    text = db.removeprefix("sqlite://") if db.startswith("sqlite://") else database_file(db)
+    if text in ("", MEMORY, "/:memory:") or "://" in text:
         return None
     return Path(text)
 
@@ -121,19 +109,12 @@ def refuse_missing(db: str) -> None:
         )
 
 
-def _sqlite_message(exc: sqlite3.Error) -> str:
-    text = str(exc)
-    for needle, hint in _SQLITE_HINTS:
-        if needle in text.lower():
-            return f"{hint} ({text})"
-    return f"the database failed: {text}"
-
-
 def edge_error(exc: BaseException, db: str | None) -> ReverieError:
     """``exc`` as an error the CLI reports in one line."""
     where = f"database {db}: " if db else ""
     if isinstance(exc, sqlite3.Error):
-        return StoreError(where + _sqlite_message(exc))
+        failure = store_failure(exc)
+        return failure.kind(f"{where}{failure.remedy} ({failure.detail})", detail=failure.detail)
     if isinstance(exc, RecursionError):
         return StoreError("a value is nested too deeply to process (RecursionError)")
     if isinstance(exc, OSError):

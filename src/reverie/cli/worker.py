@@ -50,7 +50,12 @@ def worker_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
         float, typer.Option(min=0.0, help="Seconds a failed scope stays leased.")
     ] = 300.0,
     until_idle: Annotated[
-        bool, typer.Option("--until-idle", help="Exit once no scope has pending episodes.")
+        bool,
+        typer.Option(
+            "--until-idle",
+            help="Exit once no scope has pending episodes but those that failed in this run"
+            " (exit code 2, one line each).",
+        ),
     ] = False,
     owner: Annotated[
         str | None, typer.Option(help="Worker name in leases (default: host:pid:random).")
@@ -87,6 +92,10 @@ def worker_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
         f" {stats.conflicts} conflicts, {stats.failures} failures",
         err=True,
     )
+    if until_idle and stats.failed:  # left pending, episodes kept: say which and why
+        for key, reason in stats.failed.items():
+            typer.echo(f"error: dream of {key} failed: {reason}", err=True)
+        raise typer.Exit(2)
 
 
 def migrate_command(

@@ -11,7 +11,9 @@ Safety does not rest on the leases alone: the worker's store carries its ``lease
 commit to a scope another worker has since taken over is refused, and every commit is a
 compare-and-set on the checkpoint and the episode marks (exactly once, DESIGN invariant 1).
 A cycle that fails keeps its lease for ``backoff`` seconds instead of releasing it, so a broken
-scope is retried later rather than claimed again at once by every worker.
+scope is retried later rather than claimed again at once by every worker. One scope's failure is
+that scope's alone: the worker goes on with the others, and ``until_idle`` stops once only
+scopes that failed in this run are left pending (they wait, with their episodes, for a fix).
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class WorkerStats:
     failures: int = 0
     lost: int = 0
     scopes: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    """Scopes whose last cycle in this run failed, and why."""
 
 
 class _Heartbeat(threading.Thread):
@@ -149,12 +153,16 @@ class Worker:
         while not stop.is_set():
             if max_scopes is not None and self.stats.claimed >= max_scopes:
                 break
-            if self.run_once():
-                continue
-            if until_idle and not self.control.pending_scopes():
+            claimed = self.run_once()
+            if until_idle and not self._pending_but_failed():
                 break
-            stop.wait(self.poll)
+            if not claimed:
+                stop.wait(self.poll)
         return self.stats
+
+    def _pending_but_failed(self) -> list[str]:
+        """Scopes with pending episodes, less those whose cycle failed in this run."""
+        return [s.key for s in self.control.pending_scopes() if s.key not in self.stats.failed]
 
     def _work(self, lease: Lease) -> None:
         beat = _Heartbeat(self.leases, lease, self.ttl, self.clock)
@@ -167,10 +175,11 @@ class Worker:
         except Conflict as exc:  # another worker got there first: nothing was applied
             self.stats.conflicts += 1
             self._emit("conflict", lease, reason=str(exc))
-        except Exception as exc:
+        except Exception as exc:  # isolation: this scope's failure, never the worker's
             failed = True
             self.stats.failures += 1
-            self._emit("failed", lease, reason=f"{type(exc).__name__}: {exc}")
+            self.stats.failed[lease.scope.key] = reason = f"{type(exc).__name__}: {exc}"
+            self._emit("failed", lease, reason=reason)
         finally:
             beat.stop()
         self._finish(beat.lease, lost=beat.lost, failed=failed)
@@ -178,6 +187,7 @@ class Worker:
     def _dream(self, lease: Lease) -> None:
         started = self.clock()
         report = self.rv.dream(lease.scope, now=started)
+        self.stats.failed.pop(lease.scope.key, None)
         self.stats.dreamed += 1
         self.stats.marked += report.episodes_marked
         self.stats.scopes.append(lease.scope.key)

@@ -25,6 +25,7 @@ from reverie.server.limits import BodyLimit
 from reverie.server.plans import plans_router
 from reverie.server.problems import install_handlers
 from reverie.server.routes import public, router
+from reverie.store.failures import driver_errors
 
 __all__ = ["DEFAULT_MAX_BODY", "create_app"]
 
@@ -63,7 +64,7 @@ def create_app(
     )
     app.state.reverie = rv
     app.state.dreams = runner
-    install_handlers(app)
+    install_handlers(app, driver_errors(rv.store))
     app.include_router(public)
     app.include_router(router)
     app.include_router(plans_router)  # review mode

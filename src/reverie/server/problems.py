@@ -6,6 +6,11 @@
 :class:`reverie.errors.ReverieError` maps to a status here and nowhere else; a request that does
 not match the schema (FastAPI's validation) gets the same shape with the first bad field named and
 every problem listed under ``problems``.
+
+A database driver's own exception (SQLite's, PostgreSQL's) is classified by
+:mod:`reverie.store.failures`, as the CLI classifies it: locked or busy is 503 with
+``Retry-After``, read-only 503, a full disk 507, a damaged file 500, each with a message that
+names the problem. The driver's words go to the log, never into the answer.
 """
 
 from __future__ import annotations
@@ -27,12 +32,20 @@ from reverie.errors import (
     PlanPending,
     PlanStale,
     ReverieError,
+    StoreBusy,
+    StoreDamaged,
     StoreError,
+    StoreFull,
+    StoreReadOnly,
     UndoRefused,
 )
 from reverie.limits import MAX_METADATA_DEPTH
+from reverie.store.failures import store_failure
 
-__all__ = ["ApiError", "install_handlers"]
+__all__ = ["RETRY_AFTER_S", "ApiError", "install_handlers"]
+
+RETRY_AFTER_S = 5
+"""What a 503 for a busy database tells the client to wait (it already waited ``busy_timeout``)."""
 
 log = logging.getLogger("reverie.server")
 
@@ -62,6 +75,10 @@ _STATUS: list[tuple[type[ReverieError], int, str]] = [
     (UndoRefused, 409, "undo_refused"),
     (MissingExtra, 501, "missing_extra"),
     (ArchiveUnreadable, 503, "archive_unreadable"),  # a bundle to put back; names it
+    (StoreBusy, 503, "store_busy"),  # with Retry-After
+    (StoreReadOnly, 503, "store_read_only"),
+    (StoreFull, 507, "store_full"),
+    (StoreDamaged, 500, "store_damaged"),
     (StoreError, 503, "store_error"),
 ]
 
@@ -71,8 +88,18 @@ def _reverie_error(_request: Request, exc: Exception) -> JSONResponse:
         if isinstance(exc, cls):
             if isinstance(exc, InvalidInput):
                 return _body(status, code, str(exc), field=exc.field, reason=exc.reason)
-            return _body(status, code, str(exc))
+            if isinstance(exc, StoreError) and exc.detail:
+                log.warning("%s: %s", exc, exc.detail)
+            answer = _body(status, code, str(exc))
+            if isinstance(exc, StoreBusy):
+                answer.headers["Retry-After"] = str(RETRY_AFTER_S)
+            return answer
     return _body(400, "bad_request", str(exc))
+
+
+def _driver_error(request: Request, exc: Exception) -> JSONResponse:
+    """A database driver's exception that reached the edge unwrapped, answered by its class."""
+    return _reverie_error(request, store_failure(exc).error())
 
 
 def _api_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -119,8 +146,12 @@ def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return _body(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
 
 
-def install_handlers(app: FastAPI) -> None:
+def install_handlers(app: FastAPI, driver_errors: tuple[type[Exception], ...] = ()) -> None:
+    """Answer every error in the one shape; ``driver_errors`` are the store driver's
+    exceptions (:func:`reverie.store.failures.driver_errors`)."""
     app.add_exception_handler(ReverieError, _reverie_error)
+    for error in driver_errors:
+        app.add_exception_handler(error, _driver_error)
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)

@@ -115,7 +115,11 @@ def read_episode(episode_id: str, rv: Brain, key: Reader) -> Episode:
 
 @router.post("/recall", tags=["recall"])
 def recall(body: RecallIn, rv: Brain, key: Reader) -> Recall:
-    """Knowledge for ``query``, packed under ``budget_tokens`` (never fails on a model error)."""
+    """Knowledge for ``query``, packed under ``budget_tokens`` (never fails on a model error).
+
+    ``text`` is the prompt section: quoted memory between ``<reverie-memory>`` fence lines,
+    evidence and never instructions (docs/service.md, "The recall section").
+    """
     return rv.recall(body.query, scope_for(key, body.scope), body.budget_tokens)
 
 

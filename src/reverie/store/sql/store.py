@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from reverie.errors import Conflict, MigrationError, NotFound
+from reverie.errors import Conflict, MigrationError, NotFound, StoreReadOnly
 from reverie.models import Cycle, Episode, Page, Revision, Scope
 from reverie.store.base import JournalEntry, StoreStats, Strength
 from reverie.store.cumulative import CumulativeSQL
@@ -59,9 +59,20 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
     def close(self) -> None:
         raise NotImplementedError
 
+    read_only = False
+    """Whether the store was opened on a database it may not write: reads work, a write (or
+    a migration it would need) raises :class:`~reverie.errors.StoreReadOnly`."""
+
+    @property
+    def name(self) -> str:
+        """The database as messages name it."""
+        return self.url
+
     def migrate(self) -> list[str]:
         """Apply pending migrations in order, each in a transaction of its own; the names
-        applied."""
+        applied. A read-only store applies none: it only checks that none is pending."""
+        if self.read_only:
+            return self._check_migrated()
         with self._write() as c:
             c.execute(
                 "CREATE TABLE IF NOT EXISTS _migrations"
@@ -74,6 +85,31 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         ]
         self._after_migrate()
         return applied
+
+    def _check_migrated(self) -> list[str]:
+        applied = set(self._applied_migrations())
+        missing = [name for name, _ in load_migrations(self.dialect.name) if name not in applied]
+        if missing:
+            state = (
+                f"its schema is out of date (needs {', '.join(missing)})"
+                if applied
+                else "it holds no Reverie schema (empty, or another program's database)"
+            )
+            raise StoreReadOnly(
+                f"database {self.name} is read-only and {state}; run `reverie init` on it once"
+                " with write access, then read it read-only"
+            )
+        self._after_migrate()
+        return []
+
+    def _applied_migrations(self) -> list[str]:
+        """The migrations recorded in the database; none when it has no record of them."""
+        try:
+            return self.migrations()
+        except self.dialect.errors as exc:
+            if "no such table" in str(exc) or "does not exist" in str(exc):
+                return []
+            raise
 
     def _apply_migration(self, name: str, sql: str) -> bool:
         with self._write() as c:

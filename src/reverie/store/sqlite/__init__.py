@@ -22,11 +22,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reverie.errors import StoreError
+from reverie.errors import StoreReadOnly
 from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.archive import SQLiteArchive, is_stub
 from reverie.store.base import Lease
 from reverie.store.dialect import SQLiteDialect, lease_time
+from reverie.store.failures import store_failure
 from reverie.store.migrations import split_statements
 from reverie.store.schedule import SQLiteSchedule
 from reverie.store.sql.base import decode_revision
@@ -42,6 +43,7 @@ from reverie.store.sql.rows import (
     scope_token,
 )
 from reverie.store.sql.store import SQLStore
+from reverie.store.sqlite.target import MEMORY, sqlite_target
 
 __all__ = ["EPISODE_COLUMNS", "SQLiteStore", "episode_search_text", "fts_phrase", "scope_token"]
 
@@ -65,28 +67,39 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
     dialect = SQLiteDialect()
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000) -> None:
+        """Open ``path``: a file (its folder created if missing), ``:memory:``, or a SQLite
+        ``file:`` URI. A file this process may not write, or a ``mode=ro`` URI, opens
+        read-only (:mod:`reverie.store.sqlite.target`): reads work, writes raise
+        :class:`~reverie.errors.StoreReadOnly`."""
         super().__init__()
-        self.path = str(path)
-        self.url = "sqlite:///" + self.path if self.path != ":memory:" else "sqlite://:memory:"
-        if self.path != ":memory:":
+        target = sqlite_target(str(path))
+        self.path = target.file
+        self.read_only = target.read_only
+        self.url = "sqlite:///" + self.path if self.path != MEMORY else "sqlite://:memory:"
+        if self.path != MEMORY and not target.uri:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = sqlite3.connect(
-                self.path,
+                target.connect,
                 isolation_level=None,
                 check_same_thread=False,
                 timeout=busy_timeout_ms / 1000,
+                uri=target.uri,
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
+            raise store_failure(exc).error(self.path) from exc
         self._lock = threading.RLock()
         self._decoded: dict[tuple[Any, ...], Revision] = {}
         self._pragmas(busy_timeout_ms)
 
+    @property
+    def name(self) -> str:
+        return self.path
+
     def _pragmas(self, busy_timeout_ms: int) -> None:
         c = self._conn
         c.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        if self.path != ":memory:":
+        if self.path != MEMORY and not self.read_only:
             c.execute("PRAGMA journal_mode = WAL")
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
@@ -95,11 +108,16 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise StoreReadOnly(
+                f"database {self.name} is open read-only; give reverie write access to it and"
+                " its folder (or drop mode=ro) to change it"
+            )
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise StoreError(f"cannot start a write transaction: {exc}") from exc
+            except sqlite3.Error as exc:  # locked past busy_timeout, read-only, damaged
+                raise store_failure(exc).error(self.path) from exc
             try:
                 yield self._conn
             except BaseException:
