@@ -65,6 +65,7 @@ POSITIVES = [
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n", "b3BlbnNzaC1rZXk"),
     ("login with pwd=qwerty123 failed", "qwerty123"),
     ("set apikey: 0123456789abcdef", "0123456789abcdef"),
+    ("the card PIN is 4821", "4821"),
 ]
 
 # texts that must come back unchanged
@@ -89,6 +90,8 @@ NEGATIVES = [
     "ask kubectl for the pods",
     "skip the sk- prefix check",
     "AKIA is the prefix of AWS access keys",
+    "pin numpy==1.26 before the upgrade",
+    "pin urllib3<2 in requirements.txt",
     "",
 ]
 

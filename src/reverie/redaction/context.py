@@ -186,6 +186,8 @@ def find_prose(text: str) -> Found:
         start = m.start("value") + (1 if quoted else 0)
         if not quoted and _label_then_sentence(text, m):
             continue
+        if m.group("name").lower() == "pin" and not value.isdigit():
+            continue  # a PIN is digits; "pin numpy==1.26" pins a version
         if _prose_secret(value, quoted=quoted, verb=bool(_HAS_VERB.search(m.group("link")))):
             yield start, start + len(value), "prose"
 
