@@ -230,7 +230,7 @@ def test_mcp_recall_answers_the_fenced_section(brain: tuple[Reverie, Path]) -> N
 
     rv, _ = brain
     answer = Tools(rv, Scope.parse(SCOPE)).recall("kubectl rollout stuck", 4000)
-    assert_fenced(answer["text"], items=len(answer["items"]))
+    assert_fenced(answer.text, items=len(answer.items))
 
 
 def test_http_recall_answers_the_fenced_section(brain: tuple[Reverie, Path]) -> None:

@@ -33,11 +33,12 @@ from datetime import datetime
 from pathlib import Path
 
 from reverie.errors import InvalidInput
+from reverie.memory.exported import record_export
 from reverie.memory.files import write_atomically
 from reverie.memory.frontmatter import dump
 from reverie.memory.mirror import INDEX, ExportReport, slugs
 from reverie.models import Page, PageKind, PageStatus, Scope
-from reverie.store.base import BrainStore, ErasureStore
+from reverie.store.base import BrainStore
 
 __all__ = ["DESCRIPTION_LIMIT", "KIND", "TYPES", "export_claude_code", "render_memory"]
 
@@ -122,8 +123,7 @@ def export_claude_code(
     _write(directory / INDEX, index, report)
     report.index_lines = index.count("\n")
     _prune(directory, {f"{name}.md" for name in names.values()} | {INDEX})
-    if recorded_at is not None and isinstance(store, ErasureStore):
-        store.record_export(str(directory.resolve()), KIND, [scope], recorded_at)
+    record_export(store, directory, KIND, [scope], recorded_at)
     return report
 
 

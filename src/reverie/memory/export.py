@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from reverie.memory.archive import resolve
+from reverie.memory.exported import record_export
 from reverie.memory.files import write_atomically
 from reverie.models import Episode, Page, Scope
 from reverie.redaction import DEFAULT, Redactor
 from reverie.runtime.isolate import each_scope, raise_failures
-from reverie.store.base import BrainStore, ErasureStore
+from reverie.store.base import BrainStore
 
 __all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]
 
@@ -138,9 +139,7 @@ def write_training(
     data = text.encode()
     write_atomically(out, data)
     exported = sorted({r["metadata"]["scope"] for r in rows})
-    if recorded_at is not None and exported and isinstance(store, ErasureStore):
-        scopes_in = [Scope.parse(key) for key in exported]
-        store.record_export(str(out.resolve()), "training", scopes_in, recorded_at)
+    record_export(store, out, "training", [Scope.parse(key) for key in exported], recorded_at)
     done = TrainingExport(
         path=out,
         rows=len(rows),

@@ -43,6 +43,7 @@ from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import short_id
+from reverie.memory.exported import record_export
 from reverie.memory.files import write_atomically
 from reverie.memory.frontmatter import FrontMatterError, dump, split
 from reverie.memory.journal import render_journal
@@ -283,8 +284,7 @@ def export_markdown(
     if journal:
         text = render_journal(store.journal(scope, 1_000_000), f"Dream journal of {scope}")
         _write_if_changed(directory / JOURNAL, text.encode("utf-8"), report)
-    if recorded_at is not None and isinstance(store, ErasureStore):
-        store.record_export(str(directory.resolve()), "markdown", [scope], recorded_at)
+    record_export(store, directory, "markdown", [scope], recorded_at)
     return report
 
 
