@@ -112,7 +112,7 @@ class CommitSQL(SQLBase):
         if not episodes:
             return []
         at = inserted_at or now_utc()
-        self._ensure_scopes(c, {e.scope for e in episodes}, at)
+        self._ensure_scopes(c, {e.scope.key: e.scope for e in episodes}.values(), at)
         return self._store_episodes(c, episodes, at)
 
     def _record_episodes(self, c: Any, episodes: Sequence[Episode], at: datetime) -> None:

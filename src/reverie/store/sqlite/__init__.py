@@ -164,7 +164,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
     def _store_episodes(
         self, c: sqlite3.Connection, episodes: Sequence[Episode], at: datetime
     ) -> list[Episode]:
-        tokens = {s: scope_token(s.key) for s in {e.scope for e in episodes}}
+        tokens = {key: scope_token(key) for key in {e.scope.key for e in episodes}}
         row = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'").fetchone()
         base = row[0] if row else 0
         stored = list(episodes)
@@ -176,7 +176,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         )
         c.executemany(
             "INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)",
-            [(e.seq, tokens[e.scope], episode_search_text(e)) for e in stored],
+            [(e.seq, tokens[e.scope.key], episode_search_text(e)) for e in stored],
         )
         return stored
 
