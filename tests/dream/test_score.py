@@ -90,9 +90,14 @@ def test_novelty_also_finds_a_similar_page_under_another_topic(tmp_path: Path) -
 
 def _score(key: str, value: float) -> Insight:
     return Insight(
-        topic_key=key, pattern="failure", importance=1, novelty=1, confidence=1, frequency=1,
+        topic_key=key,
+        pattern="failure",
+        importance=1,
+        novelty=1,
+        confidence=1,
+        frequency=1,
         score=value,
-    )  # fmt: skip
+    )
 
 
 def _group(key: str, seq: int) -> Group:
