@@ -12,8 +12,8 @@ import pytest
 from reverie import Config, DreamConfig, Reverie
 from reverie.dream.cluster import Group
 from reverie.dream.recommend import recommend
-from reverie.dream.score import GroupScore, cosine, insight_score, rank_for_cap, score_groups
-from reverie.models import CycleReport, CycleStatus, Episode, Scope
+from reverie.dream.score import cosine, insight_score, rank_for_cap, score_groups
+from reverie.models import CycleReport, CycleStatus, Episode, Insight, Scope
 from reverie.store.sqlite import SQLiteStore
 
 SCOPE = Scope.parse("acme/coder")
@@ -88,8 +88,16 @@ def test_novelty_also_finds_a_similar_page_under_another_topic(tmp_path: Path) -
     assert scores["deploy|helm"].novelty < 0.5
 
 
-def _score(key: str, value: float) -> GroupScore:
-    return GroupScore(key, 1, 1, 1, 1, value, "failure")
+def _score(key: str, value: float) -> Insight:
+    return Insight(
+        topic_key=key,
+        pattern="failure",
+        importance=1,
+        novelty=1,
+        confidence=1,
+        frequency=1,
+        score=value,
+    )
 
 
 def _group(key: str, seq: int) -> Group:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from reverie.config import DreamConfig
 from reverie.dream.cluster import Group
 from reverie.dream.recommend import recommend, tool_stats
-from reverie.dream.score import GroupScore
-from reverie.models import CycleReport, Episode, Revision
+from reverie.models import CycleReport, Episode, Insight, Revision
 from reverie.store.base import BrainStore
 
 __all__ = ["TOP_INSIGHTS", "CycleWork", "fill_extras"]
@@ -33,7 +32,7 @@ class CycleWork:
     taken: Sequence[Episode]
     kept: Sequence[Group]
     overflow: Sequence[Group]
-    scores: dict[str, GroupScore]
+    scores: dict[str, Insight]
     revisions: Sequence[Revision]
     marks: Sequence[str]
 
@@ -52,7 +51,7 @@ def fill_extras(
     )
     deferred = {g.topic_key for g in overflow}
     ranked = sorted(work.scores.values(), key=lambda s: (-s.score, s.topic_key))[:TOP_INSIGHTS]
-    report.insights = [s.insight(deferred=s.topic_key in deferred) for s in ranked]
+    report.insights = [s.model_copy(update={"deferred": s.topic_key in deferred}) for s in ranked]
     report.tool_stats = tool_stats(work.scanned)
     history = [c.report for c in store.cycles(report.scope, HISTORY) if c.undone_at is None]
     report.recommendations = recommend(report, history, config)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from reverie.dream.cluster import Group, content_words, order_key, salient_terms
 from reverie.models import Episode, Insight, Outcome, Page, Scope
@@ -35,7 +34,6 @@ from reverie.store.base import Store
 
 __all__ = [
     "NOVELTY_FLOOR",
-    "GroupScore",
     "cosine",
     "insight_score",
     "rank_for_cap",
@@ -47,33 +45,6 @@ NOVELTY_FLOOR = 0.05
 SAMPLE = 64  # episodes of a group whose words are compared (the earliest, in store order)
 SEARCH_PAGES = 3
 _FAILING = {Outcome.FAILURE, Outcome.TIMEOUT}
-
-
-@dataclass(frozen=True)
-class GroupScore:
-    """The four factors of one group and their product."""
-
-    topic_key: str
-    importance: float
-    novelty: float
-    confidence: float
-    frequency: int
-    score: float
-    pattern: str
-    closest_page: str | None = None
-
-    def insight(self, *, deferred: bool = False) -> Insight:
-        return Insight(
-            topic_key=self.topic_key,
-            pattern=self.pattern,
-            importance=self.importance,
-            novelty=self.novelty,
-            confidence=self.confidence,
-            frequency=self.frequency,
-            score=self.score,
-            closest_page=self.closest_page,
-            deferred=deferred,
-        )
 
 
 def insight_score(importance: float, novelty: float, confidence: float, frequency: int) -> float:
@@ -139,10 +110,10 @@ def _closest(
     return best, best_id
 
 
-def score_groups(store: Store, scope: Scope, groups: Sequence[Group]) -> dict[str, GroupScore]:
+def score_groups(store: Store, scope: Scope, groups: Sequence[Group]) -> dict[str, Insight]:
     """Score every group against the pages ``scope`` holds now (reads only)."""
     own = store.pages_by_topic(scope, [g.topic_key for g in groups])
-    scores: dict[str, GroupScore] = {}
+    scores: dict[str, Insight] = {}
     for g in groups:
         sample = g.episodes[:SAMPLE]
         words = _words("\n".join(ep.text for ep in sample))
@@ -151,7 +122,7 @@ def score_groups(store: Store, scope: Scope, groups: Sequence[Group]) -> dict[st
         novelty = round(max(NOVELTY_FLOOR, 1.0 - similarity), 4)
         confidence = _confidence(g.episodes)
         frequency = len(g.episodes)
-        scores[g.topic_key] = GroupScore(
+        scores[g.topic_key] = Insight(
             topic_key=g.topic_key,
             importance=importance,
             novelty=novelty,
@@ -165,7 +136,7 @@ def score_groups(store: Store, scope: Scope, groups: Sequence[Group]) -> dict[st
 
 
 def rank_for_cap(
-    groups: Sequence[Group], scores: dict[str, GroupScore], cap: int
+    groups: Sequence[Group], scores: dict[str, Insight], cap: int
 ) -> tuple[list[Group], list[Group]]:
     """Split ``groups`` into the ``cap`` kept (topic order) and the deferred rest.
 

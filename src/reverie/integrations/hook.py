@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from reverie.models import Episode, Recall, ScopeLike, now_utc
 
-__all__ = ["AgentHook", "Memory", "Turn", "with_context"]
+__all__ = ["AgentHook", "Memory", "Turn", "recall_text", "with_context"]
 
 log = logging.getLogger("reverie.integrations.hook")
 
@@ -68,6 +68,23 @@ class Turn:
                 setattr(self, name, details[name])
 
 
+def recall_text(
+    memory: Memory,
+    query: str,
+    scope: ScopeLike,
+    budget_tokens: int | None = None,
+    *,
+    logger: logging.Logger = log,
+) -> str:
+    """The recall section for ``query``; ``""`` when there is nothing, or — with a warning on
+    ``logger`` — when recall fails: it never raises into the agent's turn."""
+    try:
+        return memory.recall(query, scope, budget_tokens).text
+    except Exception as exc:
+        logger.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
+        return ""
+
+
 def with_context(task: str, context: str) -> str:
     """The task with the recalled knowledge above it (the task alone when there is none)."""
     return f"{context}\n\n{task}" if context else task
@@ -93,11 +110,7 @@ class AgentHook:
 
     def before(self, task: str) -> str:
         """The recall section for ``task``; ``""`` when there is nothing, or on any failure."""
-        try:
-            return self.memory.recall(task, self.scope, self.budget_tokens).text
-        except Exception as exc:
-            log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
-            return ""
+        return recall_text(self.memory, task, self.scope, self.budget_tokens)
 
     def after(self, turn: Turn) -> Episode | None:
         """Record ``turn`` as an episode; None (and a warning) if that fails."""

@@ -25,7 +25,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from pydantic import ConfigDict, Field
 
 from reverie.adapters import parse
-from reverie.integrations.hook import Memory
+from reverie.integrations.hook import Memory, recall_text
 
 __all__ = ["ReverieMemoryBlock"]
 
@@ -53,11 +53,8 @@ class ReverieMemoryBlock(BaseMemoryBlock[str]):
         if not users:
             return ""
         memory: Memory = self.memory
-        try:
-            return memory.recall(str(users[-1].content), self.scope, self.budget_tokens).text
-        except Exception as exc:
-            log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
-            return ""
+        query = str(users[-1].content)
+        return recall_text(memory, query, self.scope, self.budget_tokens, logger=log)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         line = json.dumps({"messages": [_wire(m) for m in messages]}, ensure_ascii=False)

@@ -23,7 +23,7 @@ from typing import Any
 from agents import Agent, FunctionTool, RunContextWrapper, RunHooks, Tool, function_tool
 
 from reverie.adapters.base import episode_id, excerpt, looks_failed, text_of
-from reverie.integrations.hook import Memory
+from reverie.integrations.hook import Memory, recall_text
 from reverie.models import ScopeLike
 
 __all__ = ["ReverieRunHooks", "latest_user_text", "recall_instructions", "recall_tool"]
@@ -41,13 +41,7 @@ def latest_user_text(context: RunContextWrapper[Any]) -> str:
 
 
 def _recall(memory: Memory, scope: ScopeLike, query: str, budget: int | None) -> str:
-    if not query:
-        return ""
-    try:
-        return memory.recall(query, scope, budget).text
-    except Exception as exc:
-        log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
-        return ""
+    return recall_text(memory, query, scope, budget, logger=log) if query else ""
 
 
 class ReverieRunHooks(RunHooks[Any]):

@@ -32,7 +32,7 @@ from pydantic_ai.messages import (
 from reverie.adapters import parse
 from reverie.adapters.base import text_of
 from reverie.engine import IngestResult
-from reverie.integrations.hook import Memory
+from reverie.integrations.hook import Memory, recall_text
 from reverie.models import ScopeLike
 
 __all__ = ["episodes_of", "recall_instructions", "remember_run"]
@@ -48,13 +48,7 @@ def recall_instructions(
 
     def instructions(ctx: RunContext[Any]) -> str:
         prompt = ctx.prompt if isinstance(ctx.prompt, str) else text_of(ctx.prompt)
-        if not prompt:
-            return ""
-        try:
-            return memory.recall(prompt, scope, budget_tokens).text
-        except Exception as exc:
-            log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
-            return ""
+        return recall_text(memory, prompt, scope, budget_tokens, logger=log) if prompt else ""
 
     return instructions
 

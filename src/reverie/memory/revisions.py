@@ -35,6 +35,7 @@ from reverie.models import (
     Cycle,
     CycleReport,
     CycleStatus,
+    Page,
     PageStatus,
     Revision,
     Scope,
@@ -178,6 +179,21 @@ def one_page_change(
     )
 
 
+def _one_revision(
+    store: BrainStore, ctx: WriteContext, page: Page, rev: Revision, action: str, headline: str
+) -> Changeset:
+    """``rev`` over ``page``'s current revision, as the one-page cycle of ``ctx``."""
+    write = PageWrite(page.scope, page.topic_key, rev, page.revision.number)
+    return one_page_change(
+        ctx.scope,
+        ctx.cycle_id,
+        ctx.now,
+        [(action, write, 0)],
+        checkpoint=store.checkpoint(page.scope),
+        headline=headline,
+    )
+
+
 def plan_restore(store: BrainStore, page_id: str, number: int, now: datetime) -> Changeset:
     """A new revision of ``page_id`` with the exact content of its revision ``number``."""
     page = store.page(page_id)
@@ -192,15 +208,8 @@ def plan_restore(store: BrainStore, page_id: str, number: int, now: datetime) ->
         raise InvalidInput(
             "revision", f"page {page_id} already has the content of revision {number}"
         )
-    write = PageWrite(page.scope, page.topic_key, rev, page.revision.number)
-    return one_page_change(
-        page.scope,
-        cycle_id,
-        now,
-        [("restored", write, 0)],
-        checkpoint=store.checkpoint(page.scope),
-        headline=f"restore of {page_id} to revision {number}",
-    )
+    headline = f"restore of {page_id} to revision {number}"
+    return _one_revision(store, ctx, page, rev, "restored", headline)
 
 
 def plan_retire(
@@ -213,12 +222,4 @@ def plan_retire(
     cycle_id = new_cycle_id(now)
     ctx = WriteContext(page.scope, cycle_id, now, {}, author=author)
     rev = next_revision(ctx, page, status=PageStatus.RETIRED, reason=reason)
-    write = PageWrite(page.scope, page.topic_key, rev, page.revision.number)
-    return one_page_change(
-        page.scope,
-        cycle_id,
-        now,
-        [("retired", write, 0)],
-        checkpoint=store.checkpoint(page.scope),
-        headline=f"retirement of {page_id}",
-    )
+    return _one_revision(store, ctx, page, rev, "retired", f"retirement of {page_id}")

@@ -27,7 +27,8 @@ forget_router = APIRouter(prefix="/v1", tags=["erasure"])
 
 class ForgetIn(BaseModel):
     """What to erase (at most one of episodes, page, subject, older_than) and where (at most one
-    of scope, agent, tenant; default: all the key may reach)."""
+    of scope, agent, tenant; default: all the key may reach): the keywords of
+    :meth:`reverie.Reverie.forget`."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -41,6 +42,9 @@ class ForgetIn(BaseModel):
     apply: bool = False
     reason: str = Field(default="", max_length=2000)
     request_id: str | None = Field(default=None, max_length=200)
+
+
+_PLACES = {"scope", "agent", "tenant"}
 
 
 def _refuse(key: ApiKey, place: str) -> ApiError:
@@ -73,16 +77,8 @@ def forget(body: ForgetIn, rv: Brain, key: Admin) -> dict[str, Any]:
     named = body.scope or body.agent or body.tenant
     if not (body.episodes or body.page or body.subject or body.older_than or named):
         raise ApiError(400, "invalid_input", "name what to erase", field="target")
-    receipt = rv.forget(
-        episodes=body.episodes,
-        page=body.page,
-        subject=body.subject,
-        older_than=body.older_than,
-        apply=body.apply,
-        reason=body.reason,
-        request_id=body.request_id,
-        **_place(key, body),
-    )
+    what = body.model_dump(exclude=_PLACES)  # the rest of the body: forget's own keywords
+    receipt = rv.forget(**what, **_place(key, body))
     return receipt.to_json()
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from reverie.api.items import MemoryEvent
 from reverie.engine import Reverie
@@ -117,6 +117,8 @@ class EpisodeView(BaseModel):
 
 
 class RevisionView(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # read from a Revision, less its content
+
     number: int
     status: str
     author: str
@@ -325,17 +327,7 @@ class Tools:
         page = lineage.page
         return Lineage(
             page=PageRead(id=page.id, markdown=page.to_markdown(), citations=page.citations),
-            revisions=[
-                RevisionView(
-                    number=r.number,
-                    status=str(r.status),
-                    author=r.author,
-                    reason=r.reason,
-                    cycle_id=r.cycle_id,
-                    created_at=r.created_at,
-                )
-                for r in lineage.revisions
-            ],
+            revisions=[RevisionView.model_validate(r) for r in lineage.revisions],
             episodes=[self._episode(e) for e in lineage.episodes],
         )
 

@@ -26,11 +26,12 @@ from reverie.errors import Conflict
 from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
 from reverie.store.base import ArchiveStore
+from reverie.store.dialect import Dialect
 from reverie.store.sql.base import SQLBase
 from reverie.store.sql.rows import EPISODE_COLUMNS, episode_search_text, prefixed, scope_token
 from reverie.store.vectors import embedded_text
 
-__all__ = ["ArchiveStore", "BundleInfo", "SQLiteArchive", "is_stub"]
+__all__ = ["BUNDLE_COLUMNS", "ArchiveStore", "BundleInfo", "SQLiteArchive", "bundle_row", "is_stub"]
 
 _CHUNK = 500
 
@@ -58,7 +59,23 @@ class BundleInfo:
         return self.hash.removeprefix("sha256:") + ".jsonl.gz"
 
 
-_BUNDLE_COLUMNS = "hash, scope_key, episodes, bytes, first_seq, last_seq, created_at, restored_at"
+BUNDLE_COLUMNS = "hash, scope_key, episodes, bytes, first_seq, last_seq, created_at, restored_at"
+
+
+def bundle_row(d: Dialect, bundle: BundleInfo) -> tuple[Any, ...]:
+    """``bundle`` as a row of :data:`BUNDLE_COLUMNS` in ``d``'s values."""
+    return (
+        bundle.hash,
+        bundle.scope.key,
+        bundle.episodes,
+        bundle.bytes,
+        bundle.first_seq,
+        bundle.last_seq,
+        d.ts(bundle.created_at),
+        d.ts(bundle.restored_at),
+    )
+
+
 _STUB = (
     "UPDATE episodes SET session_id = NULL, situation = '', action = '', outcome_details = NULL,"
     " error = NULL, lesson = NULL, tools = '[]', entities = '[]', metadata = '{}'"
@@ -115,17 +132,9 @@ class SQLiteArchive(SQLBase):
     def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
         with self._write() as c:
             c.execute(
-                f"INSERT OR REPLACE INTO archive_bundles ({_BUNDLE_COLUMNS})"
-                " VALUES (?,?,?,?,?,?,?,NULL)",
-                (
-                    bundle.hash,
-                    bundle.scope.key,
-                    bundle.episodes,
-                    bundle.bytes,
-                    bundle.first_seq,
-                    bundle.last_seq,
-                    bundle.created_at.isoformat(),
-                ),
+                f"INSERT OR REPLACE INTO archive_bundles ({BUNDLE_COLUMNS})"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                bundle_row(self.dialect, bundle),
             )
             c.executemany(
                 "INSERT INTO archived_episodes VALUES (?,?,?)",
@@ -179,7 +188,7 @@ class SQLiteArchive(SQLBase):
         return len(restored)
 
     def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]:
-        sql = f"SELECT {_BUNDLE_COLUMNS} FROM archive_bundles"
+        sql = f"SELECT {BUNDLE_COLUMNS} FROM archive_bundles"
         rows = (
             self._read(sql + " WHERE scope_key = ? ORDER BY created_at, hash", (scope.key,))
             if scope

@@ -27,6 +27,7 @@ from typing import Any
 
 from reverie.errors import Conflict, NotFound
 from reverie.models import Episode, Revision, Scope, revision_meta
+from reverie.store.archive import BUNDLE_COLUMNS, bundle_row
 from reverie.store.base import ErasureStore, StepHook
 from reverie.store.receipts import (
     BundleSwap,
@@ -304,7 +305,6 @@ class ErasureSQL(SQLBase):
             n["archived_episodes"] += c.execute(
                 f"DELETE FROM archived_episodes WHERE {where}", params
             ).rowcount
-        d = self.dialect
         for swap in e.bundles:
             old, new = swap.old, swap.new
             left = c.execute(
@@ -314,19 +314,9 @@ class ErasureSQL(SQLBase):
                 raise _moved(f"archive bundle {old.hash} changed")
             if new is not None:
                 c.execute(
-                    "INSERT INTO archive_bundles (hash, scope_key, episodes, bytes, first_seq,"
-                    " last_seq, created_at, restored_at) VALUES (?,?,?,?,?,?,?,?)"
+                    f"INSERT INTO archive_bundles ({BUNDLE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"
                     " ON CONFLICT DO NOTHING",
-                    (
-                        new.hash,
-                        new.scope.key,
-                        new.episodes,
-                        new.bytes,
-                        new.first_seq,
-                        new.last_seq,
-                        d.ts(new.created_at),
-                        d.ts(new.restored_at),
-                    ),
+                    bundle_row(self.dialect, new),
                 )
                 c.execute(
                     "UPDATE archived_episodes SET bundle = ? WHERE bundle = ?", (new.hash, old.hash)
