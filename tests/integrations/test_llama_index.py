@@ -4,8 +4,6 @@ dream the recalled lesson is in the system message the chat engine sends its (sc
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,15 +21,9 @@ from sqlalchemy.pool import NullPool
 
 from reverie.integrations.llama_index import ReverieMemoryBlock
 
-# LlamaIndex's sync wrappers open event loops they never close; they are collected here, inside
-# these tests, so the ResourceWarning lands on them and not on whichever test runs next
+# LlamaIndex's sync wrappers open event loops they never close (conftest closes the current one);
+# the ResourceWarning of any other such loop is collected inside these tests, not after them
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-
-
-@pytest.fixture(autouse=True)
-def _collect_leaked_loops() -> Iterator[None]:
-    yield
-    gc.collect()
 
 
 SCOPE = "acme/helpdesk"
