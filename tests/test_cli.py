@@ -202,6 +202,18 @@ def test_console_script_has_no_traceback(db: Path) -> None:
     assert "invalid scope" in done.stderr
 
 
+@pytest.mark.parametrize("module", ["reverie", "reverie.cli.app"])
+def test_python_dash_m_runs_the_cli(module: str, db: Path) -> None:
+    args = [sys.executable, "-W", "error", "-m", module, "--db", str(db), "init", "--json"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)
+    usage = subprocess.run(
+        [sys.executable, "-m", module], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "Usage:" in usage.stdout + usage.stderr
+
+
 def _help(*args: str) -> str:
     result = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.output

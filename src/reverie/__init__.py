@@ -7,7 +7,7 @@ into a prompt under a token budget. Importing this package does no I/O and start
 from __future__ import annotations
 
 from reverie.api.aio import AsyncReverie
-from reverie.api.items import Deletion, MemoryEvent, MemoryItem
+from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
 from reverie.config import Config, DreamConfig, IdentityConfig, RecallConfig
 from reverie.engine import IngestResult, Reverie, UndoReport
 from reverie.errors import (
@@ -67,6 +67,7 @@ __all__ = [
     "Recall",
     "RecallConfig",
     "RecallItem",
+    "Retirement",
     "Reverie",
     "ReverieError",
     "Revision",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reverie.api import verbs
-from reverie.api.items import Deletion, MemoryEvent, MemoryItem
+from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
 from reverie.config import Config
 from reverie.dream import review as _review
 from reverie.dream.cycle import DreamCycle
@@ -702,7 +702,12 @@ class Reverie:
         return verbs.history(self, memory_id)
 
     def delete(self, memory_id: str, *, now: datetime | None = None) -> Deletion:
-        """Retire the page ``memory_id``: a revision, undoable with ``undo(deletion.cycle_id)``;
-        the page stays readable in ``why`` and ``history``. Not erasure: see
-        :func:`reverie.api.verbs.delete`, the one place that decides."""
+        """Erase the page or episode ``memory_id``, applied at once (:meth:`forget`; the call
+        is the request): the returned ``Deletion`` names the erasure receipt. Not undoable; to
+        take a page out of recall and keep it, :meth:`retire` it."""
         return verbs.delete(self, memory_id, utc(now) if now else now_utc())
+
+    def retire(self, memory_id: str, *, now: datetime | None = None) -> Retirement:
+        """Retire the page ``memory_id``: a revision, undoable with ``undo(r.cycle_id)``; the
+        page leaves recall and stays readable in ``why`` and ``history``."""
+        return verbs.retire(self, memory_id, utc(now) if now else now_utc())

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from reverie import AsyncReverie, Reverie, Scope, StoreError
+from reverie import AsyncReverie, NotFound, Reverie, Scope, StoreError
 from reverie.bench.demo import load_sample
 
 T = TypeVar("T")
@@ -181,11 +181,16 @@ def test_conventional_verbs_through_the_async_facade(target: str) -> None:
         async with await AsyncReverie.open(target) as rv:
             found = await rv.search(QUERY, scope="acme/coder", limit=2)
             assert found and all(0 <= (m.score or 0) <= 1 for m in found)
-            receipt = await rv.delete(found[0].id)
+            receipt = await rv.retire(found[0].id)
             assert (await rv.get(found[0].id)).status == "retired"
             assert (await rv.history(found[0].id))[-1].event == "RETIRE"
             await rv.undo(receipt.cycle_id)
             assert (await rv.get(found[0].id)).status == "active"
+            deletion = await rv.delete(found[0].id)
+            assert deletion.pages_deleted == [found[0].id]
+            assert (await rv.erasure(deletion.erasure_id)).applied
+            with pytest.raises(NotFound):
+                await rv.get(found[0].id)
 
     _run(main)
 

@@ -107,10 +107,10 @@ def test_get_all_lists_pages_then_pending_episodes(brain: Reverie) -> None:
     assert kinds <= {"procedure"}
 
 
-def test_delete_retires_and_undo_brings_back(brain: Reverie) -> None:
+def test_retire_keeps_the_page_readable_and_undo_brings_it_back(brain: Reverie) -> None:
     _dreamed(brain)
     top = brain.search(DEPLOY, scope="acme/coder", limit=1)[0]
-    receipt = brain.delete(top.id)
+    receipt = brain.retire(top.id)
     assert (
         receipt.status == "retired" and receipt.revision == brain.get(top.id).metadata["revision"]
     )
@@ -123,21 +123,55 @@ def test_delete_retires_and_undo_brings_back(brain: Reverie) -> None:
     assert events[-1].author == "api" and events[-1].cycle_id == receipt.cycle_id
     assert brain.why(top.id).revisions[-1].status == "retired"  # still readable
     with pytest.raises(InvalidInput, match="already retired"):
-        brain.delete(top.id)
+        brain.retire(top.id)
     brain.undo(receipt.cycle_id)
     assert brain.get(top.id).status == "active"
     assert top.id in {m.id for m in brain.search(DEPLOY, scope="acme/coder")}
 
 
-def test_delete_of_an_episode_or_unknown_id_is_refused(brain: Reverie) -> None:
+def test_delete_of_a_page_erases_it_and_leaves_a_receipt(brain: Reverie) -> None:
+    _dreamed(brain)
+    top = brain.search(DEPLOY, scope="acme/coder", limit=1)[0]
+    deletion = brain.delete(top.id)
+    assert deletion.kind == "page" and deletion.pages_deleted == [top.id]
+    assert deletion.episodes == []  # a page's episodes are evidence: they stay
+    assert all(brain.episode(e).id == e for e in top.citations)
+    with pytest.raises(NotFound):
+        brain.get(top.id)
+    with pytest.raises(NotFound):
+        brain.history(top.id)
+    assert top.id not in {m.id for m in brain.search(DEPLOY, scope="acme/coder")}
+    receipt = brain.erasure(deletion.erasure_id)
+    assert receipt.applied and receipt.request["page"] == top.id
+    assert {t.page_id for t in receipt.tombstones} == {top.id}
+    with pytest.raises(NotFound):
+        brain.delete(top.id)
+
+
+def test_delete_of_an_episode_erases_it_and_rederives_its_pages(brain: Reverie) -> None:
+    _dreamed(brain)
+    page = brain.search(DEPLOY, scope="acme/coder", limit=1)[0]
+    cited = page.citations[0]
+    deletion = brain.delete(cited)
+    assert deletion.kind == "episode" and deletion.episodes == [cited]
+    assert page.id in deletion.pages_rederived + deletion.pages_deleted
+    with pytest.raises(NotFound):
+        brain.get(cited)
+    assert all(cited not in m.citations for m in brain.get_all(scope="acme/coder", limit=500))
+    assert brain.erasure(deletion.erasure_id).request["episodes"] == [cited]
+
+
+def test_retire_of_an_episode_and_delete_of_an_unknown_id_are_refused(brain: Reverie) -> None:
     [item] = brain.add("a note", user_id="erin")
-    with pytest.raises(InvalidInput, match="erasure"):
-        brain.delete(item.id)
+    with pytest.raises(InvalidInput, match="only pages retire"):
+        brain.retire(item.id)
     with pytest.raises(NotFound, match="neither a page nor an episode"):
         brain.delete("pg_nope")
     with pytest.raises(NotFound):
         brain.history("nope")
     assert [e.event for e in brain.history(item.id)] == ["ADD"]
+    assert brain.delete(item.id).episodes == [item.id]
+    assert brain.get_all(user_id="erin") == []
 
 
 def test_history_follows_a_fact_through_supersession(brain: Reverie) -> None:

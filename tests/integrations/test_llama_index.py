@@ -69,7 +69,7 @@ def test_flushed_turns_are_episodes_and_recall_reaches_the_llm(tmp_path: Path) -
 
         llm = MockLLM()
         engine = SimpleChatEngine.from_defaults(llm=llm, memory=_memory(rv, "s2", tmp_path, 2000))
-        asyncio.run(engine.achat("Does a password reset need the ticket number?"))
+        asyncio.run(engine.achat("How do password resets work here?"))
         system = llm.last_chat_messages[0]  # what the scripted LLM was sent
         assert system.role == MessageRole.SYSTEM
         assert "<reverie>" in str(system.content)  # the block, under its name

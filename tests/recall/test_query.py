@@ -25,6 +25,29 @@ def test_query_terms(text: str, expected: list[str]) -> None:
     assert query_terms(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("How do password resets work here?", ["password", "resets"]),
+        ("How are refunds handled?", ["refunds"]),
+        ("How did the migration go?", ["migration"]),
+        ("What is the process for password resets?", ["password", "resets"]),
+        ("What are the steps to rotate keys?", ["rotate", "keys"]),
+        # outside the frame the same words are content
+        ("Where does Ana work?", ["ana", "work"]),
+        ("How do I get to work?", ["work"]),
+        ("Kill the process that holds the lock", ["kill", "process", "holds", "lock"]),
+        ("Does the work laptop need a VPN?", ["work", "laptop", "vpn"]),
+        ("How does the pipeline work in staging?", ["pipeline", "work", "staging"]),
+        # a frame ends its sentence: the next one keeps its words
+        ("How do I deploy? It does not work.", ["deploy", "work"]),
+        ("How does it work? And refunds?", ["refunds"]),
+    ],
+)
+def test_query_terms_leave_out_the_frame_of_a_question(text: str, expected: list[str]) -> None:
+    assert query_terms(text) == expected
+
+
 def test_query_terms_are_capped_in_first_occurrence_order() -> None:
     words = [f"term{i:02d}" for i in range(40)]
     assert query_terms(" ".join(words)) == words[:MAX_TERMS]

@@ -3,6 +3,11 @@ term that none holds weighs most, so a lone common match is not enough and a lon
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+import pytest
+
+from reverie import Reverie
 from reverie.recall.query import stem, stems
 from reverie.recall.search import coverage, term_weights
 
@@ -34,3 +39,42 @@ def test_one_rare_match_passes_a_floor_one_common_match_does_not() -> None:
 def test_without_weights_coverage_is_the_plain_share() -> None:
     assert coverage(_wanted("deploy", "staging", "weather"), "deploying to staging") == 2 / 3
     assert coverage([], "anything") == 0.0
+
+
+RESET_LESSON = "Password resets need the ticket number before the reset link is sent."
+
+
+def _helpdesk(rv: Reverie) -> None:
+    """Chat turns about password resets, and the lesson, distilled into a page."""
+    for n in range(3):
+        turn = [
+            {"role": "user", "content": f"Reset my password please ({n})"},
+            {"role": "assistant", "content": f"Sent link {n}. {RESET_LESSON}"},
+        ]
+        rv.add(turn, scope="acme/helpdesk")
+    lesson = {"situation": "password reset", "action": "asked", "lesson": RESET_LESSON}
+    rv.remember(lesson, scope="acme/helpdesk")
+    rv.dream("acme/helpdesk", now=datetime(2030, 1, 1, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Does a password reset need the ticket number?",
+        "How do password resets work here?",
+        "How are password resets handled?",
+        "What is the process for password resets?",
+    ],
+)
+def test_a_question_frame_does_not_hide_the_page_it_asks_about(rv: Reverie, question: str) -> None:
+    """A brain about one topic holds its terms on every candidate, so they weigh little; a
+    frame word ("work") held by none would outweigh them in the floor if it counted."""
+    _helpdesk(rv)
+    found = rv.recall(question, "acme/helpdesk", 500)
+    assert any(RESET_LESSON in item.text for item in found.items), question
+
+
+def test_a_framed_question_about_something_never_stored_stays_empty(rv: Reverie) -> None:
+    _helpdesk(rv)
+    assert rv.recall("How do refunds work here?", "acme/helpdesk", 500).items == []
+    assert rv.recall("How is the VPN handled?", "acme/helpdesk", 500).items == []

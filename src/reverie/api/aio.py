@@ -171,3 +171,4 @@ class AsyncReverie:
     get_all = offload(Reverie.get_all)
     history = offload(Reverie.history)
     delete = offload(Reverie.delete)
+    retire = offload(Reverie.retire)

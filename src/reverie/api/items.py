@@ -1,4 +1,4 @@
-"""What the conventional verbs return: a memory, an event in its history, a deletion receipt.
+"""What the conventional verbs return: a memory, an event in its history, what a deletion did.
 
 A *memory* is a page (distilled, cited knowledge) or, before any cycle has distilled it, an
 episode (raw evidence). Both come out as one :class:`MemoryItem`, told apart by ``kind``: a
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +27,7 @@ __all__ = [
     "Deletion",
     "MemoryEvent",
     "MemoryItem",
+    "Retirement",
     "episode_memory",
     "history_of_episode",
     "history_of_page",
@@ -81,7 +82,24 @@ class MemoryEvent(BaseModel):
 
 
 class Deletion(BaseModel):
-    """What ``delete`` did, and how to take it back."""
+    """What ``delete`` erased: the erasure receipt's id and what it reached."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    kind: Literal["page", "episode"] = Field(description="What the id named.")
+    erasure_id: str = Field(description="The receipt: ``erasure(erasure_id)``, with tombstones.")
+    episodes: list[str] = Field(default_factory=list, description="The episode ids erased.")
+    pages_deleted: list[str] = Field(
+        default_factory=list, description="Pages left with no claim, deleted whole."
+    )
+    pages_rederived: list[str] = Field(
+        default_factory=list, description="Pages rewritten without the erased evidence."
+    )
+
+
+class Retirement(BaseModel):
+    """What ``retire`` did, and how to take it back."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -3,7 +3,8 @@
 Each verb is a few calls of the engine's native ones: ``add`` is ``ingest`` (messages through
 the ``openai-chat`` adapter, one episode per user turn), ``search`` is ``recall`` with its units
 grouped by page or episode, ``get`` / ``get_all`` / ``history`` read pages, revisions and
-episodes, and ``delete`` retires a page (:func:`delete` says why and where that changes).
+episodes, ``delete`` is erasure (``forget``) of one page or episode, and ``retire`` takes a page
+out of recall while keeping it, undoably.
 
 ``user_id`` and ``agent_id`` name the scope ``tenant/agent_id/user_id`` (the tenant and the
 default agent come from :class:`~reverie.config.IdentityConfig`); ``run_id`` is an episode's
@@ -23,6 +24,7 @@ from reverie.api.items import (
     Deletion,
     MemoryEvent,
     MemoryItem,
+    Retirement,
     episode_memory,
     history_of_episode,
     history_of_page,
@@ -47,6 +49,7 @@ __all__ = [
     "get_all",
     "history",
     "matches",
+    "retire",
     "scope_for",
     "search",
 ]
@@ -251,24 +254,43 @@ def history(rv: Reverie, memory_id: str) -> list[MemoryEvent]:
 
 
 def delete(rv: Reverie, memory_id: str, now: datetime) -> Deletion:
-    """Retire the page ``memory_id``: a new revision with status ``retired``, recorded as a
-    one-page cycle, so the page leaves recall and ``get_all`` but stays readable in ``why`` and
-    ``history``, and ``undo(cycle_id)`` brings it back.
+    """Erase the page or the episode ``memory_id`` (``forget``, applied: docs/privacy.md).
 
-    This is the one place ``delete`` is decided. Erasure (``forget``: every derived byte gone,
-    a receipt and tombstones left) is the deliberate exception to "nothing silently lost"; when
-    the engine has it, ``delete`` becomes it here. Until then an episode cannot be deleted.
+    The caller's explicit call is the request, so it is applied at once, as ``delete`` means in
+    every memory library: the memory is gone, not hidden. A page loses every revision (its
+    episodes stay, as evidence); an episode goes with every claim that stood on it alone, and
+    the pages citing it are re-derived without it. The receipt (``erasure(erasure_id)``) and its
+    tombstones are what is left. To take a page out of recall and keep it, use :func:`retire`.
     """
     page = _page_or_none(rv, memory_id)
     if page is None:
         _episode(rv, memory_id)  # NotFound for an unknown id
-        raise InvalidInput(
-            "id", f"{memory_id} is an episode; episodes are removed only by erasure (forget)"
-        )
-    changes = plan_retire(rv.store, memory_id, now, author="api", reason="deleted through the API")
+    target = {"page": memory_id} if page is not None else {"episodes": [memory_id]}
+    receipt = rv.forget(**target, apply=True, reason="deleted through the API", now=now)
+    details = receipt.details
+    return Deletion(
+        id=memory_id,
+        kind="page" if page is not None else "episode",
+        erasure_id=receipt.id,
+        episodes=list(details.get("episodes") or []),
+        pages_deleted=list(details.get("pages_deleted") or []),
+        pages_rederived=list(details.get("pages_rederived") or []),
+    )
+
+
+def retire(rv: Reverie, memory_id: str, now: datetime) -> Retirement:
+    """Retire the page ``memory_id``: a new revision with status ``retired``, recorded as a
+    one-page cycle, so the page leaves recall and ``get_all`` but stays readable in ``why`` and
+    ``history``, and ``undo(cycle_id)`` brings it back. Episodes are evidence and are never
+    retired: erase one with :func:`delete`."""
+    page = _page_or_none(rv, memory_id)
+    if page is None:
+        _episode(rv, memory_id)  # NotFound for an unknown id
+        raise InvalidInput("id", f"{memory_id} is an episode; only pages retire (delete erases)")
+    changes = plan_retire(rv.store, memory_id, now, author="api", reason="retired through the API")
     rv.store.commit(changes)
     retired = rv.page(memory_id)
-    return Deletion(
+    return Retirement(
         id=memory_id,
         status=str(retired.status),
         revision=retired.revision.number,

@@ -450,3 +450,7 @@ def main() -> None:
             fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
         except typer.Exit as done:
             sys.exit(done.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -9,6 +9,13 @@ relevance floor in :mod:`reverie.recall.search` tests.
 Terms split like SQLite FTS5's ``unicode61`` tokenizer (letters and digits; ``_``, ``-`` and
 punctuation separate), so what we count is what the index holds. :func:`stem` is a deliberately
 light suffix stripper, enough to let "deploys", "deploying" and "deployed" meet "deploy".
+
+Some words are the *frame* of a question rather than its topic, and only in that frame: "work"
+in "how do password resets work?", "process" in "what is the process for refunds?". Counted,
+such a word is a term no stored line holds (nobody writes "password resets work"), so it is the
+rarest of the question's terms and outweighs the ones that name the topic in the coverage floor.
+Outside the frame the same word is content ("Where does Ana work?", "kill the process"), so
+:data:`FRAMES` removes it only where a question is shaped around it.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["MAX_TERMS", "STOP_WORDS", "query_terms", "stem", "stems"]
+__all__ = ["FRAMES", "MAX_TERMS", "STOP_WORDS", "query_terms", "stem", "stems"]
 
 MAX_TERMS = 16
 _WORD = re.compile(r"[^\W_]+")
@@ -39,20 +46,42 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 words of a complaint ("keeps timing out", "still fails"), which say how often, not what ("keep"
 itself stays: "keep the lock file", "keep busy")."""
 
+_FRAME_VERBS = "work|works|working|function|functions|happen|happens|go|goes|handled|managed|done"
+_AFTER_FRAME = "here|there|now|today|again|exactly|actually|nowadays"
+FRAMES = (
+    # "how do password resets work (here)?", "how are refunds handled?": the last verb asks for
+    # an explanation; "how do I get to work?" is about a place, so "to work" stays
+    re.compile(
+        r"(?<=\bhow\s)\s*(?:do|does|did|can|could|should|would|will|is|are)\b[^?.!]+?(?<!\bto)\s"
+        rf"(?P<frame>{_FRAME_VERBS})\b(?=(?:\s+(?:{_AFTER_FRAME}))?\s*(?:[?.!]|$))"
+    ),
+    # "what is the process / procedure / way for …", "the steps to …": the noun asks for one
+    re.compile(r"\bthe\s+(?P<frame>process|procedure|steps|way)\s+(?=for\b|to\b|of\b)"),
+)
+"""Question frames, each with a ``frame`` group: the word the question is shaped around, not
+about (module docstring)."""
+
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 _KEEP_DOUBLE = frozenset("lsz")
 
 
 def query_terms(text: str) -> list[str]:
-    """The content terms of ``text``: lowercased, stop words and 1-character tokens removed,
-    numbers kept, first occurrence order, at most :data:`MAX_TERMS`."""
+    """The content terms of ``text``: lowercased, frame words (:data:`FRAMES`), stop words and
+    1-character tokens removed, numbers kept, first occurrence order, at most :data:`MAX_TERMS`."""
     terms: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
+    for word in _WORD.findall(_unframed(text.lower())):
         if len(word) > 1 and word not in STOP_WORDS:
             terms.setdefault(word, None)
             if len(terms) == MAX_TERMS:
                 break
     return list(terms)
+
+
+def _unframed(text: str) -> str:
+    """``text`` without the frame words of :data:`FRAMES`."""
+    for frame in FRAMES:
+        text = frame.sub(lambda m: m.group(0)[: m.start("frame") - m.start()] + " ", text)
+    return text
 
 
 @lru_cache(maxsize=65_536)
