@@ -239,7 +239,7 @@ class Reverie:
         target = Scope.parse(scope) if scope is not None else None
         ep = admit(episode, target, self._clock(now))
         stored = self.store.append([ep])
-        return stored[0] if stored else self.store.episode(ep.id)
+        return stored[0] if stored else self.store.episode(ep.id, tenant=ep.scope.tenant)
 
     def ingest(
         self,
@@ -493,15 +493,17 @@ class Reverie:
         return self.store.revisions(page_id)
 
     def why(self, page_id: str) -> Lineage:
-        """A page, all its revisions, and every raw episode any revision cites."""
+        """A page, all its revisions, and every raw episode any revision cites (the page's
+        tenant's: an org page cites episodes of its tenant's scopes)."""
         page = self.store.page(page_id)
         revisions = self.store.revisions(page_id)
         cited = [e for r in revisions for e in r.citations]
         pages = sorted({p for r in revisions for c in r.claims for p in c.page_ids})
+        found = self.store.episodes(cited, tenant=page.scope.tenant)
         return Lineage(
             page=page,
             revisions=revisions,
-            episodes=readable(resolve_archived(self.store, self.store.episodes(cited))),
+            episodes=readable(resolve_archived(self.store, found)),
             cited_pages=pages,
         )
 
@@ -513,12 +515,18 @@ class Reverie:
 
     # -- service: what the HTTP and MCP edges read ------------------------------------------
 
-    def episode(self, episode_id: str) -> Episode:
-        return readable(resolve_archived(self.store, [self.store.episode(episode_id)]))[0]
+    def episode(self, episode_id: str, *, tenant: str | None = None) -> Episode:
+        """The episode ``episode_id`` of ``tenant`` (default: the tenant of
+        :class:`~reverie.config.IdentityConfig`): ids are a tenant's own, two tenants may
+        both have a ``b1``. :class:`~reverie.errors.NotFound` if that tenant has none."""
+        found = self.store.episode(episode_id, tenant=tenant or self.config.identity.tenant)
+        return readable(resolve_archived(self.store, [found]))[0]
 
-    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
-        """The episodes among ``episode_ids`` that exist, by ``seq``; archived ones fetched back."""
-        return readable(resolve_archived(self.store, self.store.episodes(episode_ids)))
+    def episodes(self, episode_ids: Iterable[str], *, tenant: str | None = None) -> list[Episode]:
+        """The episodes of ``tenant`` (as in :meth:`episode`) among ``episode_ids`` that
+        exist, by ``seq``; archived ones fetched back."""
+        found = self.store.episodes(episode_ids, tenant=tenant or self.config.identity.tenant)
+        return readable(resolve_archived(self.store, found))
 
     @property
     def keys(self) -> KeyRing:

@@ -62,7 +62,7 @@ def test_add_an_episode_mapping_keeps_its_fields(brain: Reverie) -> None:
     episode = {"situation": "flaky test", "action": "pinned the seed", "outcome": "success"}
     [item] = brain.add(episode, scope="acme/coder", metadata={"pr": 12}, now=T0)
     assert item.status == "success" and item.created_at == T0
-    assert brain.episode(item.id).metadata == {"pr": 12}
+    assert brain.episode(item.id, tenant="acme").metadata == {"pr": 12}
 
 
 def test_identity_config_names_the_tenant(target: str) -> None:
@@ -80,7 +80,7 @@ def test_search_scores_pages_in_unit_interval_with_citations(brain: Reverie) -> 
     assert [m.score for m in found] == sorted((m.score or 0.0 for m in found), reverse=True)
     top = found[0]
     assert top.id.startswith("pg_") and top.kind != "episode" and top.citations
-    assert set(top.citations) <= {e.id for e in brain.episodes(top.citations)}
+    assert set(top.citations) <= {e.id for e in brain.episodes(top.citations, tenant="acme")}
     assert top.memory and top.created_at and top.metadata["revision"] >= 1
     only_facts = brain.search(DEPLOY, scope="acme/coder", filters={"kind": "fact"})
     assert all(m.kind == "fact" for m in only_facts)

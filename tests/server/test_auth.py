@@ -138,7 +138,7 @@ def test_a_batch_item_of_another_scope_refuses_the_whole_batch(live: Live) -> No
     assert response.status_code == 403
     assert response.json()["error"]["field"] == "episodes.1.scope"
     with pytest.raises(Exception, match="gx-batch-ok"):
-        live.rv.episode("gx-batch-ok")
+        live.rv.episode("gx-batch-ok", tenant="globex")
 
 
 def test_requests_without_a_valid_key_get_401(live: Live) -> None:

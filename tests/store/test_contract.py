@@ -108,7 +108,7 @@ def test_same_id_other_content_is_a_conflict_and_stores_nothing(
     with pytest.raises(Conflict):
         store.append([fresh, clash])
     with pytest.raises(NotFound):
-        store.episode(fresh.id)
+        store.episode(fresh.id, tenant="acme")
 
 
 def test_scan_is_seq_ascending_scoped_and_skips_consolidated(
@@ -261,6 +261,9 @@ def test_first_stored_is_the_store_clock_not_the_episode_time(
     before = now_utc()
     store.append([old, make_episode()])
     after = now_utc()
-    first = store.first_stored([old.id, "ep-none"])
+    first = store.first_stored([old.id, "ep-none"], tenant="acme")
     assert first is not None and before <= first.astimezone(UTC) <= after  # not 2020
-    assert store.first_stored(["ep-none"]) is None and store.first_stored([]) is None
+    assert (
+        store.first_stored(["ep-none"], tenant="acme") is None
+        and store.first_stored([], tenant="acme") is None
+    )

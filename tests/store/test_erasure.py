@@ -53,13 +53,15 @@ def test_an_erasure_rewrites_what_cites_the_episode_and_leaves_tombstones(
 ) -> None:
     e1, e2, e3, other = _brain(store, make_episode)
     eraser = _eraser(store)
-    assert eraser.pages_citing_any([e1]) == ["pg_a", "pg_b"]
+    assert eraser.pages_citing_any([e1], tenant="acme") == ["pg_a", "pg_b"]
     before = store.page("pg_a").revision.hash
-    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
     counts = eraser.erase(plan.erasure)
     assert counts["episodes"] == 1 and counts["pages_deleted"] == 1
     assert counts["revisions_rewritten"] == 1 and counts["tombstones"] == 2
-    assert store.episodes([e1, other]) == store.episodes([other])  # gone; OTHER's stays
+    assert store.episodes([e1, other], tenant="acme") == store.episodes(
+        [other], tenant="acme"
+    )  # gone; OTHER's stays
     page = store.page("pg_a")
     assert [c.episode_ids for c in page.revision.claims] == [(e2,), (e3,)]  # lost the citation
     assert page.revision.hash == content_hash(page.revision.content()) != before
@@ -85,7 +87,7 @@ def test_a_dry_run_counts_exactly_and_changes_nothing(
     e1, *_rest = _brain(store, make_episode)
     eraser = _eraser(store)
     stats, page = store.stats(), store.page("pg_a")
-    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
     dry = eraser.erase(plan.erasure, apply=False)
     assert store.stats() == stats and store.page("pg_a") == page
     with pytest.raises(NotFound):
@@ -102,7 +104,7 @@ def test_episodes_are_found_by_subject_in_any_case_and_field_and_by_age(
     assert [e.id for e in found] == [e1, other]  # metadata of one, the text of the other
     assert eraser.erasure_episodes([SCOPE], containing="nobody at all") == []
     assert [e.id for e in eraser.erasure_episodes([SCOPE], containing="PORTAL LOGIN")][:1] == [e1]
-    cutoff = store.episode(e1).created_at + timedelta(minutes=1)
+    cutoff = store.episode(e1, tenant="acme").created_at + timedelta(minutes=1)
     assert [e.id for e in eraser.erasure_episodes([SCOPE], before=cutoff)] == [e1]
     assert eraser.pages_containing([SCOPE], "RAISE it") == ["pg_a"]
     assert eraser.pages_containing([OTHER], "raise it") == []
@@ -112,14 +114,14 @@ def test_an_erasure_planned_on_state_that_moved_is_refused_whole(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     e1, e2, *_rest = _brain(store, make_episode)
-    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
     newer = revision("pg_a", 2, [e1, e2])
     store.commit(changeset(SCOPE, store.checkpoint(SCOPE), store.checkpoint(SCOPE), [],
                            [PageWrite(SCOPE, "a", newer, 1)], cycle_id="cy_2"))  # fmt: skip
     stats = store.stats()
     with pytest.raises(Conflict, match="nothing was erased"):
         _eraser(store).erase(plan.erasure)
-    assert store.stats() == stats and store.episodes([e1])
+    assert store.stats() == stats and store.episodes([e1], tenant="acme")
 
 
 def test_a_scope_erased_whole_leaves_no_row_and_other_scopes_intact(

@@ -84,14 +84,14 @@ def scope_for(
     return target
 
 
-def _messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Chat messages as episodes, through the ``openai-chat`` adapter; any unusable message
-    stops the call before anything is stored."""
+def _messages(messages: Sequence[Mapping[str, Any]], scope: Scope) -> list[dict[str, Any]]:
+    """Chat messages as episodes of ``scope``, through the ``openai-chat`` adapter; any
+    unusable message stops the call before anything is stored."""
     try:
         line = json.dumps({"messages": list(messages)}, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput("messages", f"must be JSON values: {exc}") from None
-    parsed = parse("openai-chat", [(1, line)])
+    parsed = parse("openai-chat", [(1, line)], scope=scope)
     if parsed.failures:
         _, field, reason = parsed.failures[0]
         raise InvalidInput(field, reason)
@@ -100,15 +100,15 @@ def _messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return parsed.items
 
 
-def _items(data: AddInput) -> list[dict[str, Any]]:
+def _items(data: AddInput, scope: Scope) -> list[dict[str, Any]]:
     if isinstance(data, str):
-        return _messages([{"role": "user", "content": data}])
+        return _messages([{"role": "user", "content": data}], scope)
     if isinstance(data, Episode):
         return [data.model_dump(exclude={"seq", "consolidated_in"})]
     if isinstance(data, Mapping):
         return [dict(data)]
     if isinstance(data, list | tuple):
-        return _messages(data)
+        return _messages(data, scope)
     raise InvalidInput(
         "data", f"expected a text, messages or an episode, got {type(data).__name__}"
     )
@@ -152,14 +152,18 @@ def add(
     A text or messages' episode ids derive from their content (the chat adapter's), not from
     the time of the call: the same messages added again store nothing new.
     """
-    episodes = [Episode.parse(_fitted(i, scope, run_id, metadata, now)) for i in _items(data)]
+    episodes = [
+        Episode.parse(_fitted(i, scope, run_id, metadata, now)) for i in _items(data, scope)
+    ]
     ids = [e.id for e in episodes]
-    known = set() if isinstance(data, Episode | Mapping) else {e.id for e in rv.episodes(ids)}
+    tenant = scope.tenant  # ids are the tenant's own
+    an_episode = isinstance(data, Episode | Mapping)
+    known = set() if an_episode else {e.id for e in rv.episodes(ids, tenant=tenant)}
     result = rv.ingest([e for e in episodes if e.id not in known], now=now)
     if result.errors:
         bad = result.errors[0]
         raise InvalidInput(bad.field, f"{bad.reason} (item {bad.index}; the others were stored)")
-    stored = {e.id: e for e in rv.episodes(ids)}
+    stored = {e.id: e for e in rv.episodes(ids, tenant=tenant)}
     return [episode_memory(stored[i]) for i in ids if i in stored]
 
 
@@ -202,7 +206,7 @@ def search(
     found = rv.recall(query, scope, SEARCH_BUDGET, now=now)
     ids = {u.id for u in found.items}
     pages = rv.store.pages_by_id(scope, ids)
-    episodes = {e.id: e for e in rv.episodes(ids - set(pages))}
+    episodes = {e.id: e for e in rv.episodes(ids - set(pages), tenant=scope.tenant)}
     items = [m for m in search_memories(found.items, pages, episodes) if matches(m, wanted)]
     return items[:limit]
 
