@@ -202,6 +202,12 @@ def test_vectors_are_cached_by_hash_and_units_scoped(
     assert store.vector_rows(OTHER, "m", 0) == []
     assert store.unit_vectors(SCOPE, "m", "episode", [eps[1].id]) == {eps[1].id: blobs["h1"]}
     assert [e.id for e in store.unembedded_episodes(SCOPE, "m", 10)] == [eps[2].id]
+    [theirs] = store.append([make_episode(id=eps[0].id, scope="globex/bot")])  # the same id
+    store.vectors_put(
+        "m", blobs, [VectorUnit(theirs.scope, "episode", theirs.id, "h2", theirs.seq)]
+    )
+    assert store.unit_vectors(theirs.scope, "m", "episode", [theirs.id]) == {theirs.id: blobs["h2"]}
+    assert store.unit_vectors(SCOPE, "m", "episode", [eps[0].id]) == {eps[0].id: blobs["h0"]}
 
 
 def test_nearest_neighbours_where_the_store_searches_vectors(store: BrainStore) -> None:

@@ -7,13 +7,14 @@ from datetime import timedelta
 
 import pytest
 
-from reverie.errors import Conflict, NotFound
+from reverie.errors import Conflict, InvalidInput, NotFound
 from reverie.hashing import content_hash
 from reverie.memory.forget import ForgetRequest, plan_forget
 from reverie.models import Claim, Revision
-from reverie.store.base import BrainStore, ErasureStore, PageWrite
+from reverie.store.base import BrainStore, ErasureStore, PageWrite, VectorStore
+from reverie.store.vectors import VectorUnit
 from tests.conftest import EpisodeFactory
-from tests.store.test_contract import NOW, OTHER, SCOPE, changeset, revision
+from tests.store.test_contract import GLOBEX, NOW, OTHER, SCOPE, changeset, revision
 
 
 def _eraser(store: BrainStore) -> ErasureStore:
@@ -148,3 +149,58 @@ def test_exports_are_recorded_once_per_place_and_scope(store: BrainStore) -> Non
     ]
     assert (found[0].first_at, found[0].last_at) == (NOW, NOW + timedelta(days=1))
     assert [x.scope for x in eraser.exports([OTHER])] == [OTHER]
+
+
+def _twins(store: BrainStore, make_episode: EpisodeFactory) -> None:
+    """acme and globex each store a b1 (both mention Zoë) and a b2, with a page citing both
+    and a vector unit for b1."""
+    for scope, page in ((SCOPE, "pg_a"), (GLOBEX, "pg_g")):
+        eps = store.append(
+            [
+                make_episode(id="b1", scope=scope.key, situation=f"Zoë at {scope.tenant}"),
+                make_episode(id="b2", scope=scope.key, situation=f"deploy at {scope.tenant}"),
+            ]
+        )
+        write = PageWrite(scope, "t", _with_claim(revision(page, 1, ["b1"]), "more", "b2"), None)
+        store.commit(changeset(scope, 0, eps[1].seq or 0, ["b1", "b2"], [write], f"cy_{page}"))
+        unit = VectorUnit(scope, "episode", "b1", f"h-{scope.tenant}", eps[0].seq)
+        assert isinstance(store, VectorStore)
+        store.vectors_put("m", {unit.hash: bytes(16)}, [unit])
+
+
+def test_erasing_one_tenant_s_b1_leaves_the_other_tenant_s_b1(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    _twins(store, make_episode)
+    eraser = _eraser(store)
+    theirs = store.page("pg_g")
+    assert eraser.pages_citing_any(["b1"], tenant="acme") == ["pg_a"]
+    plan = plan_forget(store, ForgetRequest(episodes=("b1",), tenant="acme"), NOW)
+    counts = eraser.erase(plan.erasure)
+    assert counts["episodes"] == 1 and counts["pages_rewritten"] == 1
+    assert store.episodes(["b1"], tenant="acme") == []
+    assert store.episode("b1", tenant="globex").situation == "Zoë at globex"
+    assert store.page("pg_g") == theirs and store.page("pg_a").citations == ["b2"]
+    assert eraser.pages_citing_any(["b1"], tenant="globex") == ["pg_g"]
+    assert isinstance(store, VectorStore)
+    assert store.unit_vectors(GLOBEX, "m", "episode", ["b1"]) == {"b1": bytes(16)}
+    assert store.unit_vectors(SCOPE, "m", "episode", ["b1"]) == {}
+    with pytest.raises(InvalidInput, match="a tenant's own"):
+        ForgetRequest(episodes=("b1",))  # whose b1?
+
+
+def test_a_subject_erased_everywhere_takes_each_tenant_s_own_episodes(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    _twins(store, make_episode)
+    plan = plan_forget(store, ForgetRequest(subject="zoë at"), NOW)
+    assert sorted((e.scope.tenant, e.id) for e in plan.erasure.episodes) == [
+        ("acme", "b1"),
+        ("globex", "b1"),
+    ]
+    counts = _eraser(store).erase(plan.erasure)
+    assert counts["episodes"] == 2 and counts["pages_rewritten"] == 2
+    for tenant, page in (("acme", "pg_a"), ("globex", "pg_g")):
+        assert [e.id for e in store.episodes(["b1", "b2"], tenant=tenant)] == ["b2"]
+        assert store.page(page).citations == ["b2"]
+    assert store.integrity_check() == "ok"
