@@ -17,11 +17,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from reverie import Reverie
 from reverie.cli.app import app
 from reverie.embed import HashingEmbedder
+from reverie.errors import MigrationError
 from reverie.memory.archive import Archive
 from reverie.models import Scope
 from reverie.store.archive import is_stub
@@ -232,6 +234,27 @@ def test_a_brain_made_before_migration_0014_migrates_and_keeps_everything(tmp_pa
         assert rv.episode("ep-0-0", tenant="acme").situation == "deploying the api to staging"
     result = CliRunner().invoke(app, ["--db", str(db), "verify"])
     assert result.exit_code == 0, result.output
+
+
+def test_a_migration_that_would_leave_a_key_pointing_at_nothing_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    _make_brain(db)
+    _downgrade(db)
+    c = sqlite3.connect(db, isolation_level=None)
+    c.execute("UPDATE archived_episodes SET bundle = 'sha256:gone'")  # foreign keys are off
+    c.close()
+    with pytest.raises(MigrationError, match=r"0014_tenant_ids failed.*archived_episodes"):
+        Reverie.open(db)
+    with sqlite3.connect(db) as c:
+        applied = [r[0] for r in c.execute("SELECT name FROM _migrations")]
+        assert TENANT_IDS not in applied and "0013_erasure" in applied
+        assert [r[1] for r in c.execute("PRAGMA table_info('episodes')")][:3] == [
+            "seq",
+            "id",
+            "scope_key",
+        ]  # still the table 0013 left
 
 
 PG_DOWN = """
