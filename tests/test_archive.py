@@ -50,14 +50,14 @@ def test_dry_run_changes_nothing_and_apply_moves(
         dry = archive.run(timedelta(days=30), LATER)
         assert not dry.applied and dry.episodes == 6 and len(dry.bundles) == 1
         assert not (tmp_path / "archive").exists()
-        assert rv.store.episode("ep-00001").situation  # still hot
+        assert rv.store.episode("ep-00001", tenant="acme").situation  # still hot
         done = archive.run(timedelta(days=30), LATER, apply=True)
         assert done.bundles[0].hash == dry.bundles[0].hash  # the dry run named the same bytes
         files = list((tmp_path / "archive").iterdir())
         assert [f.name for f in files] == [done.bundles[0].file_name]
         data = files[0].read_bytes()
         assert "sha256:" + hashlib.sha256(data).hexdigest() == done.bundles[0].hash
-        assert all(is_stub(rv.store.episode(f"ep-{i:05d}")) for i in range(1, 7))
+        assert all(is_stub(rv.store.episode(f"ep-{i:05d}", tenant="acme")) for i in range(1, 7))
         # unconsolidated episodes (ineligible ones here) stay hot, however old
         unmarked = [e for e in rv.store.recent_episodes(SCOPE, 100) if not e.consolidated_in]
         assert unmarked and not any(is_stub(e) for e in unmarked)
@@ -106,7 +106,7 @@ def test_restore_round_trips_and_lineage_reads_the_bundle(
         archive = Archive(rv.store)
         run = archive.run(timedelta(days=30), LATER, apply=True)
         assert rv.why(page.id).episodes == lineage_before  # fetched from the bundle
-        assert rv.episode("ep-00001").situation == before["ep-00001"]["situation"]
+        assert rv.episode("ep-00001", tenant="acme").situation == before["ep-00001"]["situation"]
         assert [e.id for e in archive.fetch(run.bundles[0].hash)] == [
             f"ep-{i:05d}" for i in range(1, 7)
         ]
@@ -176,4 +176,4 @@ def test_a_line_separator_in_an_episode_survives_the_bundle(
         rv.dream(SCOPE, now=T0 + timedelta(days=1))
         run = Archive(rv.store).run(timedelta(days=30), LATER, apply=True)
         assert run.episodes == 4
-        assert rv.episode("ep-00001").lesson == "wait\u2028for\x85rollout 0"
+        assert rv.episode("ep-00001", tenant="acme").lesson == "wait\u2028for\x85rollout 0"

@@ -182,7 +182,7 @@ def test_erasure_check_finds_a_half_done_erasure_and_an_erased_episode_still_cit
         c.execute("DELETE FROM citations WHERE episode_id = ?", (first,))
         c.execute("DELETE FROM episodes WHERE id = ?", (first,))
     assert any("gone with no receipt" in p for p in check_erasures(store, scope, {first}))
-    receipt = rv.forget(episodes=[second], apply=True)
+    receipt = rv.forget(episodes=[second], scope=scope, apply=True)
     assert receipt.details["episodes"] == [second] and check_erasures(store, scope, set()) == []
     cited = store.pages(scope)[0].citations[0]
     with store._write() as c:  # a receipt claiming an episode that is still stored and cited

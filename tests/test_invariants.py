@@ -130,7 +130,7 @@ class CycleMachine(RuleBasedStateMachine):
         }
         assert self.seen_revisions <= stored, "a revision was lost"
         cited = {e for p in self.store.pages(SCOPE, None) for e in p.citations}
-        known = {e.id for e in self.store.episodes(cited) if e.scope == SCOPE}
+        known = {e.id for e in self.store.episodes(cited, tenant="acme") if e.scope == SCOPE}
         assert cited <= known, "a page cites an episode that is not evidence of its scope"
         assert self.store.integrity_check() == "ok"
 
@@ -151,7 +151,8 @@ class CycleMachine(RuleBasedStateMachine):
             report = engine.dream(SCOPE, now=T0 + timedelta(days=90))
             if report.scanned == 0:
                 break
-        everything = self.store.episodes(f"ep-{i:04d}" for i in range(1, self.count + 1))
+        ids = [f"ep-{i:04d}" for i in range(1, self.count + 1)]
+        everything = self.store.episodes(ids, tenant=SCOPE.tenant)
         cited = {e for p in self.store.pages(SCOPE, None) for e in p.citations}
         for ep in everything:
             if _eligible(ep):

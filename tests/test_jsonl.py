@@ -68,5 +68,5 @@ def test_cli_ingest_keeps_the_good_lines_around_every_bad_one(tmp_path: Path) ->
     assert f"line 2: json: invalid JSON: is nested more than {MAX_JSON_DEPTH}" in result.stderr
     assert "line 3: encoding: not UTF-8 text: byte 0xe9" in result.stderr
     with Reverie.open(db) as rv:
-        assert rv.episode("one").situation == "line\u2028separator"
-        assert rv.episode("six").situation == "deploy"
+        assert rv.episode("one", tenant="acme").situation == "line\u2028separator"
+        assert rv.episode("six", tenant="acme").situation == "deploy"

@@ -76,7 +76,9 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     anyio.run(session)
     with Reverie.open(db) as rv:
         assert rv.pages("globex/bot") == [] and {p.scope.key for p in rv.pages("acme/coder")}
-        assert rv.episode("gx-1").situation == "secret"  # another scope's: untouched
+        assert (
+            rv.episode("gx-1", tenant="globex").situation == "secret"
+        )  # another scope's: untouched
         assert not rv.forget(subject="MCP test").details["episodes"]  # erased for real
 
 
@@ -180,7 +182,7 @@ def test_why_history_search_episodes_and_assert_fact(tmp_path: Path) -> None:
                         {"attribute": "editor", "value": "vim", "metadata": {"source": "chat"}},
                     )
                 )
-                stored = rv.episode(said["id"])
+                stored = rv.episode(said["id"], tenant="acme")
                 assert stored.metadata == {
                     "source": "chat",
                     "fact": {"subject": "user", "attribute": "editor", "value": "vim"},

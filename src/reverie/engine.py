@@ -239,7 +239,7 @@ class Reverie:
         target = Scope.parse(scope) if scope is not None else None
         ep = admit(episode, target, self._clock(now))
         stored = self.store.append([ep])
-        return stored[0] if stored else self.store.episode(ep.id)
+        return stored[0] if stored else self.store.episode(ep.id, tenant=ep.scope.tenant)
 
     def ingest(
         self,
@@ -493,15 +493,17 @@ class Reverie:
         return self.store.revisions(page_id)
 
     def why(self, page_id: str) -> Lineage:
-        """A page, all its revisions, and every raw episode any revision cites."""
+        """A page, all its revisions, and every raw episode any revision cites (the page's
+        tenant's: an org page cites episodes of its tenant's scopes)."""
         page = self.store.page(page_id)
         revisions = self.store.revisions(page_id)
         cited = [e for r in revisions for e in r.citations]
         pages = sorted({p for r in revisions for c in r.claims for p in c.page_ids})
+        found = self.store.episodes(cited, tenant=page.scope.tenant)
         return Lineage(
             page=page,
             revisions=revisions,
-            episodes=readable(resolve_archived(self.store, self.store.episodes(cited))),
+            episodes=readable(resolve_archived(self.store, found)),
             cited_pages=pages,
         )
 
@@ -513,12 +515,18 @@ class Reverie:
 
     # -- service: what the HTTP and MCP edges read ------------------------------------------
 
-    def episode(self, episode_id: str) -> Episode:
-        return readable(resolve_archived(self.store, [self.store.episode(episode_id)]))[0]
+    def episode(self, episode_id: str, *, tenant: str | None = None) -> Episode:
+        """The episode ``episode_id`` of ``tenant`` (default: the tenant of
+        :class:`~reverie.config.IdentityConfig`): ids are a tenant's own, two tenants may
+        both have a ``b1``. :class:`~reverie.errors.NotFound` if that tenant has none."""
+        found = self.store.episode(episode_id, tenant=tenant or self.config.identity.tenant)
+        return readable(resolve_archived(self.store, [found]))[0]
 
-    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
-        """The episodes among ``episode_ids`` that exist, by ``seq``; archived ones fetched back."""
-        return readable(resolve_archived(self.store, self.store.episodes(episode_ids)))
+    def episodes(self, episode_ids: Iterable[str], *, tenant: str | None = None) -> list[Episode]:
+        """The episodes of ``tenant`` (as in :meth:`episode`) among ``episode_ids`` that
+        exist, by ``seq``; archived ones fetched back."""
+        found = self.store.episodes(episode_ids, tenant=tenant or self.config.identity.tenant)
+        return readable(resolve_archived(self.store, found))
 
     @property
     def keys(self) -> KeyRing:
@@ -678,9 +686,10 @@ class Reverie:
         target = self._named(user_id, agent_id, scope)
         return verbs.search(self, query, target, limit=limit, filters=filters, now=now)
 
-    def get(self, memory_id: str) -> MemoryItem:
-        """One memory by id: a page (whatever its status) or an episode."""
-        return verbs.get(self, memory_id)
+    def get(self, memory_id: str, *, tenant: str | None = None) -> MemoryItem:
+        """One memory by id: a page (whatever its status) or an episode of ``tenant`` (default:
+        :class:`~reverie.config.IdentityConfig`'s; episode ids are a tenant's own)."""
+        return verbs.get(self, memory_id, tenant)
 
     def get_all(
         self,
@@ -696,18 +705,23 @@ class Reverie:
         target = self._named(user_id, agent_id, scope)
         return verbs.get_all(self, target, limit=limit, filters=filters)
 
-    def history(self, memory_id: str) -> list[MemoryEvent]:
+    def history(self, memory_id: str, *, tenant: str | None = None) -> list[MemoryEvent]:
         """How a memory changed: one event per page revision (ADD, UPDATE, SUPERSEDE, RETIRE,
-        RESTORE), oldest first."""
-        return verbs.history(self, memory_id)
+        RESTORE), oldest first (an episode's ``tenant`` as in :meth:`get`)."""
+        return verbs.history(self, memory_id, tenant)
 
-    def delete(self, memory_id: str, *, now: datetime | None = None) -> Deletion:
-        """Erase the page or episode ``memory_id``, applied at once (:meth:`forget`; the call
-        is the request): the returned ``Deletion`` names the erasure receipt. Not undoable; to
-        take a page out of recall and keep it, :meth:`retire` it."""
-        return verbs.delete(self, memory_id, utc(now) if now else now_utc())
+    def delete(
+        self, memory_id: str, *, tenant: str | None = None, now: datetime | None = None
+    ) -> Deletion:
+        """Erase the page or episode ``memory_id`` (an episode's ``tenant`` as in :meth:`get`),
+        applied at once (:meth:`forget`; the call is the request): the returned ``Deletion``
+        names the erasure receipt. Not undoable; to take a page out of recall and keep it,
+        :meth:`retire` it."""
+        return verbs.delete(self, memory_id, utc(now) if now else now_utc(), tenant)
 
-    def retire(self, memory_id: str, *, now: datetime | None = None) -> Retirement:
+    def retire(
+        self, memory_id: str, *, tenant: str | None = None, now: datetime | None = None
+    ) -> Retirement:
         """Retire the page ``memory_id``: a revision, undoable with ``undo(r.cycle_id)``; the
         page leaves recall and stays readable in ``why`` and ``history``."""
-        return verbs.retire(self, memory_id, utc(now) if now else now_utc())
+        return verbs.retire(self, memory_id, utc(now) if now else now_utc(), tenant)

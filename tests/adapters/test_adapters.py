@@ -12,6 +12,9 @@ from typer.testing import CliRunner
 from reverie import Reverie
 from reverie.adapters import parse
 from reverie.cli.app import app
+from reverie.models import Scope
+
+CODER = Scope.parse("acme/coder")
 
 
 def lines(*records: Any) -> list[tuple[int, str]]:
@@ -41,7 +44,7 @@ CHAT = {
 
 
 def test_openai_chat_turns_become_episodes() -> None:
-    parsed = parse("openai-chat", lines(CHAT, {"prompt": "not a chat"}, "[1]"))
+    parsed = parse("openai-chat", lines(CHAT, {"prompt": "not a chat"}, "[1]"), scope=CODER)
     first, second = parsed.items
     assert first["situation"] == "Deploy api to staging"
     assert first["outcome"] == "failure" and first["error"].startswith("Error: timed out")
@@ -105,7 +108,7 @@ SESSION = [
 
 
 def test_coding_agent_tool_calls_become_episodes_with_outcome_and_error() -> None:
-    parsed = parse("coding-agent", lines(*SESSION))
+    parsed = parse("coding-agent", lines(*SESSION), scope=CODER)
     by_tool = {(i["tools"][0], i["metadata"]["call_id"]): i for i in parsed.items}
     bash = by_tool[("Bash", "t1")]
     assert bash["outcome"] == "failure" and bash["error"] == "2 failed"

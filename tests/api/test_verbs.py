@@ -62,7 +62,7 @@ def test_add_an_episode_mapping_keeps_its_fields(brain: Reverie) -> None:
     episode = {"situation": "flaky test", "action": "pinned the seed", "outcome": "success"}
     [item] = brain.add(episode, scope="acme/coder", metadata={"pr": 12}, now=T0)
     assert item.status == "success" and item.created_at == T0
-    assert brain.episode(item.id).metadata == {"pr": 12}
+    assert brain.episode(item.id, tenant="acme").metadata == {"pr": 12}
 
 
 def test_identity_config_names_the_tenant(target: str) -> None:
@@ -80,7 +80,7 @@ def test_search_scores_pages_in_unit_interval_with_citations(brain: Reverie) -> 
     assert [m.score for m in found] == sorted((m.score or 0.0 for m in found), reverse=True)
     top = found[0]
     assert top.id.startswith("pg_") and top.kind != "episode" and top.citations
-    assert set(top.citations) <= {e.id for e in brain.episodes(top.citations)}
+    assert set(top.citations) <= {e.id for e in brain.episodes(top.citations, tenant="acme")}
     assert top.memory and top.created_at and top.metadata["revision"] >= 1
     only_facts = brain.search(DEPLOY, scope="acme/coder", filters={"kind": "fact"})
     assert all(m.kind == "fact" for m in only_facts)
@@ -135,7 +135,7 @@ def test_delete_of_a_page_erases_it_and_leaves_a_receipt(brain: Reverie) -> None
     deletion = brain.delete(top.id)
     assert deletion.kind == "page" and deletion.pages_deleted == [top.id]
     assert deletion.episodes == []  # a page's episodes are evidence: they stay
-    assert all(brain.episode(e).id == e for e in top.citations)
+    assert all(brain.episode(e, tenant="acme").id == e for e in top.citations)
     with pytest.raises(NotFound):
         brain.get(top.id)
     with pytest.raises(NotFound):
@@ -152,11 +152,13 @@ def test_delete_of_an_episode_erases_it_and_rederives_its_pages(brain: Reverie) 
     _dreamed(brain)
     page = brain.search(DEPLOY, scope="acme/coder", limit=1)[0]
     cited = page.citations[0]
-    deletion = brain.delete(cited)
+    with pytest.raises(NotFound):
+        brain.delete(cited)  # the default tenant has no such episode: ids are a tenant's own
+    deletion = brain.delete(cited, tenant="acme")
     assert deletion.kind == "episode" and deletion.episodes == [cited]
     assert page.id in deletion.pages_rederived + deletion.pages_deleted
     with pytest.raises(NotFound):
-        brain.get(cited)
+        brain.get(cited, tenant="acme")
     assert all(cited not in m.citations for m in brain.get_all(scope="acme/coder", limit=500))
     assert brain.erasure(deletion.erasure_id).request["episodes"] == [cited]
 

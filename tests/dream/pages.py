@@ -72,7 +72,7 @@ def store_page(
     checkpoint past them."""
     cited = sorted({e for c in claims for e in c.episode_ids})
     head = rv.store.checkpoint(scope)
-    seqs = [ep.seq or 0 for ep in rv.store.episodes(cited)]
+    seqs = [ep.seq or 0 for ep in rv.store.episodes(cited, tenant=scope.tenant)]
     rev = revision(page_id_for(scope, topic_key), title, claims, at, support)
     rv.store.commit(
         Changeset(

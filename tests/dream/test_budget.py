@@ -142,7 +142,7 @@ def _model_page(
     told = Claim(text=f"{situation}: timed out.", episode_ids=tuple(ids), role=ClaimRole.ANECDOTE)
     taught = [Claim(text=lesson, episode_ids=tuple(ids), role=ClaimRole.LESSON)] if lesson else []
     support = PageSupport(episodes=len(ids), failures=len(ids), distilled_at=len(ids))
-    scope = brain.store.episodes(ids)[0].scope
+    scope = brain.store.episodes(ids, tenant="acme")[0].scope
     return store_page(brain, scope, key, situation, [*taught, told], DAY, support)
 
 

@@ -50,7 +50,7 @@ def test_cap_defers_and_never_skips(tmp_path: Path, make_episode: EpisodeFactory
     reports = [rv.dream(SCOPE, now=DAY + timedelta(hours=i)) for i in range(4)]
     assert [r.collected for r in reports] == [3, 3, 1, 0]
     assert [r.deferred for r in reports[:3]] == [4, 1, 0]
-    marked = [rv.store.episode(e.id).consolidated_in for e in eps]
+    marked = [rv.store.episode(e.id, tenant="acme").consolidated_in for e in eps]
     assert all(marked) and len({m for m in marked}) == 3
 
 
@@ -62,7 +62,7 @@ def test_out_of_order_timestamp_is_collected_by_seq(
     late = rv.remember(make_episode(created_at=DAY - timedelta(days=30)))
     report = rv.dream(SCOPE, now=DAY + timedelta(days=1))
     assert report.collected == 1 and report.revised == 1
-    assert rv.store.episode(late.id).consolidated_in == report.cycle_id
+    assert rv.store.episode(late.id, tenant="acme").consolidated_in == report.cycle_id
 
 
 def test_template_lesson_alone_does_not_make_an_episode_eligible(
@@ -87,8 +87,10 @@ def test_template_lesson_alone_does_not_make_an_episode_eligible(
     assert report.scanned == 2 and report.collected == 1
     (page,) = rv.pages(SCOPE)
     assert list(page.citations) == [lesson.id]
-    assert rv.store.episode(template.id).consolidated_in is None  # passed, not marked
-    assert rv.store.episode(lesson.id).consolidated_in == report.cycle_id
+    assert (
+        rv.store.episode(template.id, tenant="acme").consolidated_in is None
+    )  # passed, not marked
+    assert rv.store.episode(lesson.id, tenant="acme").consolidated_in == report.cycle_id
     assert rv.status(SCOPE).checkpoint == 2  # the checkpoint moved past the passed episode
 
 
@@ -100,7 +102,7 @@ def test_routine_successes_are_passed_not_consolidated(
     report = rv.dream(SCOPE, now=DAY)
     assert report.scanned == 3 and report.collected == 0 and report.created == 0
     assert rv.pages(SCOPE) == [] and report.checkpoint_after == 3
-    assert all(rv.store.episode(e.id).consolidated_in is None for e in eps)
+    assert all(rv.store.episode(e.id, tenant="acme").consolidated_in is None for e in eps)
     assert rv.dream(SCOPE, now=DAY + timedelta(days=1)).status == CycleStatus.EMPTY
 
 
@@ -113,7 +115,9 @@ def test_recurring_low_importance_failures_become_eligible(
     assert report.collected == 3 and report.created == 1
     (page,) = rv.pages(SCOPE)
     assert sorted(page.citations) == sorted(e.id for e in eps)
-    assert all(rv.store.episode(e.id).consolidated_in == report.cycle_id for e in eps)
+    assert all(
+        rv.store.episode(e.id, tenant="acme").consolidated_in == report.cycle_id for e in eps
+    )
 
 
 def test_colliding_titles_never_overwrite_each_other(

@@ -139,7 +139,9 @@ def test_scored_cap_defers_never_skips_and_reports(tmp_path: Path) -> None:
     assert top["deploy"].topic_key == deploy.topic_key  # the known problem went to its page
     assert top["search"].score > top["deploy"].score
     assert top["deploy"].deferred and not top["search"].deferred
-    assert first.checkpoint_after == (rv.store.episode("deploy-400").seq or 0) - 1  # stops before
+    assert (
+        first.checkpoint_after == (rv.store.episode("deploy-400", tenant="acme").seq or 0) - 1
+    )  # stops before
     second = rv.dream(SCOPE, now=DAY + timedelta(hours=2))
     assert [c.action for c in second.changes] == ["revised"]
     marks = Counter(e.consolidated_in for e in rv.store.recent_episodes(SCOPE, 100))

@@ -75,8 +75,8 @@ def test_api_stores_or_names_the_problem(brain: Reverie, payload: dict[str, Any]
     except ReverieError as exc:
         assert str(exc)
     else:
-        assert brain.store.episode(stored.id).id == stored.id
-    assert brain.store.episode("anchor").situation == "kept"
+        assert brain.store.episode(stored.id, tenant="acme").id == stored.id
+    assert brain.store.episode("anchor", tenant="acme").situation == "kept"
 
 
 @settings(max_examples=60, deadline=None)
@@ -136,7 +136,7 @@ def test_metadata_of_any_depth_is_stored_readable_or_refused(
             assert len(shape) + 1 > MAX_METADATA_DEPTH
         else:
             assert len(shape) + 1 <= MAX_METADATA_DEPTH
-            assert json.loads(rv.episode(stored.id).model_dump_json())["metadata"]
+            assert json.loads(rv.episode(stored.id, tenant="acme").model_dump_json())["metadata"]
 
 
 line_bytes = st.one_of(

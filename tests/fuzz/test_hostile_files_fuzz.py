@@ -211,7 +211,9 @@ def test_a_link_planted_at_a_bundle_s_name_is_refused_and_the_episodes_stay(
         result = cli(db, "archive", "--older-than", "30", "--apply", "--now", ARCHIVED.isoformat())
         no_traceback(result)
         assert result.exit_code == 2 and "symbolic link" in result.stderr
-        assert rv.episode(f"{first.scope.key[-1]}0").situation  # still hot, nothing lost
+        assert rv.episode(
+            f"{first.scope.key[-1]}0", tenant="acme"
+        ).situation  # still hot, nothing lost
         others = [b.scope.key for b in Archive(rv.store).bundles()]
         assert first.scope.key not in others and len(others) == len(planned.bundles) - 1
     held(tmp_path, victim, root / f"{first.hash.removeprefix('sha256:')}.jsonl.gz", "symlink")
@@ -261,7 +263,7 @@ def test_a_broken_bundle_is_named_by_every_read_and_the_other_scope_goes_on(
             rv.why(rv.pages(BROKEN)[0].id)
         assert unreadable.value.bundle == bundle and "put that file back" in str(unreadable.value)
         with pytest.raises(ArchiveUnreadable):
-            rv.episode("a0")
+            rv.episode("a0", tenant="acme")
         assert rv.why(rv.pages(HEALTHY)[0].id).episodes  # the healthy lineage reads
         with pytest.raises(ScopesFailed) as exported:
             write_training(rv.store, folder / "train.jsonl")

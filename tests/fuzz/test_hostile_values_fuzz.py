@@ -72,7 +72,7 @@ def brain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reverie]:
 
 def read_back(rv: Reverie, episode_id: str) -> dict[str, Any]:
     """The stored episode as every reader sees it: the store, then JSON and back."""
-    loaded: dict[str, Any] = json.loads(rv.episode(episode_id).model_dump_json())
+    loaded: dict[str, Any] = json.loads(rv.episode(episode_id, tenant="acme").model_dump_json())
     return loaded
 
 
@@ -94,7 +94,7 @@ def test_a_free_form_field_of_any_size_reads_back_whole_or_names_its_limit(
         back = read_back(brain, stored.id)[field]  # as validation made it (names are stripped)
         assert back == json.loads(stored.model_dump_json())[field]
         assert all(len(v) <= LIMITS[field] for v in (back if field in LIST_FIELDS else [back]))
-    assert brain.episode("anchor").situation == "kept"
+    assert brain.episode("anchor", tenant="acme").situation == "kept"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE)

@@ -85,7 +85,7 @@ def test_an_episode_without_created_at_is_dated_by_the_given_clock(rv: Reverie) 
     item = {"scope": SCOPE, "situation": "s", "action": "a"}
     assert rv.remember({**item, "id": "a"}, now=NOW).created_at == NOW
     assert rv.ingest([{**item, "id": "b"}], now=NOW).stored == 1
-    assert rv.episode("b").created_at == NOW
+    assert rv.episode("b", tenant="acme").created_at == NOW
 
 
 def test_the_ingest_clock_is_read_at_the_edge_when_not_given(rv: Reverie) -> None:
@@ -115,7 +115,7 @@ def test_a_far_future_fact_already_stored_does_not_pin_the_value(rv: Reverie) ->
     report = rv.dream(SCOPE, now=NOW)
     assert current(rv) == ["user editor: vim"]
     assert report.deferred == 1 and any("pref-2" in n for n in report.deferred_groups)
-    assert rv.store.episode("pref-2").consolidated_in is None  # still eligible
+    assert rv.store.episode("pref-2", tenant="acme").consolidated_in is None  # still eligible
     rv.remember(said("3", "helix", APR), now=NOW)
     rv.dream(SCOPE, now=NOW + timedelta(hours=1))
     assert current(rv) == ["user editor: helix"]

@@ -147,9 +147,11 @@ def _cli(db: Path, *args: str) -> tuple[int, str]:
 
 def test_the_cli_dry_runs_applies_and_shows_the_receipt(brain: Reverie, tmp_path: Path) -> None:
     db = Path(brain.store.url.removeprefix("sqlite:///"))
-    code, out = _cli(db, "forget", "--episode", "ts-0", "--episode", "nope")
+    code, out = _cli(db, "forget", "--episode", "ts-0")
+    assert code == 2 and "episode ids are a tenant's own" in out  # whose ts-0?
+    code, out = _cli(db, "forget", "--episode", "ts-0", "--episode", "nope", "--tenant", "acme")
     assert code == 0 and "dry run" in out and "ts-0" in out and "not found" in out
-    code, out = _cli(db, "forget", "--episode", "ts-0", "--apply", "--json")
+    code, out = _cli(db, "forget", "--episode", "ts-0", "--tenant", "acme", "--apply", "--json")
     receipt = json.loads(out)
     assert code == 0 and receipt["applied"] and receipt["episodes"] == ["ts-0"]
     code, out = _cli(db, "forget", "--receipt", receipt["id"])
@@ -183,4 +185,4 @@ def test_http_erasure_needs_an_admin_key_and_stays_in_its_tenant(brain: Reverie)
         assert got.status_code == 200 and got.json()["episodes"] == ["ts-1"]
     finally:
         stop_server(running)
-    assert brain.episode("gx-0").scope.tenant == "globex"
+    assert brain.episode("gx-0", tenant="globex").scope.tenant == "globex"

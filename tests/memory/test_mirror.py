@@ -128,7 +128,7 @@ def test_a_persons_edit_becomes_a_human_revision_with_citations(
     (human,) = added.episode_ids
     lineage = brain.why(page.id)  # why still reaches raw evidence for every claim
     assert human in {e.id for e in lineage.episodes}
-    assert brain.store.episode(human).consolidated_in == report.cycle_id
+    assert brain.store.episode(human, tenant="acme").consolidated_in == report.cycle_id
     assert brain.verify(SCOPE).ok
     # the imported file was rewritten in canonical form: a second import changes nothing
     assert brain.import_markdown(SCOPE, tmp_path, now=DAY + timedelta(days=2)).revised == []

@@ -212,7 +212,9 @@ def test_vector_window_compares_only_the_newest_episodes() -> None:
         query = rv._vectors.embed_query("kubectl rollout")
         everyone = index.search(query, 10, "episode")
         newest = index.search(query, 10, "episode", newest=2)
-        by_seq = sorted(rv.store.episodes([h.ref for h in everyone]), key=lambda e: e.seq or 0)
+        by_seq = sorted(
+            rv.store.episodes([h.ref for h in everyone], tenant="acme"), key=lambda e: e.seq or 0
+        )
         assert len(everyone) == len(DEPLOYS) * 2
         assert {h.ref for h in newest} == {e.id for e in by_seq[-2:]}
 

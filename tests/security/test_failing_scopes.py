@@ -172,7 +172,7 @@ def test_archive_goes_on_past_a_poisoned_row(tmp_path: Path) -> None:
     assert result.stderr.startswith(f"error: archive of {BROKEN} failed:")
     with Reverie.open(db) as rv:
         assert [b.scope.key for b in Archive(rv.store).bundles()] == [HEALTHY]
-        assert rv.episode("a0").situation  # the broken scope kept every episode hot
+        assert rv.episode("a0", tenant="acme").situation  # the broken scope kept every episode hot
 
 
 def test_a_poisoned_row_still_reads_back_with_a_note(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_a_poisoned_row_still_reads_back_with_a_note(tmp_path: Path) -> None:
     episodes = {e["id"]: e for e in json.loads(result.stdout)["episodes"]}
     assert "_unreadable" in episodes["a1"]["metadata"] and episodes["a1"]["situation"]
     with Reverie.open(db) as rv:
-        assert "nested more than" in rv.episode("a1").metadata["_unreadable"]
+        assert "nested more than" in rv.episode("a1", tenant="acme").metadata["_unreadable"]
 
 
 def test_a_worker_dreams_the_others_and_leaves_the_broken_scope_pending(

@@ -69,12 +69,12 @@ def test_the_library_refuses_past_the_limits(
     result = rv.ingest([item("bad", **fields), item("good")])
     assert result.stored == 1 and [(e.index, e.field) for e in result.errors] == [(0, field)]
     with pytest.raises(NotFound):
-        rv.episode("bad")
+        rv.episode("bad", tenant="acme")
 
 
 def test_the_deepest_accepted_metadata_reads_back_everywhere(rv: Reverie) -> None:
     rv.remember(item("edge", metadata=nested(MAX_METADATA_DEPTH)))
-    episode = rv.episode("edge")
+    episode = rv.episode("edge", tenant="acme")
     assert json.loads(episode.model_dump_json())["metadata"] == nested(MAX_METADATA_DEPTH)
 
 

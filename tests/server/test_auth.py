@@ -138,7 +138,7 @@ def test_a_batch_item_of_another_scope_refuses_the_whole_batch(live: Live) -> No
     assert response.status_code == 403
     assert response.json()["error"]["field"] == "episodes.1.scope"
     with pytest.raises(Exception, match="gx-batch-ok"):
-        live.rv.episode("gx-batch-ok")
+        live.rv.episode("gx-batch-ok", tenant="globex")
 
 
 def test_requests_without_a_valid_key_get_401(live: Live) -> None:
@@ -186,3 +186,43 @@ def test_revoked_keys_stop_working_and_secrets_are_not_stored(live: Live, tmp_pa
         rows = conn.execute("SELECT * FROM api_keys").fetchall()
     assert rows and not any(secret in str(cell) for row in rows for cell in row)
     assert all(str(row[6]).startswith("hmac-sha256:") for row in rows)
+
+
+def _b1(scope: str, text: str) -> dict[str, Any]:
+    return {"id": "b1", "scope": scope, "situation": text, "action": "kubectl apply"}
+
+
+def test_two_tenants_each_store_their_own_b1_and_neither_learns_of_the_other(
+    live: Live,
+) -> None:
+    tokens = {
+        "initech": live.rv.keys.create("initech", rights="write")[1],
+        "initech-admin": live.rv.keys.create("initech", rights="admin")[1],
+    }
+    with (
+        live.client(live.tokens["acme-write"]) as acme,
+        live.client(tokens["initech"]) as initech,
+        live.client(live.tokens["globex"]) as globex,
+    ):
+        ours = acme.post("/v1/episodes", json=_b1("acme/ids", "acme's b1"))
+        theirs = initech.post("/v1/episodes", json=_b1("initech/ids", "initech's b1"))
+        fresh = initech.post("/v1/episodes", json={**_b1("initech/ids", "x"), "id": "c1"})
+        assert ours.status_code == theirs.status_code == fresh.status_code == 201
+        assert set(theirs.json()) == set(fresh.json()) and theirs.json()["id"] == "b1"
+        assert acme.get("/v1/episodes/b1").json()["situation"] == "acme's b1"
+        assert initech.get("/v1/episodes/b1").json()["situation"] == "initech's b1"
+        again = initech.post("/v1/episodes", json=_b1("initech/ids", "initech's b1"))
+        assert again.status_code == 201 and again.json()["seq"] == theirs.json()["seq"]
+        clash = initech.post("/v1/episodes", json=_b1("initech/ids", "other content"))
+        assert clash.status_code == 409  # within a tenant an id is one episode
+        held, never = globex.get("/v1/episodes/b1"), globex.get("/v1/episodes/zz9")
+        assert held.status_code == never.status_code == 404
+        assert (
+            held.json()["error"]["message"].replace("b1", "zz9") == never.json()["error"]["message"]
+        )
+    with live.client(tokens["initech-admin"]) as admin:
+        done = admin.post("/v1/forget", json={"episodes": ["b1"], "apply": True}).json()
+        assert done["applied"] and done["episodes"] == ["b1"] and done["scopes"] == ["initech/ids"]
+        assert admin.get("/v1/episodes/b1").status_code == 404
+    with live.client(live.tokens["acme-write"]) as acme:
+        assert acme.get("/v1/episodes/b1").json()["situation"] == "acme's b1"  # acme's stays

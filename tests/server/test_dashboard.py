@@ -79,7 +79,7 @@ def test_journal_page_and_citation_in_chromium(live: Live, page: Any, tmp_path: 
     citation.click()
     page.wait_for_selector("#episode-view")
     assert page.locator("dd[data-field=id]").inner_text() == episode_id
-    situation = live.rv.episode(episode_id).situation
+    situation = live.rv.episode(episode_id, tenant="acme").situation
     assert page.locator("dd[data-field=situation]").inner_text() == situation
     page.screenshot(path=str(shots / "3-episode.png"), full_page=True)
 

@@ -51,11 +51,11 @@ def test_episodes_are_read_back_in_seq_order(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     eps = store.append([make_episode() for _ in range(4)])
-    assert [e.id for e in store.episodes([eps[2].id, eps[0].id, "ep-none"])] == [
+    assert [e.id for e in store.episodes([eps[2].id, eps[0].id, "ep-none"], tenant="acme")] == [
         eps[0].id,
         eps[2].id,
     ]
-    assert store.episode(eps[1].id).situation == eps[1].situation
+    assert store.episode(eps[1].id, tenant="acme").situation == eps[1].situation
     assert [e.id for e in store.recent_episodes(SCOPE, 2)] == [eps[3].id, eps[2].id]
 
 
@@ -202,6 +202,12 @@ def test_vectors_are_cached_by_hash_and_units_scoped(
     assert store.vector_rows(OTHER, "m", 0) == []
     assert store.unit_vectors(SCOPE, "m", "episode", [eps[1].id]) == {eps[1].id: blobs["h1"]}
     assert [e.id for e in store.unembedded_episodes(SCOPE, "m", 10)] == [eps[2].id]
+    [theirs] = store.append([make_episode(id=eps[0].id, scope="globex/bot")])  # the same id
+    store.vectors_put(
+        "m", blobs, [VectorUnit(theirs.scope, "episode", theirs.id, "h2", theirs.seq)]
+    )
+    assert store.unit_vectors(theirs.scope, "m", "episode", [theirs.id]) == {theirs.id: blobs["h2"]}
+    assert store.unit_vectors(SCOPE, "m", "episode", [eps[0].id]) == {eps[0].id: blobs["h0"]}
 
 
 def test_nearest_neighbours_where_the_store_searches_vectors(store: BrainStore) -> None:
@@ -250,11 +256,13 @@ def test_archive_where_the_store_keeps_stubs(
     assert [e.id for e in old] == [eps[0].id, eps[1].id]
     bundle = BundleInfo("sha256:ab", SCOPE, 2, 100, old[0].seq or 0, old[1].seq or 0, NOW)
     store.archive_commit(bundle, old)
-    assert all(is_stub(e) for e in store.episodes([e.id for e in old]))
-    assert store.archive_locations([eps[0].id, eps[2].id]) == {eps[0].id: "sha256:ab"}
+    assert all(is_stub(e) for e in store.episodes([e.id for e in old], tenant="acme"))
+    assert store.archive_locations([eps[0].id, eps[2].id], tenant="acme") == {
+        eps[0].id: "sha256:ab"
+    }
     assert store.archive_bundles_of_cycle("cy_1") == ["sha256:ab"]
     assert store.archive_restore(bundle, old, NOW) == 2
-    assert store.episode(eps[0].id).situation == eps[0].situation
+    assert store.episode(eps[0].id, tenant="acme").situation == eps[0].situation
     [listed] = store.archive_bundles(SCOPE)
     assert listed.restored_at == NOW
 

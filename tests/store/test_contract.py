@@ -108,7 +108,7 @@ def test_same_id_other_content_is_a_conflict_and_stores_nothing(
     with pytest.raises(Conflict):
         store.append([fresh, clash])
     with pytest.raises(NotFound):
-        store.episode(fresh.id)
+        store.episode(fresh.id, tenant="acme")
 
 
 def test_scan_is_seq_ascending_scoped_and_skips_consolidated(
@@ -261,6 +261,56 @@ def test_first_stored_is_the_store_clock_not_the_episode_time(
     before = now_utc()
     store.append([old, make_episode()])
     after = now_utc()
-    first = store.first_stored([old.id, "ep-none"])
+    first = store.first_stored([old.id, "ep-none"], tenant="acme")
     assert first is not None and before <= first.astimezone(UTC) <= after  # not 2020
-    assert store.first_stored(["ep-none"]) is None and store.first_stored([]) is None
+    assert (
+        store.first_stored(["ep-none"], tenant="acme") is None
+        and store.first_stored([], tenant="acme") is None
+    )
+
+
+GLOBEX = Scope.parse("globex/bot")
+
+
+def test_an_episode_id_is_its_tenant_s_own(store: BrainStore, make_episode: EpisodeFactory) -> None:
+    ours = make_episode(id="b1", situation="acme's deploy")
+    theirs = make_episode(id="b1", scope=GLOBEX.key, situation="globex's login")
+    store.append([ours])
+    stored = store.append([theirs, make_episode(id="b2", scope=GLOBEX.key)])
+    assert [e.id for e in stored] == ["b1", "b2"]  # stored as a fresh id is: no conflict
+    assert store.episode("b1", tenant="acme").situation == "acme's deploy"
+    assert store.episode("b1", tenant="globex").situation == "globex's login"
+    assert [e.scope for e in store.episodes(["b1", "b2"], tenant="acme")] == [SCOPE]
+    assert [e.scope for e in store.episodes(["b1", "b2"], tenant="globex")] == [GLOBEX, GLOBEX]
+    with pytest.raises(NotFound) as missing:
+        store.episode("b2", tenant="acme")
+    assert str(missing.value) == "no episode b2"  # what an id nobody has gets
+    assert store.first_stored(["b2"], tenant="acme") is None
+    assert store.first_stored(["b2"], tenant="globex") is not None
+    assert store.append([theirs]) == []  # within its tenant an id still means one episode
+    with pytest.raises(Conflict):
+        store.append([theirs.model_copy(update={"action": "something else"})])
+    both = store.append([make_episode(id="b3"), make_episode(id="b3", scope=GLOBEX.key)])
+    assert sorted(e.scope.key for e in both) == ["acme/coder", "globex/bot"]  # one batch
+
+
+def test_a_citation_names_an_episode_of_its_page_s_tenant(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    [ours] = store.append([make_episode(id="b1")])
+    [theirs] = store.append([make_episode(id="b1", scope=GLOBEX.key, situation="globex's")])
+    store.append([make_episode(id="g-only", scope=GLOBEX.key)])
+    mine = PageWrite(SCOPE, "t", revision("pg_a", 1, ["b1"]), None)
+    store.commit(changeset(SCOPE, 0, ours.seq or 0, ["b1"], [mine]))
+    assert store.episode("b1", tenant="globex").consolidated_in is None  # marks stay in scope
+    their_page = PageWrite(GLOBEX, "t", revision("pg_g", 1, ["b1"]), None)
+    store.commit(changeset(GLOBEX, 0, theirs.seq or 0, ["b1"], [their_page], "cy_g"))
+    assert store.episode("b1", tenant="globex").consolidated_in == "cy_g"
+    assert store.pages_citing(SCOPE, ["b1"]) == {"b1": ["pg_a"]}
+    assert store.pages_citing(GLOBEX, ["b1"]) == {"b1": ["pg_g"]}
+    stray = PageWrite(SCOPE, "u", revision("pg_s", 1, ["g-only"]), None)  # globex's id only
+    cp = store.checkpoint(SCOPE)
+    with pytest.raises(type(store).dialect.errors):  # type: ignore[attr-defined]
+        store.commit(changeset(SCOPE, cp, cp, [], [stray], "cy_s"))
+    with pytest.raises(NotFound):
+        store.page("pg_s")

@@ -7,13 +7,14 @@ from datetime import timedelta
 
 import pytest
 
-from reverie.errors import Conflict, NotFound
+from reverie.errors import Conflict, InvalidInput, NotFound
 from reverie.hashing import content_hash
 from reverie.memory.forget import ForgetRequest, plan_forget
 from reverie.models import Claim, Revision
-from reverie.store.base import BrainStore, ErasureStore, PageWrite
+from reverie.store.base import BrainStore, ErasureStore, PageWrite, VectorStore
+from reverie.store.vectors import VectorUnit
 from tests.conftest import EpisodeFactory
-from tests.store.test_contract import NOW, OTHER, SCOPE, changeset, revision
+from tests.store.test_contract import GLOBEX, NOW, OTHER, SCOPE, changeset, revision
 
 
 def _eraser(store: BrainStore) -> ErasureStore:
@@ -53,13 +54,15 @@ def test_an_erasure_rewrites_what_cites_the_episode_and_leaves_tombstones(
 ) -> None:
     e1, e2, e3, other = _brain(store, make_episode)
     eraser = _eraser(store)
-    assert eraser.pages_citing_any([e1]) == ["pg_a", "pg_b"]
+    assert eraser.pages_citing_any([e1], tenant="acme") == ["pg_a", "pg_b"]
     before = store.page("pg_a").revision.hash
-    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
     counts = eraser.erase(plan.erasure)
     assert counts["episodes"] == 1 and counts["pages_deleted"] == 1
     assert counts["revisions_rewritten"] == 1 and counts["tombstones"] == 2
-    assert store.episodes([e1, other]) == store.episodes([other])  # gone; OTHER's stays
+    assert store.episodes([e1, other], tenant="acme") == store.episodes(
+        [other], tenant="acme"
+    )  # gone; OTHER's stays
     page = store.page("pg_a")
     assert [c.episode_ids for c in page.revision.claims] == [(e2,), (e3,)]  # lost the citation
     assert page.revision.hash == content_hash(page.revision.content()) != before
@@ -85,7 +88,7 @@ def test_a_dry_run_counts_exactly_and_changes_nothing(
     e1, *_rest = _brain(store, make_episode)
     eraser = _eraser(store)
     stats, page = store.stats(), store.page("pg_a")
-    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
     dry = eraser.erase(plan.erasure, apply=False)
     assert store.stats() == stats and store.page("pg_a") == page
     with pytest.raises(NotFound):
@@ -102,7 +105,7 @@ def test_episodes_are_found_by_subject_in_any_case_and_field_and_by_age(
     assert [e.id for e in found] == [e1, other]  # metadata of one, the text of the other
     assert eraser.erasure_episodes([SCOPE], containing="nobody at all") == []
     assert [e.id for e in eraser.erasure_episodes([SCOPE], containing="PORTAL LOGIN")][:1] == [e1]
-    cutoff = store.episode(e1).created_at + timedelta(minutes=1)
+    cutoff = store.episode(e1, tenant="acme").created_at + timedelta(minutes=1)
     assert [e.id for e in eraser.erasure_episodes([SCOPE], before=cutoff)] == [e1]
     assert eraser.pages_containing([SCOPE], "RAISE it") == ["pg_a"]
     assert eraser.pages_containing([OTHER], "raise it") == []
@@ -112,14 +115,14 @@ def test_an_erasure_planned_on_state_that_moved_is_refused_whole(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     e1, e2, *_rest = _brain(store, make_episode)
-    plan = plan_forget(store, ForgetRequest(episodes=(e1,)), NOW)
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
     newer = revision("pg_a", 2, [e1, e2])
     store.commit(changeset(SCOPE, store.checkpoint(SCOPE), store.checkpoint(SCOPE), [],
                            [PageWrite(SCOPE, "a", newer, 1)], cycle_id="cy_2"))  # fmt: skip
     stats = store.stats()
     with pytest.raises(Conflict, match="nothing was erased"):
         _eraser(store).erase(plan.erasure)
-    assert store.stats() == stats and store.episodes([e1])
+    assert store.stats() == stats and store.episodes([e1], tenant="acme")
 
 
 def test_a_scope_erased_whole_leaves_no_row_and_other_scopes_intact(
@@ -146,3 +149,58 @@ def test_exports_are_recorded_once_per_place_and_scope(store: BrainStore) -> Non
     ]
     assert (found[0].first_at, found[0].last_at) == (NOW, NOW + timedelta(days=1))
     assert [x.scope for x in eraser.exports([OTHER])] == [OTHER]
+
+
+def _twins(store: BrainStore, make_episode: EpisodeFactory) -> None:
+    """acme and globex each store a b1 (both mention Zoë) and a b2, with a page citing both
+    and a vector unit for b1."""
+    for scope, page in ((SCOPE, "pg_a"), (GLOBEX, "pg_g")):
+        eps = store.append(
+            [
+                make_episode(id="b1", scope=scope.key, situation=f"Zoë at {scope.tenant}"),
+                make_episode(id="b2", scope=scope.key, situation=f"deploy at {scope.tenant}"),
+            ]
+        )
+        write = PageWrite(scope, "t", _with_claim(revision(page, 1, ["b1"]), "more", "b2"), None)
+        store.commit(changeset(scope, 0, eps[1].seq or 0, ["b1", "b2"], [write], f"cy_{page}"))
+        unit = VectorUnit(scope, "episode", "b1", f"h-{scope.tenant}", eps[0].seq)
+        assert isinstance(store, VectorStore)
+        store.vectors_put("m", {unit.hash: bytes(16)}, [unit])
+
+
+def test_erasing_one_tenant_s_b1_leaves_the_other_tenant_s_b1(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    _twins(store, make_episode)
+    eraser = _eraser(store)
+    theirs = store.page("pg_g")
+    assert eraser.pages_citing_any(["b1"], tenant="acme") == ["pg_a"]
+    plan = plan_forget(store, ForgetRequest(episodes=("b1",), tenant="acme"), NOW)
+    counts = eraser.erase(plan.erasure)
+    assert counts["episodes"] == 1 and counts["pages_rewritten"] == 1
+    assert store.episodes(["b1"], tenant="acme") == []
+    assert store.episode("b1", tenant="globex").situation == "Zoë at globex"
+    assert store.page("pg_g") == theirs and store.page("pg_a").citations == ["b2"]
+    assert eraser.pages_citing_any(["b1"], tenant="globex") == ["pg_g"]
+    assert isinstance(store, VectorStore)
+    assert store.unit_vectors(GLOBEX, "m", "episode", ["b1"]) == {"b1": bytes(16)}
+    assert store.unit_vectors(SCOPE, "m", "episode", ["b1"]) == {}
+    with pytest.raises(InvalidInput, match="a tenant's own"):
+        ForgetRequest(episodes=("b1",))  # whose b1?
+
+
+def test_a_subject_erased_everywhere_takes_each_tenant_s_own_episodes(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    _twins(store, make_episode)
+    plan = plan_forget(store, ForgetRequest(subject="zoë at"), NOW)
+    assert sorted((e.scope.tenant, e.id) for e in plan.erasure.episodes) == [
+        ("acme", "b1"),
+        ("globex", "b1"),
+    ]
+    counts = _eraser(store).erase(plan.erasure)
+    assert counts["episodes"] == 2 and counts["pages_rewritten"] == 2
+    for tenant, page in (("acme", "pg_a"), ("globex", "pg_g")):
+        assert [e.id for e in store.episodes(["b1", "b2"], tenant=tenant)] == ["b2"]
+        assert store.page(page).citations == ["b2"]
+    assert store.integrity_check() == "ok"

@@ -9,6 +9,7 @@ from typing import Any
 
 from reverie.hashing import short_id
 from reverie.jsonl import parse_line
+from reverie.models import Scope
 
 __all__ = ["Lines", "Parsed", "episode_id", "excerpt", "looks_failed", "parse_jsonl", "text_of"]
 
@@ -110,6 +111,9 @@ def compact(value: Any) -> str:
     )
 
 
-def episode_id(source: str, *parts: str) -> str:
-    """A deterministic id: the same record ingested twice is one episode."""
-    return short_id("ep", source, *parts, length=24)
+def episode_id(scope: Scope, source: str, *parts: str) -> str:
+    """A deterministic id: the same record ingested twice into ``scope`` is one episode. The
+    scope is part of it, as it is of an id derived from an episode's content
+    (:meth:`~reverie.models.Episode.content_id`): ids are a tenant's own, and one transcript
+    ingested into two scopes gives two episodes, neither naming the other's."""
+    return short_id("ep", scope.key, source, *parts, length=24)

@@ -31,6 +31,7 @@ from reverie.adapters.base import (
     looks_failed,
     text_of,
 )
+from reverie.models import Scope
 
 __all__ = ["parse_session"]
 
@@ -126,10 +127,10 @@ def _event(s: _Session, line: int, event: dict[str, Any], out: Parsed) -> None:
         out.fail(line, "type", f"unknown event type {kind!r}; skipped")
 
 
-def _episode(call: _Call) -> dict[str, Any]:
+def _episode(call: _Call, scope: Scope) -> dict[str, Any]:
     outcome = "unknown" if call.result is None else "failure" if call.failed else "success"
     item: dict[str, Any] = {
-        "id": episode_id(SOURCE, call.session or "", call.call_id),
+        "id": episode_id(scope, SOURCE, call.session or "", call.call_id),
         "situation": excerpt(call.prompt, 8000) or "(no prompt recorded)",
         "action": excerpt(f"{call.name} {call.input}", 8000),
         "outcome": outcome,
@@ -145,11 +146,12 @@ def _episode(call: _Call) -> dict[str, Any]:
     return {k: v for k, v in item.items() if v is not None}
 
 
-def parse_session(lines: Lines) -> Parsed:
+def parse_session(lines: Lines, scope: Scope) -> Parsed:
+    """One episode per tool call of the session, with ids of ``scope``."""
     parsed = Parsed()
     session = _Session()
     for line, event in load_objects(lines, parsed):
         _event(session, line, event, parsed)
     for call in sorted(session.calls.values(), key=lambda c: c.line):
-        parsed.add(call.line, _episode(call))
+        parsed.add(call.line, _episode(call, scope))
     return parsed

@@ -25,6 +25,7 @@ from reverie.adapters.base import (
     looks_failed,
     text_of,
 )
+from reverie.models import Scope
 
 __all__ = ["parse_chats"]
 
@@ -78,13 +79,13 @@ def _result(turn: _Turn, message: dict[str, Any], index: int, line: int, out: Pa
         turn.errors.append(excerpt(text, 4000))
 
 
-def _episode(turn: _Turn, key: str, n: int, when: str | None) -> dict[str, Any]:
+def _episode(turn: _Turn, scope: Scope, key: str, n: int, when: str | None) -> dict[str, Any]:
     tools = list(dict.fromkeys(turn.tools))
     action = excerpt(turn.replies[-1], 8000) if turn.replies else ""
     if tools:
         action = f"{action}\n(tools: {', '.join(tools)})".strip()
     item: dict[str, Any] = {
-        "id": episode_id(SOURCE, key, str(n)),
+        "id": episode_id(scope, SOURCE, key, str(n)),
         "situation": excerpt(turn.request, 8000),
         "action": action or "(no reply)",
         "outcome": turn.outcome(),
@@ -99,7 +100,7 @@ def _episode(turn: _Turn, key: str, n: int, when: str | None) -> dict[str, Any]:
     return item
 
 
-def _chat(line: int, chat: dict[str, Any], out: Parsed) -> None:
+def _chat(line: int, chat: dict[str, Any], scope: Scope, out: Parsed) -> None:
     messages = chat.get("messages")
     if not isinstance(messages, list):
         out.fail(line, "messages", "expected a chat transcript: an object with a 'messages' list")
@@ -121,11 +122,12 @@ def _chat(line: int, chat: dict[str, Any], out: Parsed) -> None:
         else:
             _result(turns[-1], message, index, line, out)
     for n, turn in enumerate(turns):
-        out.add(line, _episode(turn, key, n, _when(chat)))
+        out.add(line, _episode(turn, scope, key, n, _when(chat)))
 
 
-def parse_chats(lines: Lines) -> Parsed:
+def parse_chats(lines: Lines, scope: Scope) -> Parsed:
+    """One episode per user turn of each transcript, with ids of ``scope``."""
     parsed = Parsed()
     for line, chat in load_objects(lines, parsed):
-        _chat(line, chat, parsed)
+        _chat(line, chat, scope, parsed)
     return parsed

@@ -87,14 +87,14 @@ def scope_for(
     return target
 
 
-def _messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Chat messages as episodes, through the ``openai-chat`` adapter; any unusable message
-    stops the call before anything is stored."""
+def _messages(messages: Sequence[Mapping[str, Any]], scope: Scope) -> list[dict[str, Any]]:
+    """Chat messages as episodes of ``scope``, through the ``openai-chat`` adapter; any
+    unusable message stops the call before anything is stored."""
     try:
         line = json.dumps({"messages": list(messages)}, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput("messages", f"must be JSON values: {exc}") from None
-    parsed = parse("openai-chat", [(1, line)])
+    parsed = parse("openai-chat", [(1, line)], scope=scope)
     if parsed.failures:
         _, field, reason = parsed.failures[0]
         raise InvalidInput(field, reason)
@@ -103,15 +103,15 @@ def _messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return parsed.items
 
 
-def _items(data: AddInput) -> list[dict[str, Any]]:
+def _items(data: AddInput, scope: Scope) -> list[dict[str, Any]]:
     if isinstance(data, str):
-        return _messages([{"role": "user", "content": data}])
+        return _messages([{"role": "user", "content": data}], scope)
     if isinstance(data, Episode):
         return [data.model_dump(exclude={"seq", "consolidated_in"})]
     if isinstance(data, Mapping):
         return [dict(data)]
     if isinstance(data, list | tuple):
-        return _messages(data)
+        return _messages(data, scope)
     raise InvalidInput(
         "data", f"expected a text, messages or an episode, got {type(data).__name__}"
     )
@@ -155,14 +155,18 @@ def add(
     A text or messages' episode ids derive from their content (the chat adapter's), not from
     the time of the call: the same messages added again store nothing new.
     """
-    episodes = [Episode.parse(_fitted(i, scope, run_id, metadata, now)) for i in _items(data)]
+    episodes = [
+        Episode.parse(_fitted(i, scope, run_id, metadata, now)) for i in _items(data, scope)
+    ]
     ids = [e.id for e in episodes]
-    known = set() if isinstance(data, Episode | Mapping) else {e.id for e in rv.episodes(ids)}
+    tenant = scope.tenant  # ids are the tenant's own
+    an_episode = isinstance(data, Episode | Mapping)
+    known = set() if an_episode else {e.id for e in rv.episodes(ids, tenant=tenant)}
     result = rv.ingest([e for e in episodes if e.id not in known], now=now)
     if result.errors:
         bad = result.errors[0]
         raise InvalidInput(bad.field, f"{bad.reason} (item {bad.index}; the others were stored)")
-    stored = {e.id: e for e in rv.episodes(ids)}
+    stored = {e.id: e for e in rv.episodes(ids, tenant=tenant)}
     return [episode_memory(stored[i]) for i in ids if i in stored]
 
 
@@ -205,7 +209,7 @@ def search(
     found = rv.recall(query, scope, SEARCH_BUDGET, now=now)
     ids = {u.id for u in found.items}
     pages = rv.store.pages_by_id(scope, ids)
-    episodes = {e.id: e for e in rv.episodes(ids - set(pages))}
+    episodes = {e.id: e for e in rv.episodes(ids - set(pages), tenant=scope.tenant)}
     items = [m for m in search_memories(found.items, pages, episodes) if matches(m, wanted)]
     return items[:limit]
 
@@ -217,17 +221,19 @@ def _page_or_none(rv: Reverie, memory_id: str) -> Page | None:
         return None
 
 
-def _episode(rv: Reverie, memory_id: str) -> Episode:
+def _episode(rv: Reverie, memory_id: str, tenant: str | None) -> Episode:
     try:
-        return rv.episode(memory_id)
+        return rv.episode(memory_id, tenant=tenant)
     except NotFound:
         raise NotFound(f"no memory {memory_id}: neither a page nor an episode") from None
 
 
-def get(rv: Reverie, memory_id: str) -> MemoryItem:
+def get(rv: Reverie, memory_id: str, tenant: str | None = None) -> MemoryItem:
     """The page ``memory_id`` as it stands (any status), or the episode of that id."""
     page = _page_or_none(rv, memory_id)
-    return page_memory(page) if page is not None else episode_memory(_episode(rv, memory_id))
+    if page is not None:
+        return page_memory(page)
+    return episode_memory(_episode(rv, memory_id, tenant))
 
 
 def get_all(
@@ -246,14 +252,14 @@ def get_all(
     return items[:limit]
 
 
-def history(rv: Reverie, memory_id: str) -> list[MemoryEvent]:
+def history(rv: Reverie, memory_id: str, tenant: str | None = None) -> list[MemoryEvent]:
     """Every revision of the page ``memory_id`` as an event, oldest first; an episode's one."""
     if _page_or_none(rv, memory_id) is not None:
         return history_of_page(rv.revisions(memory_id))
-    return history_of_episode(_episode(rv, memory_id))
+    return history_of_episode(_episode(rv, memory_id, tenant))
 
 
-def delete(rv: Reverie, memory_id: str, now: datetime) -> Deletion:
+def delete(rv: Reverie, memory_id: str, now: datetime, tenant: str | None = None) -> Deletion:
     """Erase the page or the episode ``memory_id`` (``forget``, applied: docs/privacy.md).
 
     The caller's explicit call is the request, so it is applied at once, as ``delete`` means in
@@ -264,8 +270,10 @@ def delete(rv: Reverie, memory_id: str, now: datetime) -> Deletion:
     """
     page = _page_or_none(rv, memory_id)
     if page is None:
-        _episode(rv, memory_id)  # NotFound for an unknown id
-    target = {"page": memory_id} if page is not None else {"episodes": [memory_id]}
+        episode = _episode(rv, memory_id, tenant)  # NotFound for an unknown id
+        target: dict[str, Any] = {"episodes": [memory_id], "tenant": episode.scope.tenant}
+    else:
+        target = {"page": memory_id}
     receipt = rv.forget(**target, apply=True, reason="deleted through the API", now=now)
     details = receipt.details
     return Deletion(
@@ -278,14 +286,14 @@ def delete(rv: Reverie, memory_id: str, now: datetime) -> Deletion:
     )
 
 
-def retire(rv: Reverie, memory_id: str, now: datetime) -> Retirement:
+def retire(rv: Reverie, memory_id: str, now: datetime, tenant: str | None = None) -> Retirement:
     """Retire the page ``memory_id``: a new revision with status ``retired``, recorded as a
     one-page cycle, so the page leaves recall and ``get_all`` but stays readable in ``why`` and
     ``history``, and ``undo(cycle_id)`` brings it back. Episodes are evidence and are never
     retired: erase one with :func:`delete`."""
     page = _page_or_none(rv, memory_id)
     if page is None:
-        _episode(rv, memory_id)  # NotFound for an unknown id
+        _episode(rv, memory_id, tenant)  # NotFound for an unknown id
         raise InvalidInput("id", f"{memory_id} is an episode; only pages retire (delete erases)")
     changes = plan_retire(rv.store, memory_id, now, author="api", reason="retired through the API")
     rv.store.commit(changes)

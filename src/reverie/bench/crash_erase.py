@@ -91,9 +91,9 @@ def check_erasures(store: SQLiteStore, scope: Scope, announced: set[str]) -> lis
         problems.append(f"{len(half)} episode(s) gone with no receipt, e.g. {sorted(half)[:3]}")
     if left := erased & stored:
         problems.append(f"{len(left)} erased episode(s) still stored, e.g. {sorted(left)[:3]}")
-    if cited := store.pages_citing_any(erased):
+    if cited := store.pages_citing_any(erased, tenant=scope.tenant):
         problems.append(f"{len(cited)} page(s) still cite erased episodes, e.g. {cited[:3]}")
-    if indexed := store.archive_locations(erased):
+    if indexed := store.archive_locations(erased, tenant=scope.tenant):
         problems.append(f"{len(indexed)} erased episode(s) still in the archive index")
     if not store.erasure_receipts(unfinished=True, limit=1):
         problems += _bundle_files_holding(store, erased)

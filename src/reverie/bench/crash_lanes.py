@@ -302,7 +302,7 @@ def check_archive(store: SQLiteStore, scope: Scope) -> list[str]:
         except ReverieError as exc:
             problems.append(f"indexed bundle {info.hash[:19]} does not read back: {exc}")
     stubs = [e for e in store.recent_episodes(scope, 10_000_000) if is_stub(e)]
-    where = store.archive_locations([e.id for e in stubs])
+    where = store.archive_locations([e.id for e in stubs], tenant=scope.tenant)
     for ep in stubs:
         if ep.id not in where or held.get(ep.id) != (where[ep.id], ep.seq):
             problems.append(f"episode {ep.id} was stubbed but no verified bundle holds it")

@@ -139,12 +139,13 @@ def _read_lines(file: str) -> tuple[list[tuple[int, str]], list[tuple[int, str, 
 
 
 def _parse(
-    fmt: str, lines: list[tuple[int, str]], has_scope: bool
+    fmt: str, lines: list[tuple[int, str]], scope: Scope | None
 ) -> tuple[list[dict[str, Any]], list[int], list[tuple[int, str, str]]]:
-    """Episodes from the lines in ``fmt`` (jsonl or a transcript, :mod:`reverie.adapters`):
-    the objects, the line number of each, and (line, field, reason) for lines not used."""
+    """Episodes from the lines in ``fmt`` (jsonl or a transcript of ``scope``,
+    :mod:`reverie.adapters`): the objects, the line number of each, and (line, field, reason)
+    for lines not used."""
     try:
-        return parse(fmt, lines, has_scope=has_scope).as_tuple()
+        return parse(fmt, lines, scope=scope).as_tuple()
     except ReverieError as exc:
         fail(exc)
 
@@ -207,7 +208,7 @@ def ingest(
     """Append episodes from a JSON-lines file. Bad lines are reported; the good ones are stored."""
     default_scope = maybe_scope(scope)
     lines, unreadable = _read_lines(file)
-    items, line_of, failures = _parse(fmt, lines, default_scope is not None)
+    items, line_of, failures = _parse(fmt, lines, default_scope)
     failures = failures + unreadable
     with open_brain(ctx, create=True) as rv:
         stored, duplicates, errors = _ingest_all(rv, items, line_of, default_scope)

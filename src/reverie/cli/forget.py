@@ -78,7 +78,13 @@ def _emit(data: Any) -> None:
 def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
     ctx: typer.Context,
     episode: Annotated[
-        list[str] | None, typer.Option("--episode", "-e", metavar="ID", help="Episode ids.")
+        list[str] | None,
+        typer.Option(
+            "--episode",
+            "-e",
+            metavar="ID",
+            help="Episode ids, with --tenant, --agent or --scope (ids are a tenant's own).",
+        ),
     ] = None,
     page: Annotated[str | None, typer.Option("--page", metavar="ID", help="A page.")] = None,
     subject: Annotated[

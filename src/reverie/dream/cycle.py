@@ -271,7 +271,7 @@ class DreamCycle:
             history: dict[str, tuple[Episode, ...]] = {}
             for p in shown:
                 cited = p.citations[-self.config.history_limit :]
-                eps = resolve_archived(self.store, self.store.episodes(cited))
+                eps = resolve_archived(self.store, self.store.episodes(cited, tenant=scope.tenant))
                 history[p.id] = tuple(e for e in eps if not is_human_edit(e))
             split = self._split(page, history[page.id], g) if page and not merged else ()
             # Built from values that are valid already (the store's episodes and pages):

@@ -34,5 +34,5 @@ def fallback_due(
     after = config.fallback_after_days
     if after is None or isinstance(distiller, ExtractiveDistiller) or not evidence.episodes:
         return False
-    first = store.first_stored(e.id for e in evidence.episodes)
+    first = store.first_stored((e.id for e in evidence.episodes), tenant=evidence.scope.tenant)
     return first is not None and utc(evidence.now) - utc(first) >= timedelta(days=after)

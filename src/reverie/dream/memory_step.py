@@ -76,7 +76,7 @@ def memory_step(
     if current:
         pages = [p for p in store.pages(ctx.scope, None) if p.topic_key.startswith(PREFIX + "|")]
         wanted = {e for p in pages if p.status is not PageStatus.RETIRED for e in p.citations}
-        cited = {e.id: e for e in store.episodes(sorted(wanted))}
+        cited = {e.id: e for e in store.episodes(sorted(wanted), tenant=ctx.scope.tenant)}
         facts = fact_writes(ctx, current, pages, cited, horizon)
         out.writes, out.marks, out.observations = facts.writes, facts.marks, facts.observations
     skip = written | {w.revision.page_id for _a, w, _n in out.writes}

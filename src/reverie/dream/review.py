@@ -232,7 +232,8 @@ def what_moved(store: BrainStore, changes: Changeset) -> list[str]:
             moved.append(f"{name} was created since (revision {now_at})")
         else:
             moved.append(f"{name} is at revision {now_at}, the plan expected {w.expected_revision}")
-    taken = [e.id for e in store.episodes(changes.marks) if e.consolidated_in is not None]
+    marked = store.episodes(changes.marks, tenant=changes.scope.tenant)
+    taken = [e.id for e in marked if e.consolidated_in is not None]
     if taken:
         shown = ", ".join(taken[:3]) + (f" +{len(taken) - 3}" if len(taken) > 3 else "")
         moved.append(f"{len(taken)} of its episodes were consolidated since ({shown})")
@@ -264,12 +265,13 @@ def _one_line(e: Episode, width: int = 100) -> str:
 
 
 def _cited(
-    store: BrainStore, before: Revision | None, after: Revision, marks: set[str]
+    store: BrainStore, tenant: str, before: Revision | None, after: Revision, marks: set[str]
 ) -> tuple[EpisodeLine, ...]:
-    """The episodes cited by the claims ``after`` adds, one line each, in citation order."""
+    """The episodes (of ``tenant``, the page's) cited by the claims ``after`` adds, one line
+    each, in citation order."""
     old = set(before.claims) if before else set()
     ids = list(dict.fromkeys(e for c in after.claims if c not in old for e in c.episode_ids))
-    found = {e.id: e for e in resolve_archived(store, store.episodes(ids))}
+    found = {e.id: e for e in resolve_archived(store, store.episodes(ids, tenant=tenant))}
     return tuple(
         EpisodeLine(i, _one_line(found[i]) if i in found else "(not found)", i in marks)
         for i in ids
@@ -295,7 +297,7 @@ def _page_diff(
         revision_before=w.expected_revision,
         revision_after=after.number,
         diff="\n".join(diff),
-        episodes=_cited(store, before, after, marks),
+        episodes=_cited(store, w.scope.tenant, before, after, marks),
     )
 
 

@@ -83,7 +83,7 @@ def session_end(rv: Reverie, hook: dict[str, Any], scope: Scope) -> IngestResult
         raise InvalidInput("transcript_path", "the hook input names no transcript")
     with Path(str(path)).expanduser().open(encoding="utf-8") as lines:
         numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
-    return rv.ingest(parse("coding-agent", numbered).items, scope=scope)
+    return rv.ingest(parse("coding-agent", numbered, scope=scope).items, scope=scope)
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -286,8 +286,9 @@ class ReverieMemory(Memory):
                 "ReverieMemory erases by record id only; for a scope, a subject or an age use "
                 "Reverie.forget (a dry run first: docs/privacy.md)",
             )
+        tenant = Scope.parse(self.reverie_scope).tenant  # episode ids are a tenant's own
         for record_id in record_ids:
-            self.engine.delete(record_id)
+            self.engine.delete(record_id, tenant=tenant)
         return len(record_ids)
 
     def update(self, record_id: str, *args: Any, **changes: Any) -> MemoryRecord:

@@ -26,6 +26,7 @@ from pydantic import ConfigDict, Field
 
 from reverie.adapters import parse
 from reverie.integrations.hook import Memory, recall_text
+from reverie.models import Scope
 
 __all__ = ["ReverieMemoryBlock"]
 
@@ -58,7 +59,7 @@ class ReverieMemoryBlock(BaseMemoryBlock[str]):
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         line = json.dumps({"messages": [_wire(m) for m in messages]}, ensure_ascii=False)
-        parsed = parse("openai-chat", [(1, line)])
+        parsed = parse("openai-chat", [(1, line)], scope=Scope.parse(self.scope))
         if not parsed.items:
             return
         try:

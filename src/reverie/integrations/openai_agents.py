@@ -24,7 +24,7 @@ from agents import Agent, FunctionTool, RunContextWrapper, RunHooks, Tool, funct
 
 from reverie.adapters.base import episode_id, excerpt, looks_failed, text_of
 from reverie.integrations.hook import Memory, recall_text
-from reverie.models import ScopeLike
+from reverie.models import Scope, ScopeLike
 
 __all__ = ["ReverieRunHooks", "latest_user_text", "recall_instructions", "recall_tool"]
 
@@ -89,12 +89,13 @@ class ReverieRunHooks(RunHooks[Any]):
             "category": self.category,
             "metadata": {"source": SOURCE, "agent": agent.name, "call_id": call_id},
         }
-        if call_id:
-            episode["id"] = episode_id(SOURCE, self.session_id or "", call_id)
         if self.session_id:
             episode["session_id"] = self.session_id
         try:
-            self.memory.remember(episode, scope=self.scope)
+            scope = Scope.parse(self.scope)
+            if call_id:
+                episode["id"] = episode_id(scope, SOURCE, self.session_id or "", call_id)
+            self.memory.remember(episode, scope=scope)
         except Exception as exc:
             log.warning("reverie remember skipped: %s: %s", type(exc).__name__, exc)
 

@@ -33,7 +33,7 @@ from reverie.adapters import parse
 from reverie.adapters.base import text_of
 from reverie.engine import IngestResult
 from reverie.integrations.hook import Memory, recall_text
-from reverie.models import ScopeLike
+from reverie.models import Scope, ScopeLike
 
 __all__ = ["episodes_of", "recall_instructions", "remember_run"]
 
@@ -87,10 +87,12 @@ def _result(part: ToolReturnPart | RetryPromptPart) -> dict[str, Any]:
     }
 
 
-def episodes_of(messages: Iterable[ModelMessage], *, session_id: str = "") -> list[dict[str, Any]]:
-    """One episode object per tool call of the run."""
+def episodes_of(
+    messages: Iterable[ModelMessage], scope: ScopeLike, *, session_id: str = ""
+) -> list[dict[str, Any]]:
+    """One episode object per tool call of the run, with ids of ``scope``."""
     lines = [(n, json.dumps(e, default=str)) for n, e in enumerate(_events(messages, session_id))]
-    items = parse("coding-agent", lines).items
+    items = parse("coding-agent", lines, scope=Scope.parse(scope)).items
     for item in items:
         item["category"] = "tool"
         item["metadata"] = {**item["metadata"], "source": SOURCE}
@@ -103,7 +105,7 @@ def remember_run(
     """Store the run's tool calls in ``scope``; None (and a warning) if the store fails."""
     try:
         result: IngestResult = memory.ingest(
-            episodes_of(messages, session_id=session_id), scope=scope
+            episodes_of(messages, scope, session_id=session_id), scope=scope
         )
     except Exception as exc:
         log.warning("reverie ingest skipped: %s: %s", type(exc).__name__, exc)

@@ -260,19 +260,27 @@ def resolve(store: BrainStore, episodes: list[Episode]) -> list[Episode]:
     missing or altered raises :class:`~reverie.errors.ArchiveUnreadable` naming it: showing the
     empty stubs instead would pass off lost evidence as empty evidence.
     """
-    stubs = [e.id for e in episodes if is_stub(e)]
+    stubs = [e for e in episodes if is_stub(e)]
     if not stubs or not isinstance(store, ArchiveStore):
         return episodes
-    where = store.archive_locations(stubs)
+    where: dict[tuple[str, str], str] = {}  # (tenant, id): ids are a tenant's own
+    for tenant in sorted({e.scope.tenant for e in stubs}):
+        ids = [e.id for e in stubs if e.scope.tenant == tenant]
+        located = store.archive_locations(ids, tenant=tenant)
+        where.update(((tenant, i), bundle) for i, bundle in located.items())
     if not where:
         return episodes
     archive = Archive(store)
-    found: dict[str, Episode] = {}
+    found: dict[tuple[str, str], Episode] = {}
     for bundle_hash in sorted(set(where.values())):
-        found.update((e.id, e) for e in archive.fetch_known(bundle_hash) if e.id in where)
+        found.update(
+            ((e.scope.tenant, e.id), e)
+            for e in archive.fetch_known(bundle_hash)
+            if (e.scope.tenant, e.id) in where
+        )
     return [
-        found[e.id].model_copy(update={"consolidated_in": e.consolidated_in})
-        if e.id in found
+        found[key].model_copy(update={"consolidated_in": e.consolidated_in})
+        if (key := (e.scope.tenant, e.id)) in found
         else e
         for e in episodes
     ]

@@ -90,7 +90,7 @@ def _scope_rows(
     for page in sorted(store.pages(scope, ["active"]), key=lambda p: p.id):
         if page.confidence < min_confidence:
             continue
-        episodes = resolve(store, store.episodes(page.citations))
+        episodes = resolve(store, store.episodes(page.citations, tenant=scope.tenant))
         if episodes:
             rows.append(_row(page, episodes, redactor))
     return rows

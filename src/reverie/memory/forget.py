@@ -4,7 +4,9 @@ A :class:`ForgetRequest` names *what* to erase — episode ids, a page, a subjec
 older than a retention period — and *where*: one scope exactly, an agent (its scope and every
 user's under it), a tenant (every scope of it, its org brain included), or everywhere. A
 request naming only a *where* erases that whole part of the brain. A scope is matched exactly:
-``acme/coder`` never reaches ``acme/coder/alice``; ``agent`` does, by asking.
+``acme/coder`` never reaches ``acme/coder/alice``; ``agent`` does, by asking. Episode ids are
+their tenant's own (two tenants may both store ``b1``), so a request naming ids names where
+they live too, and everything the plan matches by id it matches within a tenant.
 
 :func:`plan_forget` only reads. It selects the episodes (a subject is looked for in every
 free-form field, metadata included, and in the archive bundles of the scopes searched), finds
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -78,6 +80,20 @@ class ForgetRequest:
             raise InvalidInput("older_than", "must be a positive duration, like 400d")
         if self.agent is not None:
             Scope.parse(self.agent)
+        if self.episodes and not wheres:
+            raise InvalidInput(
+                "episodes", "episode ids are a tenant's own: name the tenant, agent or scope"
+                " they were stored in"
+            )  # fmt: skip
+
+    @property
+    def tenant_named(self) -> str | None:
+        """The tenant of the place named (None: everywhere)."""
+        if self.scope is not None:
+            return self.scope.tenant
+        if self.agent is not None:
+            return Scope.parse(self.agent).tenant
+        return self.tenant
 
     @property
     def whole(self) -> bool:
@@ -140,7 +156,9 @@ def _selected(
 ) -> list[Episode]:
     """The episodes ``request`` erases, stubs of archived ones included."""
     if request.episodes:
-        return [e for e in store.episodes(request.episodes) if e.scope in scopes]
+        tenant = request.tenant_named
+        assert tenant is not None  # a request naming ids names a place (ForgetRequest)
+        return [e for e in store.episodes(request.episodes, tenant=tenant) if e.scope in scopes]
     if request.page:
         return []
     if request.whole:
@@ -149,10 +167,25 @@ def _selected(
         return eraser.erasure_episodes(scopes, before=now - request.older_than)
     assert request.subject is not None
     hot = eraser.erasure_episodes([s for s in scopes if not s.is_org], containing=request.subject)
-    cold = [
-        e.id for e in _archived(store, scopes) if episode_mentions(e, Needles([request.subject]))
+    cold = [e for e in _archived(store, scopes) if episode_mentions(e, Needles([request.subject]))]
+    return sorted({e.seq: e for e in [*hot, *_stored(store, cold)]}.values(), key=_seq)
+
+
+def _stored(store: BrainStore, episodes: Sequence[Episode]) -> list[Episode]:
+    """The store's rows of ``episodes`` (for archived ones: their stubs), per tenant."""
+    return [
+        e
+        for tenant, ids in _by_tenant(episodes).items()
+        for e in store.episodes(sorted(ids), tenant=tenant)
     ]
-    return sorted({e.id: e for e in [*hot, *store.episodes(cold)]}.values(), key=_seq)
+
+
+def _by_tenant(episodes: Iterable[Episode]) -> dict[str, frozenset[str]]:
+    """The ids of ``episodes`` per tenant: an id means one episode within one tenant only."""
+    found: dict[str, set[str]] = {}
+    for e in episodes:
+        found.setdefault(e.scope.tenant, set()).add(e.id)
+    return {tenant: frozenset(ids) for tenant, ids in sorted(found.items())}
 
 
 def _seq(ep: Episode) -> int:
@@ -177,12 +210,12 @@ def _archived(store: BrainStore, scopes: Sequence[Scope]) -> list[Episode]:
 
 
 def _swaps(
-    bundles: list[tuple[BundleInfo, list[Episode]]], erased: frozenset[str]
+    bundles: list[tuple[BundleInfo, list[Episode]]], erased: Mapping[str, frozenset[str]]
 ) -> tuple[list[BundleSwap], dict[str, bytes]]:
     swaps: list[BundleSwap] = []
     data: dict[str, bytes] = {}
     for info, eps in bundles:
-        kept = [e for e in eps if e.id not in erased]
+        kept = [e for e in eps if e.id not in erased.get(e.scope.tenant, frozenset())]
         if len(kept) == len(eps):
             continue
         new = None
@@ -208,10 +241,14 @@ def _pages(
     eraser: ErasureStore,
     request: ForgetRequest,
     scopes: list[Scope],
-    ids: list[str],
+    erased: Mapping[str, frozenset[str]],
 ) -> list[Page]:
     """Every page the erasure reaches."""
-    found = set(eraser.pages_citing_any(ids))
+    found = {
+        page_id
+        for tenant, ids in erased.items()
+        for page_id in eraser.pages_citing_any(sorted(ids), tenant=tenant)
+    }
     if request.subject:
         places = sorted({*scopes, *(s.org for s in scopes)}, key=str)
         found |= set(eraser.pages_containing(places, request.subject))
@@ -242,16 +279,18 @@ def _fates(
     pages: list[Page],
     request: ForgetRequest,
     whole: set[Scope],
-    erased: frozenset[str],
-    originals: dict[str, Episode],
+    erased: Mapping[str, frozenset[str]],
+    originals: dict[tuple[str, str], Episode],
 ) -> _Fates:
     """Each page's fate. A page asked for (and its org copies) goes whole, as does every page
-    of a scope erased whole."""
+    of a scope erased whole. A page's citations name episodes of its own tenant."""
     needles = Needles([request.subject] if request.subject else [])
     out = _Fates()
     for page in pages:
         revisions = store.revisions(page.id)
-        fate = page_fate(revisions, erased, needles, originals)
+        tenant = page.scope.tenant
+        own = {i: e for (t, i), e in originals.items() if t == tenant}
+        fate = page_fate(revisions, erased.get(tenant, frozenset()), needles, own)
         out.claims += fate.claims_dropped
         if fate.drop or page.scope in whole or request.page is not None:
             out.drops.append(
@@ -269,13 +308,16 @@ def _fates(
     return out
 
 
-def _originals(store: BrainStore, episodes: list[Episode]) -> dict[str, Episode]:
-    """The erased episodes as stored, archived ones read back from their bundles."""
-    found = {e.id: e for e in episodes if not is_stub(e)}
-    stubs = {e.id for e in episodes if is_stub(e)}
+def _originals(store: BrainStore, episodes: list[Episode]) -> dict[tuple[str, str], Episode]:
+    """The erased episodes as stored, archived ones read back from their bundles; by
+    ``(tenant, id)``."""
+    found = {(e.scope.tenant, e.id): e for e in episodes if not is_stub(e)}
+    stubs = {(e.scope.tenant, e.id) for e in episodes if is_stub(e)}
     if stubs:
         found |= {
-            e.id: e for e in _archived(store, list({e.scope for e in episodes})) if e.id in stubs
+            key: e
+            for e in _archived(store, list({e.scope for e in episodes}))
+            if (key := (e.scope.tenant, e.id)) in stubs
         }
     return found
 
@@ -305,10 +347,9 @@ def plan_forget(store: BrainStore, request: ForgetRequest, now: datetime) -> For
     eraser = erasure_store(store)
     scopes = _place(store, request)
     episodes = _selected(store, eraser, request, scopes, now)
-    ids = sorted(e.id for e in episodes)
-    erased = frozenset(ids)
+    erased = _by_tenant(episodes)
     originals = _originals(store, episodes)
-    pages = _pages(store, eraser, request, scopes, ids)
+    pages = _pages(store, eraser, request, scopes, erased)
     whole = scopes if request.whole else []
     fates = _fates(store, pages, request, set(whole), erased, originals)
     bundle_scopes = {e.scope for e in episodes} | set(whole)

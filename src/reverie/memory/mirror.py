@@ -418,7 +418,7 @@ def _edited_revision(
     edit: _Edit, ctx: WriteContext, human: Episode | None, store: BrainStore
 ) -> Revision:
     ids = {i for _t, cited in edit.claims for i in cited}
-    known = {e.id for e in store.episodes(ids) if e.scope == ctx.scope}
+    known = {e.id for e in store.episodes(ids, tenant=ctx.scope.tenant) if e.scope == ctx.scope}
     meta = edit.meta
     try:
         fields: dict[str, Any] = {

@@ -224,7 +224,7 @@ def _vector_units(
             if h.cosine >= floor
         ]
         cos = {h.ref: h.cosine for h in hits if h.ref not in seen}
-        for ep in store.episodes(cos):
+        for ep in store.episodes(cos, tenant=index.scope.tenant):
             if not evidence_at(ep, now, history):  # the lexical path's rule, facts included
                 continue
             out.append((episode_item(ep, excerpt(ep.text, ask.wanted), 0.0), cos[ep.id]))

@@ -105,7 +105,7 @@ def append_batch(batch: BatchIn, rv: Brain, key: Writer) -> BatchOut:
 
 @router.get("/episodes/{episode_id}", tags=["episodes"])
 def read_episode(episode_id: str, rv: Brain, key: Reader) -> Episode:
-    episode = rv.episode(episode_id)
+    episode = rv.episode(episode_id, tenant=key.tenant)  # ids are the key's tenant's own
     ensure_visible(key, episode.scope, f"episode {episode_id}")
     return episode
 

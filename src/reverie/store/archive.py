@@ -79,12 +79,12 @@ def bundle_row(d: Dialect, bundle: BundleInfo) -> tuple[Any, ...]:
 _STUB = (
     "UPDATE episodes SET session_id = NULL, situation = '', action = '', outcome_details = NULL,"
     " error = NULL, lesson = NULL, tools = '[]', entities = '[]', metadata = '{}'"
-    " WHERE id = ? AND fingerprint = ? AND consolidated_in = ?"
+    " WHERE seq = ? AND fingerprint = ? AND consolidated_in = ?"
 )
 _UNSTUB = (
     "UPDATE episodes SET session_id = ?, situation = ?, action = ?, outcome_details = ?,"
     " error = ?, lesson = ?, tools = ?, entities = ?, metadata = ?"
-    " WHERE id = ? AND fingerprint = ? AND situation = '' AND action = ''"
+    " WHERE seq = ? AND fingerprint = ? AND situation = '' AND action = ''"
 )
 
 
@@ -123,7 +123,8 @@ class SQLiteArchive(SQLBase):
             f"SELECT {cols} FROM episodes e JOIN cycles c ON c.id = e.consolidated_in"
             " WHERE e.scope_key = ? AND c.undone_at IS NULL AND e.created_at < ?"
             " AND NOT (e.situation = '' AND e.action = '')"
-            " AND NOT EXISTS (SELECT 1 FROM archived_episodes a WHERE a.episode_id = e.id)"
+            " AND NOT EXISTS (SELECT 1 FROM archived_episodes a"
+            " WHERE a.tenant = e.tenant AND a.episode_id = e.id)"
             " ORDER BY e.seq LIMIT ?",
             (scope.key, before.isoformat(), limit),
         )
@@ -137,11 +138,11 @@ class SQLiteArchive(SQLBase):
                 bundle_row(self.dialect, bundle),
             )
             c.executemany(
-                "INSERT INTO archived_episodes VALUES (?,?,?)",
-                [(e.id, bundle.hash, e.seq) for e in episodes],
+                "INSERT INTO archived_episodes (tenant, episode_id, bundle, seq) VALUES (?,?,?,?)",
+                [(e.scope.tenant, e.id, bundle.hash, e.seq) for e in episodes],
             )
             cur = c.executemany(
-                _STUB, [(e.id, e.fingerprint(), e.consolidated_in) for e in episodes]
+                _STUB, [(e.seq, e.fingerprint(), e.consolidated_in) for e in episodes]
             )
             if cur.rowcount != len(episodes):
                 raise Conflict(
@@ -150,11 +151,10 @@ class SQLiteArchive(SQLBase):
                 )
             _fts(c, episodes, delete=True)
             for start in range(0, len(episodes), _CHUNK):
-                ids = [e.id for e in episodes[start : start + _CHUNK]]
-                c.execute(
-                    "DELETE FROM vector_units WHERE kind = 'episode'"
-                    f" AND ref IN ({','.join('?' * len(ids))})",
-                    ids,
+                chunk = episodes[start : start + _CHUNK]
+                c.executemany(
+                    "DELETE FROM vector_units WHERE kind = 'episode' AND scope_key = ? AND ref = ?",
+                    [(e.scope.key, e.id) for e in chunk],
                 )
 
     def archive_restore(
@@ -171,7 +171,7 @@ class SQLiteArchive(SQLBase):
                 json.dumps(e.tools),
                 json.dumps(e.entities),
                 json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
-                e.id,
+                e.seq,
                 e.fingerprint(),
             )
             for e in episodes
@@ -196,15 +196,15 @@ class SQLiteArchive(SQLBase):
         )
         return [_bundle(self._scope(r[1]), r) for r in rows]
 
-    def archive_locations(self, episode_ids: Iterable[str]) -> dict[str, str]:
+    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
         ids = list(dict.fromkeys(episode_ids))
         found: dict[str, str] = {}
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start : start + _CHUNK]
             rows = self._read(
                 "SELECT episode_id, bundle FROM archived_episodes"
-                f" WHERE episode_id IN ({','.join('?' * len(chunk))})",
-                chunk,
+                f" WHERE tenant = ? AND episode_id IN ({','.join('?' * len(chunk))})",
+                [tenant, *chunk],
             )
             found.update((r[0], r[1]) for r in rows)
         return found
@@ -212,7 +212,8 @@ class SQLiteArchive(SQLBase):
     def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
         rows = self._read(
             "SELECT DISTINCT a.bundle FROM archived_episodes a JOIN episodes e"
-            " ON e.id = a.episode_id WHERE e.consolidated_in = ? ORDER BY a.bundle",
+            " ON e.tenant = a.tenant AND e.id = a.episode_id WHERE e.consolidated_in = ?"
+            " ORDER BY a.bundle",
             (cycle_id,),
         )
         return [r[0] for r in rows]

@@ -178,7 +178,8 @@ class Store(Protocol):
 
     Implementations: :class:`reverie.store.sqlite.SQLiteStore`,
     :class:`reverie.store.postgres.PostgresStore`. Every read takes a scope or an id; no read
-    returns another scope's rows for a scope-filtered call.
+    returns another scope's rows for a scope-filtered call. An episode id is its tenant's own
+    (two tenants may both store ``b1``), so every read of episodes by id names the tenant.
     """
 
     url: str
@@ -192,13 +193,15 @@ class Store(Protocol):
     def append(self, episodes: Sequence[Episode]) -> list[Episode]:
         """Store new episodes in one transaction, assigning ``seq``; return the new ones as stored.
 
-        An id that is already stored with the same content is skipped (appending is idempotent);
-        the same id with other content raises :class:`reverie.errors.Conflict` and stores nothing.
+        An id that is already stored in the episode's tenant with the same content is skipped
+        (appending is idempotent); the same id with other content in that tenant raises
+        :class:`reverie.errors.Conflict` and stores nothing. Another tenant's ids are no
+        concern: they neither conflict nor show.
         """
         ...
 
-    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
-        """The episodes with these ids that exist, in ``seq`` order."""
+    def episodes(self, episode_ids: Iterable[str], *, tenant: str) -> list[Episode]:
+        """The episodes of ``tenant`` with these ids that exist, in ``seq`` order."""
         ...
 
     def scan(self, scope: Scope, after_seq: int, limit: int) -> list[Episode]:
@@ -239,11 +242,14 @@ class History(Protocol):
     """Reading back what was stored and done: single rows, revisions, cycles, the journal,
     reinforcement and promotions."""
 
-    def episode(self, episode_id: str) -> Episode: ...
+    def episode(self, episode_id: str, *, tenant: str) -> Episode:
+        """The episode ``episode_id`` of ``tenant``; :class:`~reverie.errors.NotFound` (the
+        same answer whether or not another tenant has one) otherwise."""
+        ...
 
-    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
-        """When the earliest stored of these episodes was appended (the store's clock, not the
-        episode's ``created_at``); None when none of them exists."""
+    def first_stored(self, episode_ids: Iterable[str], *, tenant: str) -> datetime | None:
+        """When the earliest stored of these episodes of ``tenant`` was appended (the store's
+        clock, not the episode's ``created_at``); None when none of them exists."""
         ...
 
     def recent_episodes(self, scope: Scope, limit: int) -> list[Episode]: ...
@@ -478,8 +484,9 @@ class ArchiveStore(Protocol):
 
     def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
 
-    def archive_locations(self, episode_ids: Iterable[str]) -> dict[str, str]:
-        """``{episode id: bundle hash}`` for those of ``episode_ids`` that are archived."""
+    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
+        """``{episode id: bundle hash}`` for those of ``tenant``'s ``episode_ids`` that are
+        archived."""
         ...
 
     def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
@@ -570,8 +577,8 @@ class ErasureStore(Protocol):
         in a free-form field (any case, metadata included); by seq."""
         ...
 
-    def pages_citing_any(self, episode_ids: Iterable[str]) -> list[str]:
-        """Pages of any scope with any revision citing one of ``episode_ids``."""
+    def pages_citing_any(self, episode_ids: Iterable[str], *, tenant: str) -> list[str]:
+        """Pages of any scope with any revision citing one of ``tenant``'s ``episode_ids``."""
         ...
 
     def pages_containing(self, scopes: Sequence[Scope], text: str) -> list[str]:

@@ -40,7 +40,7 @@ from reverie.store.receipts import (
 )
 from reverie.store.scrub import Needles, episode_mentions, scrub_derived
 from reverie.store.sql.base import SQLBase
-from reverie.store.sql.rows import EPISODE_COLUMNS
+from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_CITATION, citation_rows
 
 __all__ = [
     "BundleSwap",
@@ -99,7 +99,7 @@ class ErasureSQL(SQLBase):
     def _unindex_page(self, c: Any, rid: int) -> None:
         """Forget a deleted page's text in the text index (PostgreSQL's goes with the row)."""
 
-    def _unindex_episodes(self, c: Any, ids: Sequence[str]) -> None:
+    def _unindex_episodes(self, c: Any, seqs: Sequence[int]) -> None:
         """Forget erased episodes' text in the text index, read inside the transaction."""
 
     def _compact_text_index(self, c: Any) -> None:
@@ -142,11 +142,15 @@ class ErasureSQL(SQLBase):
             found = [ep for ep in found if episode_mentions(ep, needles)]
         return found
 
-    def pages_citing_any(self, episode_ids: Iterable[str]) -> list[str]:
-        """Pages of any scope with a revision (current or not) citing one of ``episode_ids``."""
+    def pages_citing_any(self, episode_ids: Iterable[str], *, tenant: str) -> list[str]:
+        """Pages of any scope of ``tenant`` with a revision (current or not) citing one of
+        ``tenant``'s episodes ``episode_ids``."""
         found: set[str] = set()
         for where, params in self.dialect.members("episode_id", list(dict.fromkeys(episode_ids))):
-            rows = self._read(f"SELECT DISTINCT page_id FROM citations WHERE {where}", params)
+            rows = self._read(
+                f"SELECT DISTINCT page_id FROM citations WHERE tenant = ? AND {where}",
+                [tenant, *params],
+            )
             found.update(r[0] for r in rows)
         return sorted(found)
 
@@ -237,10 +241,7 @@ class ErasureSQL(SQLBase):
                 "DELETE FROM citations WHERE page_id = ? AND revision = ?",
                 (rev.page_id, rev.number),
             ).rowcount - len(rev.citations)
-            c.executemany(
-                "INSERT INTO citations VALUES (?,?,?)",
-                [(rev.page_id, rev.number, ep) for ep in rev.citations],
-            )
+            c.executemany(INSERT_CITATION, citation_rows(w.scope.tenant, rev))
             if w.current:
                 self._reindex(c, w)
             n["revisions_rewritten"] += 1
@@ -300,11 +301,12 @@ class ErasureSQL(SQLBase):
         )
 
     def _swap_bundles(self, c: Any, e: Erasure, n: Counter[str]) -> None:
-        ids = sorted(e.episode_ids)
-        for where, params in self.dialect.members("episode_id", ids):
-            n["archived_episodes"] += c.execute(
-                f"DELETE FROM archived_episodes WHERE {where}", params
-            ).rowcount
+        for tenant, ids in _by_tenant(e.episodes):
+            for where, params in self.dialect.members("episode_id", ids):
+                n["archived_episodes"] += c.execute(
+                    f"DELETE FROM archived_episodes WHERE tenant = ? AND {where}",
+                    [tenant, *params],
+                ).rowcount
         for swap in e.bundles:
             old, new = swap.old, swap.new
             left = c.execute(
@@ -325,20 +327,26 @@ class ErasureSQL(SQLBase):
             n["bundles_rewritten" if new else "bundles_removed"] += 1
 
     def _delete_episodes(self, c: Any, e: Erasure, n: Counter[str]) -> None:
-        ids = sorted(e.episode_ids)
-        for where, params in self.dialect.members("episode_id", ids):
-            if c.execute(f"DELETE FROM citations WHERE {where}", params).rowcount:
-                raise _moved("a revision written since the plan cites an erased episode")
-        for where, params in self.dialect.members("ref", ids):
-            n["vector_units"] += c.execute(
-                f"DELETE FROM vector_units WHERE kind = 'episode' AND {where}", params
-            ).rowcount
-        self._unindex_episodes(c, ids)
+        for tenant, ids in _by_tenant(e.episodes):
+            for where, params in self.dialect.members("episode_id", ids):
+                if c.execute(
+                    f"DELETE FROM citations WHERE tenant = ? AND {where}", [tenant, *params]
+                ).rowcount:
+                    raise _moved("a revision written since the plan cites an erased episode")
+        for scope, ids in _by_scope(e.episodes):
+            for where, params in self.dialect.members("ref", ids):
+                n["vector_units"] += c.execute(
+                    "DELETE FROM vector_units WHERE kind = 'episode' AND scope_key = ?"
+                    f" AND {where}",
+                    [scope, *params],
+                ).rowcount
+        seqs = sorted(ep.seq or 0 for ep in e.episodes)
+        self._unindex_episodes(c, seqs)
         deleted = 0
-        for where, params in self.dialect.members("id", ids):
+        for where, params in self.dialect.members("seq", seqs):
             deleted += c.execute(f"DELETE FROM episodes WHERE {where}", params).rowcount
-        if deleted != len(ids):
-            raise _moved(f"{len(ids) - deleted} episode(s) to erase are no longer stored")
+        if deleted != len(seqs):
+            raise _moved(f"{len(seqs) - deleted} episode(s) to erase are no longer stored")
         n["episodes"] += deleted
 
     def _delete_scopes(self, c: Any, e: Erasure, n: Counter[str]) -> None:
@@ -479,6 +487,22 @@ _SCOPE_TABLES = {
     "archive_bundles": "bundles_removed",
 }
 """What an erased scope leaves behind in each table, and the receipt's name for it."""
+
+
+def _by_tenant(episodes: Iterable[Episode]) -> list[tuple[str, list[str]]]:
+    """The ids of ``episodes`` per tenant (ids are unique within a tenant only)."""
+    found: dict[str, list[str]] = {}
+    for ep in episodes:
+        found.setdefault(ep.scope.tenant, []).append(ep.id)
+    return [(tenant, sorted(ids)) for tenant, ids in sorted(found.items())]
+
+
+def _by_scope(episodes: Iterable[Episode]) -> list[tuple[str, list[str]]]:
+    """The ids of ``episodes`` per scope key (what an episode's vector unit is keyed by)."""
+    found: dict[str, list[str]] = {}
+    for ep in episodes:
+        found.setdefault(ep.scope.key, []).append(ep.id)
+    return [(key, sorted(ids)) for key, ids in sorted(found.items())]
 
 
 def _drop_claim_units(c: Any, page_id: str) -> int:

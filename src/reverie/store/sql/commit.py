@@ -21,7 +21,13 @@ from reverie.store.cumulative import insert_tally
 from reverie.store.leases import check_lease
 from reverie.store.plans import settle_applied
 from reverie.store.sql.base import SQLBase
-from reverie.store.sql.rows import REVISION_COLUMNS, marks, revision_row
+from reverie.store.sql.rows import (
+    INSERT_CITATION,
+    REVISION_COLUMNS,
+    citation_rows,
+    marks,
+    revision_row,
+)
 
 __all__ = ["CommitSQL"]
 
@@ -86,22 +92,28 @@ class CommitSQL(SQLBase):
 
     # -- the steps -----------------------------------------------------------------------------
 
-    def _existing(self, c: Any, episodes: Sequence[Episode]) -> set[str]:
-        """The ids of ``episodes`` already stored; :class:`Conflict` if one's content differs
-        (a date the episode did not bring is no difference: :meth:`Episode.same_as`)."""
-        wanted = {e.id: e for e in episodes}
+    def _existing(self, c: Any, episodes: Sequence[Episode]) -> set[tuple[str, str]]:
+        """``(tenant, id)`` of those of ``episodes`` already stored; :class:`Conflict` if one's
+        content differs (a date the episode did not bring is no difference:
+        :meth:`Episode.same_as`). Only the episode's own tenant is asked: an id another tenant
+        uses is no conflict, and the answer says nothing about it."""
+        wanted = {(e.scope.tenant, e.id): e for e in episodes}
         rows: list[Any] = []
-        for where, params in self.dialect.members("id", list(wanted)):
-            rows += c.execute(
-                f"SELECT id, fingerprint, created_at FROM episodes WHERE {where}", params
-            ).fetchall()
+        for tenant in sorted({t for t, _id in wanted}):
+            ids = [i for t, i in wanted if t == tenant]
+            for where, params in self.dialect.members("id", ids):
+                rows += c.execute(
+                    "SELECT tenant, id, fingerprint, created_at FROM episodes"
+                    f" WHERE tenant = ? AND {where}",
+                    [tenant, *params],
+                ).fetchall()
         at = self.dialect.at
-        conflicts = [r[0] for r in rows if not wanted[r[0]].same_as(r[1], at(r[2]))]
+        conflicts = [r[1] for r in rows if not wanted[r[0], r[1]].same_as(r[2], at(r[3]))]
         if conflicts:
             raise Conflict(
                 f"episode ids already stored with different content: {', '.join(conflicts[:10])}"
             )
-        return {r[0] for r in rows}
+        return {(r[0], r[1]) for r in rows}
 
     def _insert_episodes(
         self, c: Any, episodes: Sequence[Episode], inserted_at: datetime | None = None
@@ -117,7 +129,9 @@ class CommitSQL(SQLBase):
 
     def _record_episodes(self, c: Any, episodes: Sequence[Episode], at: datetime) -> None:
         existing = self._existing(c, episodes)
-        self._insert_episodes(c, [e for e in episodes if e.id not in existing], at)
+        self._insert_episodes(
+            c, [e for e in episodes if (e.scope.tenant, e.id) not in existing], at
+        )
 
     @staticmethod
     def _check_checkpoint(c: Any, changes: Changeset) -> None:
@@ -150,7 +164,7 @@ class CommitSQL(SQLBase):
             ).fetchall()[0][0]
         else:
             rid = row[0]
-        self._insert_revision(c, rev)
+        self._insert_revision(c, w.scope.tenant, rev)
         if row is not None:
             c.execute(
                 "UPDATE pages SET current_revision = ?, status = ?, updated_at = ? WHERE id = ?",
@@ -158,15 +172,13 @@ class CommitSQL(SQLBase):
             )
         self._index_page(c, rid, w.scope, rev, row is None)
 
-    def _insert_revision(self, c: Any, rev: Revision) -> None:
+    def _insert_revision(self, c: Any, tenant: str, rev: Revision) -> None:
+        """A new revision of a page of ``tenant``, whose citations name episodes of it."""
         c.execute(
             f"INSERT INTO revisions ({REVISION_COLUMNS}) VALUES ({marks(16)})",
             revision_row(rev, self.dialect),
         )
-        c.executemany(
-            "INSERT INTO citations VALUES (?,?,?)",
-            [(rev.page_id, rev.number, e) for e in rev.citations],
-        )
+        c.executemany(INSERT_CITATION, citation_rows(tenant, rev))
 
     def _apply_marks(self, c: Any, changes: Changeset) -> None:
         if changes.unmark_cycle:
@@ -182,9 +194,9 @@ class CommitSQL(SQLBase):
             # index instead of looking each id up.
             marked += c.execute(
                 "UPDATE episodes SET consolidated_in = ? WHERE seq IN"
-                f" (SELECT seq FROM episodes WHERE {where}) AND scope_key = ?"
+                f" (SELECT seq FROM episodes WHERE tenant = ? AND {where}) AND scope_key = ?"
                 " AND consolidated_in IS NULL",
-                [changes.mark_cycle, *params, changes.scope.key],
+                [changes.mark_cycle, changes.scope.tenant, *params, changes.scope.key],
             ).rowcount
         if marked != len(changes.marks):
             raise Conflict(

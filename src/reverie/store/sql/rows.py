@@ -17,8 +17,10 @@ __all__ = [
     "CLAIMS_AT",
     "CYCLE_COLUMNS",
     "EPISODE_COLUMNS",
+    "INSERT_CITATION",
     "LEAN_REVISION_COLUMNS",
     "REVISION_COLUMNS",
+    "citation_rows",
     "episode_rows",
     "episode_search_text",
     "fts_phrase",
@@ -32,8 +34,9 @@ EPISODE_COLUMNS = (
     "seq, id, scope_key, session_id, created_at, situation, action, outcome, outcome_details,"
     " error, lesson, importance, category, tools, entities, metadata, consolidated_in"
 )
-INSERT_COLUMNS = EPISODE_COLUMNS + ", fingerprint, inserted_at"
-"""The columns :func:`episode_rows` fills, in its order."""
+INSERT_COLUMNS = EPISODE_COLUMNS + ", tenant, fingerprint, inserted_at"
+"""The columns :func:`episode_rows` fills, in its order (``tenant``: the scope's, which with
+the id is what makes an episode unique)."""
 REVISION_COLUMNS = (
     "page_id, number, hash, title, kind, claims, confidence, status, valid_from, valid_until,"
     " superseded_by, cycle_id, author, reason, created_at, meta"
@@ -104,6 +107,7 @@ def episode_rows(
             _strings(e.entities),
             canonical_json(e.metadata) if e.metadata else "{}",
             None,  # a new episode is unconsolidated: only a commit marks it
+            e.scope.tenant,
             e.fingerprint(),
             inserted,
         )
@@ -129,3 +133,13 @@ def revision_row(rev: Revision, d: Dialect) -> tuple[Any, ...]:
         d.ts(rev.created_at),
         revision_meta(rev),
     )
+
+
+INSERT_CITATION = "INSERT INTO citations (page_id, revision, tenant, episode_id) VALUES (?,?,?,?)"
+
+
+def citation_rows(tenant: str, rev: Revision) -> list[tuple[str, int, str, str]]:
+    """The citation rows of ``rev``, a revision of a page of ``tenant``: a page cites episodes
+    of its own tenant (an org page those of its tenant's scopes), so ``(tenant, episode id)``
+    names each one."""
+    return [(rev.page_id, rev.number, tenant, e) for e in rev.citations]

@@ -38,12 +38,13 @@ _COST_FIELDS = ("model_calls", "cache_hits", "input_tokens", "output_tokens", "m
 
 
 def dedupe_batch(episodes: Sequence[Episode]) -> list[Episode]:
-    """``episodes`` with repeats of one id dropped; the same id with other content conflicts."""
-    seen: dict[str, Episode] = {}
+    """``episodes`` with repeats of one id in one tenant dropped; the same id with other
+    content in the same tenant conflicts."""
+    seen: dict[tuple[str, str], Episode] = {}
     for ep in episodes:
-        prior = seen.get(ep.id)
+        prior = seen.get(key := (ep.scope.tenant, ep.id))
         if prior is None:
-            seen[ep.id] = ep
+            seen[key] = ep
         elif not (
             ep.same_as(prior.fingerprint(), prior.created_at)
             or prior.same_as(ep.fingerprint(), ep.created_at)
@@ -143,29 +144,34 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
             return []
         with self._write() as c:
             existing = self._existing(c, unique)
-            return self._insert_episodes(c, [e for e in unique if e.id not in existing])
+            return self._insert_episodes(
+                c, [e for e in unique if (e.scope.tenant, e.id) not in existing]
+            )
 
     def _episodes_where(self, where: str, params: Sequence[Any]) -> list[Episode]:
         rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
         return [self._episode_from_row(r) for r in rows]
 
-    def episode(self, episode_id: str) -> Episode:
-        found = self._episodes_where("id = ?", (episode_id,))
+    def episode(self, episode_id: str, *, tenant: str) -> Episode:
+        found = self._episodes_where("tenant = ? AND id = ?", (tenant, episode_id))
         if not found:
             raise NotFound(f"no episode {episode_id}")
         return found[0]
 
-    def episodes(self, episode_ids: Iterable[str]) -> list[Episode]:
+    def episodes(self, episode_ids: Iterable[str], *, tenant: str) -> list[Episode]:
         found: list[Episode] = []
         for where, params in self.dialect.members("id", list(dict.fromkeys(episode_ids))):
-            found += self._episodes_where(where, params)
+            found += self._episodes_where(f"tenant = ? AND {where}", [tenant, *params])
         return sorted(found, key=lambda e: e.seq or 0)
 
-    def first_stored(self, episode_ids: Iterable[str]) -> datetime | None:
+    def first_stored(self, episode_ids: Iterable[str], *, tenant: str) -> datetime | None:
         firsts = [
             self.dialect.at(row[0])
             for where, params in self.dialect.members("id", list(dict.fromkeys(episode_ids)))
-            for row in self._read(f"SELECT min(inserted_at) FROM episodes WHERE {where}", params)
+            for row in self._read(
+                f"SELECT min(inserted_at) FROM episodes WHERE tenant = ? AND {where}",
+                [tenant, *params],
+            )
             if row[0] is not None
         ]
         return min(firsts) if firsts else None

@@ -48,6 +48,7 @@ from reverie.store.sqlite.target import MEMORY, sqlite_target
 __all__ = ["EPISODE_COLUMNS", "SQLiteStore", "episode_search_text", "fts_phrase", "scope_token"]
 
 _DECODED_REVISIONS = 1024
+_EPISODE_MARKS = marks(INSERT_COLUMNS.count(",") + 1)
 _DUE = (
     "SELECT s.scope_key FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
     " LEFT JOIN leases l ON l.scope_key = s.scope_key"
@@ -134,9 +135,27 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         with self._lock:
             self._conn.close()
 
+    def _apply_migration(self, name: str, sql: str) -> bool:
+        """Run a migration with foreign keys off, as SQLite's procedure for changing a table
+        by rebuilding it asks (the pragma is a no-op inside a transaction, so it is set
+        around it); :meth:`_run_script` checks every key before the migration commits."""
+        with self._lock:
+            self._conn.execute("PRAGMA foreign_keys = OFF")
+            try:
+                return super()._apply_migration(name, sql)
+            finally:
+                self._conn.execute("PRAGMA foreign_keys = ON")
+
     def _run_script(self, c: sqlite3.Connection, sql: str) -> None:
         for statement in split_statements(sql):
             c.execute(statement)
+        broken = c.execute("PRAGMA foreign_key_check").fetchmany(3)
+        if broken:
+            rows = "; ".join(f"{r[0]} row {r[1]} -> {r[2]}" for r in broken)
+            raise sqlite3.IntegrityError(  # the runner names the migration
+                f"it would leave rows whose foreign keys point at nothing ({rows}); nothing"
+                " was changed: repair or remove those rows, then open the store again"
+            )
 
     def integrity_check(self) -> str:
         return str(self._read("PRAGMA integrity_check")[0][0])
@@ -171,7 +190,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         for i, e in enumerate(stored):
             e.seq = base + i + 1  # the caller's object gets its store-assigned seq
         c.executemany(
-            f"INSERT INTO episodes ({INSERT_COLUMNS}) VALUES ({marks(19)})",
+            f"INSERT INTO episodes ({INSERT_COLUMNS}) VALUES ({_EPISODE_MARKS})",
             episode_rows(stored, self.dialect, at),
         )
         c.executemany(
@@ -192,12 +211,13 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
             finally:
                 self._conn.execute("PRAGMA secure_delete = OFF")
 
-    def _unindex_episodes(self, c: sqlite3.Connection, ids: Sequence[str]) -> None:
+    def _unindex_episodes(self, c: sqlite3.Connection, seqs: Sequence[int]) -> None:
         """FTS5 ``delete`` with the values indexed, read inside the transaction (an archived
         stub's entry went when it was stubbed)."""
-        for chunk in _chunks(list(ids)):
+        for chunk in _chunks(list(seqs)):
             rows = c.execute(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks(len(chunk))})", chunk
+                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq IN ({marks(len(chunk))})",
+                chunk,
             ).fetchall()
             live = [e for e in map(self._episode_from_row, rows) if not is_stub(e)]
             c.executemany(
