@@ -100,9 +100,7 @@ def fresh_scope(live: Live, scope: str, prefix: str, *, split: int | None = None
 # -- log in and rights -------------------------------------------------------------------------
 
 
-def test_log_in_and_the_key_s_rights_decide_what_the_console_offers(
-    live: Live, page: Any
-) -> None:
+def test_log_in_and_the_key_s_rights_decide_what_the_console_offers(live: Live, page: Any) -> None:
     log_in(page, live, "acme-read")
     assert page.locator("#whoami").inner_text() == "key for acme (read)"
     assert page.locator("tr.cycle-row").count() == len(live.rv.cycles("acme/coder"))
@@ -308,8 +306,10 @@ def test_forget_shows_the_dry_run_before_erasing(live: Live, page: Any) -> None:
     with live.client(live.tokens["acme-admin"]) as client:
         assert client.get(f"/v1/episodes/{victim}").status_code == 404
         receipts = [r for r in live.rv.erasures() if victim in r.details.get("episodes", [])]
-        assert receipts and receipts[0].applied and receipts[0].details["reason"] == (
-            "asked by the user"
+        assert (
+            receipts
+            and receipts[0].applied
+            and receipts[0].details["reason"] == ("asked by the user")
         )
 
 
@@ -354,9 +354,10 @@ def test_open_a_page_s_provenance_graph(live: Live, page: Any) -> None:
     assert graph.locator(".graph-node.revision").count() == len(lineage.revisions)
     assert graph.locator(".graph-node.episode").count() == len(lineage.episodes)
     cites = {e for r in lineage.revisions for c in r.claims for e in c.episode_ids}
-    drawn = {graph.locator(".edge.cites").nth(i).get_attribute("data-to") for i in range(
-        graph.locator(".edge.cites").count()
-    )}
+    drawn = {
+        graph.locator(".edge.cites").nth(i).get_attribute("data-to")
+        for i in range(graph.locator(".edge.cites").count())
+    }
     assert drawn == cites & {e.id for e in lineage.episodes}
     graph.locator("a.graph-node.episode").first.click()
     page.wait_for_selector("#episode-view")

@@ -280,7 +280,7 @@ def undo(ctx: typer.Context, cycle_id: CycleArg, as_json: JsonFlag = False) -> N
 
 
 @app.command()
-def recall(
+def recall(  # noqa: PLR0913 (typer: one parameter per CLI option)
     ctx: typer.Context,
     *,
     query: Annotated[str, typer.Argument(help="What the agent is about to do or asks.")],

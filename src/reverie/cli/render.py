@@ -26,7 +26,6 @@ __all__ = [
     "cycles_table",
     "episodes_table",
     "lineage_view",
-    "trace_table",
     "page_view",
     "pages_table",
     "report_line",
@@ -34,6 +33,7 @@ __all__ = [
     "revisions_table",
     "shorten",
     "stats_table",
+    "trace_table",
     "when",
 ]
 
