@@ -301,3 +301,16 @@ def test_page_prints_its_mirror_path(dreamt: Path, tmp_path: Path) -> None:
     assert cli(dreamt, "export", "markdown", "-s", "acme/coder", str(mirror)).exit_code == 0
     written = (mirror / shown["path"]).read_text(encoding="utf-8")
     assert page_id in written
+
+
+def test_recall_explain_shows_why_each_unit_was_packed_or_cut(dreamt: Path) -> None:
+    ask = ("recall", "deploy staging timeout", "--scope", "acme/coder", "--budget", "200")
+    shown = cli(dreamt, *ask, "--explain", env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "<reverie-memory>" in shown.stdout and "no room: needs" in shown.stdout
+    explained = as_json(cli(dreamt, *ask, "--explain", "--json"))
+    plain = as_json(cli(dreamt, *ask, "--json"))
+    trace = explained.pop("trace")
+    assert explained == plain and "trace" not in plain
+    packed = [u["id"] for u in trace["units"] if u["decision"] == "packed"]
+    assert packed == [item["id"] for item in plain["items"]]

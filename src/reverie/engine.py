@@ -29,7 +29,9 @@ from reverie.intake import IngestClock, admit
 from reverie.keys import KeyRing
 from reverie.memory.archive import refuse_undo_of_archived
 from reverie.memory.archive import resolve as resolve_archived
+from reverie.memory.browse import EpisodeFilter, EpisodeList, browse
 from reverie.memory.claude_code import export_claude_code
+from reverie.memory.edits import EditReport, edit_page
 from reverie.memory.erase import finish_pending
 from reverie.memory.erase import forget as run_forget
 from reverie.memory.forget import ForgetRequest, erasure_store
@@ -50,7 +52,7 @@ from reverie.models import (
     now_utc,
     utc,
 )
-from reverie.recall import query_terms
+from reverie.recall import RecallTrace, query_terms
 from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
@@ -442,6 +444,7 @@ class Reverie:
         now: datetime | None = None,
         as_of: datetime | None = None,
         include_org: bool | None = None,
+        trace: RecallTrace | None = None,
     ) -> Recall:
         """Knowledge for ``query`` under ``budget_tokens``; empty (never raising) on failure.
 
@@ -449,6 +452,8 @@ class Reverie:
         included, and only evidence recorded by then (docs/memory.md).
         ``include_org`` (default ``RecallConfig.include_org``, off): also the tenant's org brain,
         its claims labelled ``org`` (:mod:`reverie.dream.promote`).
+        ``trace``: a :class:`~reverie.recall.RecallTrace` to fill with why each unit was packed
+        or cut (the signals and the budget decision; :mod:`reverie.recall.trace`).
         """
         budget = self.config.recall.budget_tokens if budget_tokens is None else budget_tokens
         if budget < 0:
@@ -467,6 +472,7 @@ class Reverie:
             as_of=utc(as_of) if as_of is not None else None,
             vectors=self._vectors,
             redactor=self.redactor,
+            trace=trace,
         )
 
     def search_episodes(self, query: str, scope: ScopeLike, *, limit: int = 10) -> list[Episode]:
@@ -476,6 +482,24 @@ class Reverie:
             raise InvalidInput("limit", "must be 1 or more")
         found = self.store.search_episodes(Scope.parse(scope), query_terms(query), limit)
         return readable(resolve_archived(self.store, [e for e, _ in found]))
+
+    def browse_episodes(
+        self, scope: ScopeLike, wanted: EpisodeFilter | None = None, *, limit: int = 50
+    ) -> EpisodeList:
+        """The episodes of ``scope`` that ``wanted`` describes (full-text words, outcome, a date
+        range, consolidated or not, a tool): best text matches first, else newest first
+        (:mod:`reverie.memory.browse`)."""
+        found = browse(self.store, Scope.parse(scope), wanted or EpisodeFilter(), limit=limit)
+        shown = readable(resolve_archived(self.store, found.episodes))
+        return replace(found, episodes=shown)
+
+    def pages_citing(self, episode_id: str, *, tenant: str | None = None) -> list[Page]:
+        """The active pages of the episode's scope whose current revision cites it (the
+        episode of ``tenant``, as in :meth:`episode`)."""
+        episode = self.store.episode(episode_id, tenant=tenant or self.config.identity.tenant)
+        citing = self.store.pages_citing(episode.scope, [episode_id]).get(episode_id, [])
+        found = self.store.pages_by_id(episode.scope, citing)
+        return [found[i] for i in citing if i in found]
 
     def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]:
         """The pages of ``scope`` with ``status`` (active, superseded, retired; None: all)."""
@@ -547,6 +571,26 @@ class Reverie:
         changes = plan_restore(self.store, page_id, revision, utc(now) if now else now_utc())
         self.store.commit(changes)
         return self.store.cycle(changes.cycle.id if changes.cycle else "")
+
+    def edit_page(
+        self,
+        page_id: str,
+        *,
+        revision: int,
+        title: str | None = None,
+        kind: str | None = None,
+        claims: Iterable[tuple[str, Iterable[str]]] | None = None,
+        now: datetime | None = None,
+    ) -> EditReport:
+        """A person's edit of a page as they read it at ``revision``: a pinned ``human``
+        revision, the same as an edit of the Markdown mirror (:mod:`reverie.memory.edits`).
+        Each of ``title``, ``kind``, ``claims`` (text and cited episode ids; none: the edit's own
+        episode) left out stays as it is; undo it like a cycle."""
+        lines = None if claims is None else [(text, tuple(ids)) for text, ids in claims]
+        when = utc(now) if now else now_utc()
+        return edit_page(
+            self.store, page_id, revision=revision, now=when, title=title, kind=kind, claims=lines
+        )
 
     def verify(self, scope: ScopeLike | None = None) -> VerifyReport:
         """Re-derive the sha256 of every stored revision; list what does not match."""

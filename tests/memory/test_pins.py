@@ -1,5 +1,5 @@
 """A person's corrections stick — pinned claims, titles and kinds survive every
-later cycle (reverie.dream.pins, the Markdown import, restore)."""
+later cycle (reverie.dream.pins, the Markdown import, the console's edit, restore)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from reverie import Reverie
 from reverie.dream.apply import WriteContext, revision_from
 from reverie.dream.pins import is_human_edit, keep_pins
 from reverie.dream.plan import CreatePage, MergePages, Plan, RetirePage, RevisePage
+from reverie.errors import Conflict, InvalidInput
 from reverie.models import Claim, ClaimRole, Episode, Page, PageKind, Scope
 
 SCOPE = "acme/coder"
@@ -229,3 +231,48 @@ def test_a_persons_claim_title_and_kind_survive_twenty_random_cycles(
             others = [c for c in rev.claims if not c.pinned]
             assert not any(human in c.episode_ids for c in others)  # never an outcome
             assert not any(MINE in c.text for c in others)
+
+
+def test_a_console_edit_is_pinned_like_an_import_and_sticks(rv: Reverie) -> None:
+    result = rv.ingest([deploy(n, DAY + timedelta(hours=n)) for n in range(3)], now=DAY)
+    rv.ingest([deploy(n, DAY + timedelta(hours=n)) for n in (1, 2)], now=DAY + timedelta(hours=4))
+    assert result.stored == 1
+    rv.dream(SCOPE, now=DAY + timedelta(hours=4))
+    (before,) = rv.pages(SCOPE)
+    lines = [(c.text, c.episode_ids) for c in before.revision.claims]
+    report = rv.edit_page(
+        before.id,
+        revision=before.revision.number,
+        title=TITLE,
+        kind="procedure",
+        claims=[*lines, (MINE, ())],
+        now=DAY + timedelta(hours=5),
+    )
+    rev = rv.page(before.id).revision
+    assert (rev.title, rev.kind, rev.pins, rev.author) == (
+        TITLE,
+        PageKind.PROCEDURE,
+        ("kind", "title"),
+        "human",
+    )
+    mine = rev.claims[-1]
+    assert mine.pinned and mine.episode_ids == (report.episode_id,)
+    assert [c for c in rev.claims if not c.pinned] == list(before.revision.claims)
+    assert is_human_edit(rv.episode(report.episode_id, tenant="acme"))
+    when = DAY + timedelta(days=1)
+    rv.ingest([deploy(n, when, outcome="success") for n in range(10, 13)], now=when)
+    rv.dream(SCOPE, now=when + timedelta(hours=1))
+    later = rv.page(before.id).revision
+    assert mine in later.claims and (later.title, later.kind) == (TITLE, PageKind.PROCEDURE)
+
+
+def test_a_console_edit_refuses_a_moved_page_and_foreign_citations(rv: Reverie) -> None:
+    rv.ingest([deploy(n, DAY + timedelta(hours=n)) for n in range(3)], now=DAY + timedelta(1))
+    rv.ingest([deploy(0, DAY, scope="acme/other", id="other-1")], now=DAY + timedelta(1))
+    rv.dream(SCOPE, now=DAY + timedelta(days=1))
+    (target,) = rv.pages(SCOPE)
+    with pytest.raises(Conflict, match="changed since revision 0"):
+        rv.edit_page(target.id, revision=0, title="stale")
+    with pytest.raises(InvalidInput, match="not in this brain"):
+        rv.edit_page(target.id, revision=target.revision.number, claims=[("x", ["other-1"])])
+    assert rv.page(target.id).revision == target.revision  # nothing written

@@ -37,6 +37,7 @@ def test_long_text_is_priced_like_short_text() -> None:
 def test_public_names() -> None:
     assert sorted(reverie.recall.__all__) == [
         "MODEL_GUIDANCE",
+        "RecallTrace",
         "count_tokens",
         "pack",
         "query_terms",

@@ -170,6 +170,27 @@ def test_secrets_typed_into_the_markdown_mirror_are_redacted_on_import(
     assert leaked(page.read_text(encoding="utf-8")) == []  # rewritten in canonical form
 
 
+def test_secrets_typed_into_a_console_edit_are_redacted(
+    rv: Reverie, make_episode: EpisodeFactory
+) -> None:
+    rv.ingest([make_episode() for _ in range(3)])
+    rv.dream(SCOPE, now=DAY)
+    page = rv.pages(SCOPE)[0]
+    kept = [(c.text, c.episode_ids) for c in page.revision.claims]
+    typed = [(f"remember {text}", ()) for text, _s in POSITIVES]
+    report = rv.edit_page(
+        page.id,
+        revision=page.revision.number,
+        title=f"deploys {SECRETS[0]}",
+        claims=[*kept, *typed],
+        now=DAY + timedelta(days=1),
+    )
+    assert report.cycle_id is not None
+    assert leaked(all_revisions(rv)) == []
+    assert report.episode_id is not None
+    assert leaked(rv.episode(report.episode_id, tenant="acme").model_dump_json()) == []
+
+
 # -- prompt injection ---------------------------------------------------------------------------
 
 
@@ -230,6 +251,21 @@ def test_injections_typed_into_the_mirror_stay_claim_text(
     else:  # refused, and said why
         assert report.problems
     assert "ep-forged" not in after.citations
+
+
+def test_injections_typed_into_a_console_edit_stay_claim_text(
+    rv: Reverie, make_episode: EpisodeFactory
+) -> None:
+    rv.ingest([make_episode() for _ in range(3)])
+    rv.dream(SCOPE, now=DAY)
+    page = rv.pages(SCOPE)[0]
+    kept = [(c.text, c.episode_ids) for c in page.revision.claims]
+    typed = [(a, ()) for a in INJECTIONS if a.strip()]
+    rv.edit_page(page.id, revision=page.revision.number, claims=[*kept, *typed])
+    after = rv.page(page.id)
+    assert after.status is PageStatus.ACTIVE and after.kind == page.kind
+    assert after.title == page.title
+    assert "ep-forged" not in after.citations and "ep-00000" not in after.citations
 
 
 def test_injections_over_http_are_stored_as_data(tmp_path: Path) -> None:

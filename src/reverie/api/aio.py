@@ -141,6 +141,8 @@ class AsyncReverie:
     # reading
     recall = offload(Reverie.recall)
     search_episodes = offload(Reverie.search_episodes)
+    browse_episodes = offload(Reverie.browse_episodes)
+    pages_citing = offload(Reverie.pages_citing)
     pages = offload(Reverie.pages)
     page = offload(Reverie.page)
     page_path = offload(Reverie.page_path)
@@ -154,6 +156,7 @@ class AsyncReverie:
     scopes = offload(Reverie.scopes)
     # memory over time
     restore = offload(Reverie.restore)
+    edit_page = offload(Reverie.edit_page)
     verify = offload(Reverie.verify)
     dream_stats = offload(Reverie.dream_stats)
     journal = offload(Reverie.journal)

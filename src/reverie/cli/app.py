@@ -55,6 +55,7 @@ from reverie.cli.render import (
     pages_table,
     report_table,
     stats_table,
+    trace_table,
 )
 from reverie.cli.review import ReviewFlag
 from reverie.cli.review import register as register_review_commands
@@ -67,6 +68,7 @@ from reverie.engine import Reverie
 from reverie.errors import InvalidInput, NotFound, ReverieError
 from reverie.jsonl import decode_lines
 from reverie.models import Revision, Scope
+from reverie.recall import RecallTrace
 from reverie.runtime.isolate import partial
 
 __all__ = ["app", "main"]
@@ -279,7 +281,7 @@ def undo(ctx: typer.Context, cycle_id: CycleArg, as_json: JsonFlag = False) -> N
 
 
 @app.command()
-def recall(
+def recall(  # noqa: PLR0913 (typer: one parameter per CLI option)
     ctx: typer.Context,
     *,
     query: Annotated[str, typer.Argument(help="What the agent is about to do or asks.")],
@@ -290,14 +292,22 @@ def recall(
         str | None,
         typer.Option("--as-of", metavar="ISO", help="Answer as the brain stood at this time."),
     ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain", help="Also show why each unit was packed or cut (signals, budget)."
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Print the prompt section recall packs for QUERY under the token budget."""
     target, at = parse_scope(scope), parse_now(now)
+    trace = RecallTrace() if explain else None
     with open_brain(ctx) as rv:
-        result = rv.recall(query, target, budget, now=at, as_of=parse_now(as_of))
+        result = rv.recall(query, target, budget, now=at, as_of=parse_now(as_of), trace=trace)
     if as_json:
-        emit_json(json_data(result))
+        data = json_data(result)
+        emit_json({**data, "trace": trace.to_json()} if trace is not None else data)
         return
     if result.warning:
         new_console(stderr=True).print(Text(f"warning: {result.warning}", style="yellow"))
@@ -305,6 +315,11 @@ def recall(
         new_console(stderr=True).print(Text("nothing relevant to recall", style="dim"))
     if result.text:
         typer.echo(result.text)
+    if trace is not None:
+        shown = trace.to_json()
+        for note in shown["notes"]:
+            new_console().print(Text(f"note: {note}", style="dim"))
+        new_console().print(trace_table(shown))
 
 
 @app.command()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime
+from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -32,6 +33,7 @@ __all__ = [
     "revisions_table",
     "shorten",
     "stats_table",
+    "trace_table",
     "when",
 ]
 
@@ -200,4 +202,27 @@ def stats_table(stats: StoreStats, title: str) -> Table:
     table.columns[1].justify = "right"
     for key, value in asdict(stats).items():
         table.add_row(key.replace("_", " "), str(value))
+    return table
+
+
+def trace_table(trace: dict[str, Any]) -> Table:
+    """``recall --explain``: every unit recall considered, packed ones first in section order,
+    with its score, price, the signals it was scored on, and why it was packed or cut."""
+    terms = ", ".join(f"{t} {w:.2f}" for t, w in trace["weights"].items())
+    title = (
+        f"why: terms (weight) {terms or '—'} · floor {trace['floor']} · "
+        f"{trace['used_tokens']} of {trace['budget_tokens']} tokens used"
+    )
+    table = _table(title, "", "score", "tokens", "unit", "signals", "why", no_wrap=("",))
+    for unit in trace["units"]:
+        mark = "+" if unit["decision"] == "packed" else "-"
+        signals = ", ".join(f"{k} {v:.3g}" for k, v in unit["signals"].items())
+        table.add_row(
+            mark,
+            f"{unit['score']:.3f}",
+            str(unit["tokens"] if unit["tokens"] is not None else "—"),
+            Text(f"{unit['kind']} {unit['id']} ({unit['path']}): {shorten(unit['text'], 50)}"),
+            Text(signals),
+            Text(unit["reason"]),
+        )
     return table

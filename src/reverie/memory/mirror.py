@@ -28,7 +28,6 @@ Rules:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 import time
@@ -36,31 +35,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from reverie.dream.apply import WriteContext, next_revision
+from reverie.dream.apply import WriteContext
 from reverie.dream.cycle import new_cycle_id
-from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import InvalidInput, NotFound
-from reverie.hashing import short_id
+from reverie.memory.edits import Accepted, HumanEdit, accept_edit, commit_edits
 from reverie.memory.exported import record_export
 from reverie.memory.files import write_atomically
 from reverie.memory.frontmatter import FrontMatterError, dump, split
 from reverie.memory.journal import render_journal
-from reverie.memory.revisions import one_page_change
 from reverie.models import (
-    PINNABLE,
-    Claim,
-    Episode,
     Page,
-    PageKind,
     PageStatus,
     Revision,
     Scope,
-    utc,
 )
 from reverie.redaction import MARK, redact
-from reverie.store.base import BrainStore, ErasureStore, PageWrite
+from reverie.store.base import BrainStore, ErasureStore
 
 __all__ = [
     "ExportReport",
@@ -328,16 +319,6 @@ def _exported(store: BrainStore, text: str) -> tuple[Page, Revision]:
     )
 
 
-@dataclass(frozen=True)
-class _Edit:
-    page: Page
-    title: str
-    claims: list[tuple[str, tuple[str, ...]]]
-    meta: dict[str, Any]
-    digest: str
-    path: Path | None = None  # named in the report when the edit is refused
-
-
 def _parse_body(body: str) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
     lines = [line.strip() for line in body.split("\n") if line.strip()]
     if not lines or not lines[0].startswith("# "):
@@ -356,7 +337,15 @@ def _parse_body(body: str) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
     return lines[0][2:].strip(), claims
 
 
-def _read_edit(store: BrainStore, scope: Scope, path: Path, report: ImportReport) -> _Edit | None:
+@dataclass(frozen=True)
+class _FileEdit:
+    edit: HumanEdit
+    path: Path  # named in the report when the edit is refused
+
+
+def _read_edit(
+    store: BrainStore, scope: Scope, path: Path, report: ImportReport
+) -> _FileEdit | None:
     raw = path.read_bytes()
     text = raw.decode("utf-8")
     page, exported = _exported(store, text)
@@ -373,83 +362,12 @@ def _read_edit(store: BrainStore, scope: Scope, path: Path, report: ImportReport
         return None
     meta, body = split(text, KEYS)
     title, claims = _parse_body(redact(body))  # whole, so a pasted PEM block goes too
-    return _Edit(page, title, claims, meta, hashlib.sha256(raw).hexdigest(), path)
-
-
-def _human_episode(edit: _Edit, scope: Scope, now: datetime) -> Episode:
-    added = [text for text, ids in edit.claims if not ids]
-    return Episode(
-        id=short_id("hu", edit.page.id, edit.digest),
-        scope=scope,
-        created_at=now,
-        situation=f"A person edited page {edit.page.id} in the Markdown mirror",
-        action="\n".join(redact(t) for t in added)[:64_000],
-        outcome="success",
-        importance=1,
-        category="human-edit",
-        metadata={"reverie": HUMAN_EDIT, "page_id": edit.page.id, "file_sha256": edit.digest},
-    )
-
-
-def _claims(edit: _Edit, human: Episode | None, known: set[str]) -> tuple[Claim, ...]:
-    """The edited claims: a line the person left as it was keeps its claim (and its flags); a
-    line they added or changed is theirs, pinned."""
-    before = {(c.text, c.episode_ids): c for c in edit.page.revision.claims}
-    out = []
-    for text, ids in edit.claims:
-        unknown = sorted(set(ids) - known)
-        if unknown:
-            raise InvalidInput("citations", f"cites episodes not in this brain: {unknown[:5]}")
-        clean = redact(text)[:4000]
-        kept = before.get((clean, ids)) if ids else None
-        cited = ids or ((human.id,) if human else ())
-        out.append(kept or Claim(text=clean, episode_ids=cited, pinned=True))
-    return tuple(out)
-
-
-def _pins(page: Page, fields: dict[str, Any]) -> tuple[str, ...]:
-    """The page's pins plus the fields the person changed."""
-    pins = set(page.revision.pins)
-    pins |= {name for name in PINNABLE if fields[name] != getattr(page.revision, name)}
-    return tuple(sorted(pins))  # the order the store keeps
-
-
-def _edited_revision(
-    edit: _Edit, ctx: WriteContext, human: Episode | None, store: BrainStore
-) -> Revision:
-    ids = {i for _t, cited in edit.claims for i in cited}
-    known = {e.id for e in store.episodes(ids, tenant=ctx.scope.tenant) if e.scope == ctx.scope}
-    meta = edit.meta
-    try:
-        fields: dict[str, Any] = {
-            "title": redact(edit.title)[:200],
-            "kind": PageKind(meta.get("kind", edit.page.kind)),
-            "status": PageStatus(meta.get("status", edit.page.status)),
-            "confidence": min(1.0, max(0.0, float(meta.get("confidence", edit.page.confidence)))),
-            "valid_from": _when(meta.get("valid_from")),
-            "valid_until": _when(meta.get("valid_until")),
-        }
-    except (ValueError, TypeError) as exc:
-        raise InvalidInput("front matter", str(exc)) from None
-    return next_revision(
-        ctx,
-        edit.page,
-        claims=_claims(edit, human, known),
-        reason="edited by a person",
-        pins=_pins(edit.page, fields),
-        **fields,
-    )
-
-
-def _when(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    return utc(datetime.fromisoformat(str(value)))
+    return _FileEdit(HumanEdit(page, title, claims, meta, hashlib.sha256(raw).hexdigest()), path)
 
 
 def _collect_edits(
     store: BrainStore, scope: Scope, directory: Path, report: ImportReport
-) -> list[_Edit]:
+) -> list[_FileEdit]:
     edits = []
     for path in sorted(_real_folder(directory).glob("*.md")):
         if path.is_symlink() or not path.is_file():
@@ -465,54 +383,44 @@ def _collect_edits(
     return edits
 
 
-_Accepted = tuple[_Edit, PageWrite, Episode | None]
-
-
-def _one_file_per_page(accepted: list[_Accepted], report: ImportReport) -> list[_Accepted]:
+def _one_file_per_page(
+    accepted: list[tuple[Path, Accepted]], report: ImportReport
+) -> list[Accepted]:
     """Two files that would each revise one page cannot both be its next revision: neither is
     imported, and the problem names them both."""
-    by_page: dict[str, list[_Accepted]] = {}
-    for item in accepted:
-        by_page.setdefault(item[0].page.id, []).append(item)
-    for page_id, same in by_page.items():
-        if len(same) > 1:
-            files = ", ".join(str(edit.path) for edit, _w, _h in same)
+    by_page: dict[str, list[Path]] = {}
+    for path, item in accepted:
+        by_page.setdefault(item.edit.page.id, []).append(path)
+    for page_id, paths in by_page.items():
+        if len(paths) > 1:
+            files = ", ".join(str(p) for p in paths)
             report.problems.append(
                 f"{files}: all edit page {page_id}; none of them was imported (keep one file"
                 " per page: merge the edits into one and import again)"
             )
-    return [item for item in accepted if len(by_page[item[0].page.id]) == 1]
+    return [item for _p, item in accepted if len(by_page[item.edit.page.id]) == 1]
 
 
 def _accept(
-    edit: _Edit, ctx: WriteContext, store: BrainStore, report: ImportReport
-) -> _Accepted | None:
+    found: _FileEdit, ctx: WriteContext, store: BrainStore, report: ImportReport
+) -> tuple[Path, Accepted] | None:
     """The revision one edited file makes, or None (reported, or a change of layout only)."""
-    scope, now = ctx.scope, ctx.now
-    added = any(not ids for _t, ids in edit.claims)
-    if added and scope.is_org:
-        report.problems.append(
-            f"{edit.path}: page {edit.page.id}: a new line needs an episode as its evidence,"
-            " and the org brain takes none (it is written only by promotion); add the line"
-            " to the source page in its agent's mirror, or cite existing episode ids"
-        )
-        return None
-    human = _human_episode(edit, scope, now) if added else None
     try:
-        rev = _edited_revision(edit, ctx, human, store)
+        accepted = accept_edit(found.edit, ctx, store)
     except InvalidInput as exc:
-        report.problems.append(f"{edit.path}: page {edit.page.id}: {exc}")
+        report.problems.append(f"{found.path}: page {found.edit.page.id}: {exc}")
         return None
-    if rev.hash == edit.page.revision.hash:
+    if accepted is None:
         report.unchanged += 1  # a change of layout only
         return None
-    return edit, PageWrite(scope, edit.page.topic_key, rev, edit.page.revision.number), human
+    return found.path, accepted
 
 
 def import_markdown(
     store: BrainStore, scope: Scope, directory: Path, *, now: datetime
 ) -> ImportReport:
-    """New ``human`` revisions for the files a person edited since the export (one transaction)."""
+    """New ``human`` revisions for the files a person edited since the export (one transaction;
+    the edit itself is :mod:`reverie.memory.edits`, shared with the console)."""
     if not (directory / FOLDER).is_dir():
         raise InvalidInput(
             "directory",
@@ -520,26 +428,16 @@ def import_markdown(
             " `reverie export markdown` wrote",
         )
     report = ImportReport(directory=str(directory))
-    cycle_id = new_cycle_id(now)
-    ctx = WriteContext(scope, cycle_id, now, {}, author="human")
+    ctx = WriteContext(scope, new_cycle_id(now), now, {}, author="human")
     edits = _collect_edits(store, scope, directory, report)
-    accepted = [a for e in edits if (a := _accept(e, ctx, store, report)) is not None]
-    accepted = _one_file_per_page(accepted, report)
-    changes = [("revised", write, 1 if human else 0) for _e, write, human in accepted]
-    humans = [human for _e, _w, human in accepted if human]
-    if not changes:
-        return report
-    base = one_page_change(
-        scope,
-        cycle_id,
-        now,
-        changes,
-        checkpoint=store.checkpoint(scope),
-        headline="import of a person's edits from the Markdown mirror",
+    accepted = _one_file_per_page(
+        [a for e in edits if (a := _accept(e, ctx, store, report)) is not None], report
     )
-    store.commit(dataclasses.replace(base, episodes=humans, marks=[h.id for h in humans]))
-    report.cycle_id = cycle_id
-    report.revised = [w.revision.page_id for _a, w, _n in changes]
+    if not accepted:
+        return report
+    commit_edits(store, ctx, accepted, "import of a person's edits from the Markdown mirror")
+    report.cycle_id = ctx.cycle_id
+    report.revised = [a.write.revision.page_id for a in accepted]
     _refresh(store, directory, report.revised)
     return report
 

@@ -3,8 +3,10 @@
 :func:`recall` is the entry point (the engine's ``recall`` calls it); the pure parts it is built
 from are public for callers that bring their own candidates: :func:`query_terms` (what to search
 for), :func:`pack` (what fits), :func:`render` (the section text) and :func:`count_tokens` (the
-offline token estimate all of them price with). :data:`MODEL_GUIDANCE` is the sentence an agent's
-system prompt should carry about the section's fence (docs/service.md).
+offline token estimate all of them price with). A :class:`RecallTrace` passed to
+:func:`recall` comes back filled with why each unit was packed or cut (``explain``).
+:data:`MODEL_GUIDANCE` is the sentence an agent's system prompt should carry about the
+section's fence (docs/service.md).
 """
 
 from __future__ import annotations
@@ -14,5 +16,14 @@ from reverie.recall.query import query_terms
 from reverie.recall.render import MODEL_GUIDANCE, render
 from reverie.recall.search import recall
 from reverie.recall.tokens import count_tokens
+from reverie.recall.trace import RecallTrace
 
-__all__ = ["MODEL_GUIDANCE", "count_tokens", "pack", "query_terms", "recall", "render"]
+__all__ = [
+    "MODEL_GUIDANCE",
+    "RecallTrace",
+    "count_tokens",
+    "pack",
+    "query_terms",
+    "recall",
+    "render",
+]

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from reverie.recall.trace import RecallTrace
+
     Vector = NDArray[np.float32]
 
 __all__ = [
@@ -150,10 +152,14 @@ class HybridQuery:
 
 
 def fuse(
-    lexical: Sequence[RecallItem], ask: HybridQuery, vectors: VectorSearch
+    lexical: Sequence[RecallItem],
+    ask: HybridQuery,
+    vectors: VectorSearch,
+    *,
+    trace: RecallTrace | None = None,
 ) -> list[RecallItem]:
     """``lexical`` re-scored with cosine similarity (in place: they are this recall's own
-    units), plus the units only vectors found."""
+    units), plus the units only vectors found; ``trace`` gets each unit's cosine."""
     if not isinstance(ask.store, VectorStore):
         return list(lexical)
     index = vectors.index(ask.store, ask.scope)
@@ -172,22 +178,48 @@ def fuse(
         units[_key(unit)] = (unit, cos or 0.0)
     found = _vector_units(ask, index, query_vector, floor, seen)
     for unit, cos in found:
+        if _key(unit) not in units and trace is not None:
+            trace.found(unit, "vectors")
         units.setdefault(_key(unit), (unit, cos))
     gate = answer_floor(vectors.embedder)
     strong = () if ask.stranger else lexical
     if gate is not None and not _answers(units.values(), gate, strong, ask.wanted, floor):
+        if trace is not None:
+            _gated(trace, [u for u, _ in units.values()], gate)
         return []  # nothing here is about the question, whatever words it shares with it
-    episodes = {u.id for u, _ in units.values() if u.kind == "episode"}
-    cited = cited_by_claims((u for u, _ in units.values()), episodes)
+    return _rescored(list(units.values()), floor, trace)
+
+
+def _rescored(
+    units: Sequence[tuple[RecallItem, float]], floor: float, trace: RecallTrace | None
+) -> list[RecallItem]:
+    """Each unit's score plus its semantic share (in place); those left worth nothing out."""
+    episodes = {u.id for u, _ in units if u.kind == "episode"}
+    cited = cited_by_claims((u for u, _ in units), episodes)
     out = []
-    for unit, cos in units.values():
+    for unit, cos in units:
         weight = PAGE_PREFERENCE * _role_weight(unit) if unit.kind != "episode" else 1.0
         if unit.kind == "episode" and unit.id in cited:
             weight *= COVERED_EPISODE
+        lexical_score = unit.score
         unit.score += SEMANTIC_WEIGHT * weight * _semantic(cos, floor)
+        if trace is not None:
+            semantic = {"cosine": cos, "semantic": _semantic(cos, floor), "lexical": lexical_score}
+            trace.signal(unit, **semantic)
         if unit.score > 0:
             out.append(unit)
+        elif trace is not None:
+            trace.cut(unit, f"not related in meaning: cosine {cos:.2f} under the floor {floor}")
     return out
+
+
+def _gated(trace: RecallTrace, units: Sequence[RecallItem], gate: float) -> None:
+    trace.notes.append(
+        f"no unit reaches the answer floor (cosine {gate}) and none holds half the question's"
+        " terms: the section is empty"
+    )
+    for unit in units:
+        trace.cut(unit, "the section as a whole does not answer the question (answer floor)")
 
 
 def _role_weight(unit: RecallItem) -> float:

@@ -11,12 +11,16 @@ ever read (DESIGN invariant 7; ``tests/dream/test_promote.py``).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
 from reverie.models import RecallItem, Scope
 from reverie.recall.query import stem
 from reverie.recall.units import QueryTerms, claim_units
 from reverie.store.base import Store
+
+if TYPE_CHECKING:
+    from reverie.recall.trace import RecallTrace
 
 __all__ = ["ORG_LABEL", "org_units"]
 
@@ -30,13 +34,15 @@ def org_units(
     config: RecallConfig,
     now: datetime,
     statuses: tuple[str, ...],
+    *,
+    trace: RecallTrace | None = None,
 ) -> list[RecallItem]:
     """Claim units of ``scope``'s org brain for ``terms`` (not copies of ``scope``'s pages)."""
     own = f"promoted|{scope.key}|"
     hits = store.search_pages(scope.org, terms, config.page_candidates, statuses)
     hits = [(p, s) for p, s in hits if not p.topic_key.startswith(own)]
     query = QueryTerms([stem(t) for t in terms], config.min_term_coverage)
-    units = claim_units(hits, query, now)
+    units = claim_units(hits, query, now, trace=trace, path=ORG_LABEL)
     return [
         u.model_copy(update={"page_kind": f"{ORG_LABEL} {u.page_kind or 'page'}"}) for u in units
     ]

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from reverie.models import RecallItem, Scope
 from reverie.recall.render import header_tokens, line_price, render, render_line
 from reverie.recall.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from reverie.recall.trace import RecallTrace
 
 __all__ = ["MIN_UNIT_TOKENS", "density", "pack"]
 
@@ -46,6 +50,7 @@ def pack(
     *,
     scope: Scope | None = None,
     covers: Mapping[str, frozenset[str]] | None = None,
+    trace: RecallTrace | None = None,
 ) -> list[RecallItem]:
     """The units to render, densest first, whose section fits ``budget_tokens``.
 
@@ -54,29 +59,53 @@ def pack(
     and never packed; units that render the same line are packed once. An episode that a packed
     page already covers (``covers``: page id -> the episodes it answers for) is not repeated
     beside it: skipped, or taken out with its room given back when the page comes later.
-    Returns copies whose ``tokens`` is their measured price.
+    Returns copies whose ``tokens`` is their measured price. A ``trace`` gets each unit's
+    price and the decision about it (:mod:`reverie.recall.trace`).
     """
     room = budget_tokens - header_tokens(scope)
     chosen: list[RecallItem] = []
     if room <= 0:
+        if trace is not None:
+            trace.notes.append(f"the header alone costs {header_tokens(scope)} tokens: no room")
         return chosen
     covered: set[str] = set()
-    for item, tokens in _ranked(candidates):
+    for item, tokens in _ranked(candidates, trace):
         if item.kind == "episode" and item.id in covered:
+            if trace is not None:
+                trace.cut(item, "a packed page already answers for this episode")
             continue
-        if tokens <= room:
-            chosen.append(
-                item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
-            )
-            room -= tokens
-            if item.kind != "episode" and (cites := (covers or {}).get(item.id)):
-                covered |= cites
-                room += sum(c.tokens for c in chosen if c.kind == "episode" and c.id in cites)
-                chosen = [c for c in chosen if c.kind != "episode" or c.id not in cites]
-    return _within(chosen, budget_tokens, scope)
+        if tokens > room:
+            if trace is not None:
+                trace.cut(item, f"no room: needs {tokens} tokens, {room} left of the budget")
+            continue
+        chosen.append(item if item.tokens == tokens else item.model_copy(update={"tokens": tokens}))
+        room -= tokens
+        if item.kind != "episode" and (cites := (covers or {}).get(item.id)):
+            covered |= cites
+            room += sum(c.tokens for c in chosen if c.kind == "episode" and c.id in cites)
+            if trace is not None:
+                _taken_out(trace, chosen, cites, item)
+            chosen = [c for c in chosen if c.kind != "episode" or c.id not in cites]
+        if trace is not None:
+            trace.packed(item, room)
+    packed = _within(chosen, budget_tokens, scope)
+    if trace is not None:
+        trace.dropped(chosen, packed, "dropped to keep the rendered section within the budget")
+        trace.ranked(packed)
+    return packed
 
 
-def _ranked(candidates: Sequence[RecallItem]) -> list[tuple[RecallItem, int]]:
+def _taken_out(
+    trace: RecallTrace, chosen: Sequence[RecallItem], cites: frozenset[str], page: RecallItem
+) -> None:
+    for unit in chosen:
+        if unit.kind == "episode" and unit.id in cites:
+            trace.cut(unit, f"taken out, its room given back: page {page.id} answers for it")
+
+
+def _ranked(
+    candidates: Sequence[RecallItem], trace: RecallTrace | None = None
+) -> list[tuple[RecallItem, int]]:
     """Worthwhile units with their price, one per rendered line, in packing order. Each line
     is rendered and priced once, and only the units taken are copied with their price; lines
     are unique here, so sorting never reaches the full-dump tie-break."""
@@ -87,8 +116,16 @@ def _ranked(candidates: Sequence[RecallItem]) -> list[tuple[RecallItem, int]]:
             tokens = line_price(line)
             key = (-_value_per_token(item.score, tokens), -item.score, item.id, item.kind, line)
             held = best.get(line)
+            if trace is not None:
+                trace.priced(item, tokens, -key[0])
             if held is None or _before(key, item, held):
+                if held is not None and trace is not None:
+                    trace.cut(held[1], "renders the same line as a better unit")
                 best[line] = (key, item, tokens)
+            elif trace is not None:
+                trace.cut(item, "renders the same line as a better unit")
+        elif trace is not None:
+            trace.cut(item, "worth nothing: its score is not a positive number")
     return [(item, tokens) for _, item, tokens in sorted(best.values(), key=lambda t: t[0])]
 
 

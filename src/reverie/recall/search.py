@@ -59,7 +59,7 @@ from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
 from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
-from reverie.recall.render import render
+from reverie.recall.render import header_tokens, render
 from reverie.recall.tokens import count_tokens
 from reverie.recall.units import (
     BM25_SHARE,
@@ -85,6 +85,7 @@ from reverie.redaction import Redactor
 from reverie.store.base import History, Store
 
 if TYPE_CHECKING:
+    from reverie.recall.trace import RecallTrace
     from reverie.recall.vectors import VectorSearch
 
 __all__ = [
@@ -127,6 +128,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
     as_of: datetime | None = None,
     vectors: VectorSearch | None = None,
     redactor: Redactor | None = None,
+    trace: RecallTrace | None = None,
 ) -> Recall:
     """The prompt section ``store`` holds for ``query`` in ``scope``, within ``budget_tokens``.
 
@@ -139,37 +141,64 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
     With a ``redactor`` whose policy redacts personal data, every unit is redacted by it before
     packing (episode excerpts are always redacted of secrets; pages were when written).
 
+    With a ``trace`` (:mod:`reverie.recall.trace`), every stage writes down why each unit was
+    packed or cut.
+
     Never raises on a store failure: the result is then empty and carries a ``warning``.
     """
+    if trace is not None:
+        trace.budget_tokens, trace.vectors = budget_tokens, vectors is not None
+        trace.floor = config.min_term_coverage
     try:
         terms = query_terms(query)
         if not terms or budget_tokens <= 0:
+            if trace is not None:
+                trace.notes.append(_why_empty(terms, budget_tokens))
             return _empty(query, scope, budget_tokens)
         when = utc(now) if now is not None else datetime.now(UTC)
         when = utc(as_of) if as_of is not None else when
         if vectors is not None:  # embedded on a worker thread while the full-text side runs
             vectors.prefetch(query)
         stranger = config.unknown_names and _names_unknown(store, scope, query, config)
+        if stranger and trace is not None:
+            trace.notes.append(
+                "the question names something this brain never mentions: every unit must"
+                " share one term more with it"
+            )
         units, read = _units(
-            store, scope, terms, config, when, history=as_of is not None, stranger=stranger
+            store,
+            scope,
+            terms,
+            config,
+            when,
+            history=as_of is not None,
+            stranger=stranger,
+            trace=trace,
         )
         if vectors is not None:  # hybrid, see reverie.recall.hybrid
             wanted = [stem(t) for t in terms]
             ask = HybridQuery(
                 store, scope, query, config, when, as_of is not None, wanted, read, stranger
             )
-            units = fuse(units, ask, vectors)
+            units = fuse(units, ask, vectors, trace=trace)
         valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
-        units = newest_values(units, valid)
+        units = _newest(units, valid, trace)
         if redactor is not None and redactor.handles_personal_data:
-            units = [_redacted(unit, redactor) for unit in units]
+            redacted = [_redacted(unit, redactor) for unit in units]
+            if trace is not None:
+                trace.renamed(list(zip(units, redacted, strict=True)))
+            units = redacted
         covers = {pid: cited_ids(page) for pid, page in read.items() if _whole(page)}
-        items = pack(units, budget_tokens, scope=scope, covers=covers)
+        items = pack(units, budget_tokens, scope=scope, covers=covers, trace=trace)
         text = render(items, scope=scope)
     except Exception as exc:
         log.warning("recall failed for scope %s: %s: %s", scope.key, type(exc).__name__, exc)
         warning = f"recall unavailable: {type(exc).__name__}: {exc}"
+        if trace is not None:
+            trace.notes.append(warning)
         return _empty(query, scope, budget_tokens, warning=warning)
+    if trace is not None:
+        trace.used_tokens, trace.header_tokens = count_tokens(text), header_tokens(scope)
     return Recall(
         query=query,
         scope=scope,
@@ -178,6 +207,23 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
         items=items,
         text=text,
     )
+
+
+def _why_empty(terms: Sequence[str], budget_tokens: int) -> str:
+    if not terms:
+        return "the question holds no content terms (only stop words): nothing to search for"
+    return f"the budget is {budget_tokens} tokens: nothing fits"
+
+
+def _newest(
+    units: list[RecallItem], pages: Sequence[Page], trace: RecallTrace | None
+) -> list[RecallItem]:
+    kept = newest_values(units, pages)
+    if trace is not None:
+        trace.dropped(
+            units, kept, "states a value that newer evidence replaced (only current values)"
+        )
+    return kept
 
 
 def _empty(query: str, scope: Scope, budget: int, warning: str | None = None) -> Recall:
@@ -192,7 +238,7 @@ def _empty(query: str, scope: Scope, budget: int, warning: str | None = None) ->
     )
 
 
-def _units(
+def _units(  # noqa: PLR0913 (keyword-only: how this recall searches, and its trace)
     store: Store,
     scope: Scope,
     terms: list[str],
@@ -201,6 +247,7 @@ def _units(
     *,
     history: bool = False,
     stranger: bool = False,
+    trace: RecallTrace | None = None,
 ) -> tuple[list[RecallItem], dict[str, Page]]:
     """The lexical units for ``terms``, and the pages read to find them (by id). A question
     naming something the scope never saw (``stranger``) must share one term more with a unit."""
@@ -218,31 +265,41 @@ def _units(
         )
         episodes = [(e, s) for e, s in episodes if evidence_at(e, now, history)]
     weights = term_weights(wanted, _pool(pages, episodes, now))
+    if trace is not None:
+        trace.terms, trace.weights = wanted, weights
     need = TermNeed(config.min_matched_terms, 1 if stranger else 0)
     query = QueryTerms(wanted, config.min_term_coverage, weights, need)
-    units = claim_units(pages, query, now)
+    units = claim_units(pages, query, now, trace=trace)
     if config.include_org and config.include_pages and not scope.is_org:  # labelled org
-        units += org_units(store, scope, terms, config, now, statuses)
+        units += org_units(store, scope, terms, config, now, statuses, trace=trace)
     read = {page.id: page for page, _ in pages}
     if config.include_episodes:
-        found = episode_units(episodes, query)
+        found = episode_units(episodes, query, trace=trace)
         if config.include_pages and not history:  # the lesson behind, at the episode's worth
-            behind, more = _lessons_behind(store, scope, found, units, now, wanted)
+            behind, more = _lessons_behind(store, scope, found, units, now, wanted, trace)
             units += behind
             read.update(more)
         among = {e.id for e, _ in episodes}
         known = cited_by_claims(units, among) | _answered_for(read.values(), among)
-        units += _demoted(found, known | _passed(store, scope, episodes))
+        units += _demoted(found, known | _passed(store, scope, episodes), trace)
     return units, read
 
 
-def _demoted(found: Sequence[RecallItem], covered: set[str]) -> list[RecallItem]:
+def _demoted(
+    found: Sequence[RecallItem], covered: set[str], trace: RecallTrace | None = None
+) -> list[RecallItem]:
     """Episodes a candidate page answers for, or that a cycle passed as routine, weigh
     :data:`COVERED_EPISODE` of their relevance: knowledge before evidence."""
-    return [
-        u.model_copy(update={"score": u.score * COVERED_EPISODE}) if u.id in covered else u
-        for u in found
-    ]
+    out = []
+    for unit in found:
+        if unit.id not in covered:
+            out.append(unit)
+            continue
+        demoted = unit.model_copy(update={"score": unit.score * COVERED_EPISODE})
+        if trace is not None:
+            trace.signal(demoted, covered_weight=COVERED_EPISODE)
+        out.append(demoted)
+    return out
 
 
 def _lead_claims(page: Page) -> list[Claim]:
@@ -259,6 +316,7 @@ def _lessons_behind(
     have: Sequence[RecallItem],
     now: datetime,
     wanted: Sequence[str] = (),
+    trace: RecallTrace | None = None,
 ) -> tuple[list[RecallItem], dict[str, Page]]:
     """Knowledge through evidence: an episode that matches the question is the situation; the
     page that cites it holds the lesson. Each such page's lead claims become units worth
@@ -285,7 +343,11 @@ def _lessons_behind(
                 weight = recall_weight(claim.role, claim.support)
                 own = term_share(wanted, stems(f"{page.title} {claim.text}")) if wanted else 1.0
                 value = PAGE_PREFERENCE * THROUGH_EVIDENCE * weight * score * (0.75 + 0.25 * own)
-                out.append(claim_item(page, claim, value))
+                unit = claim_item(page, claim, value)
+                if trace is not None:
+                    signals = {"evidence_score": score, "claim_coverage": own}
+                    trace.found(unit, "through evidence", role_weight=weight, **signals)
+                out.append(unit)
     return out, pages
 
 

@@ -12,12 +12,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from reverie.dream.dialogue import is_conversation
 from reverie.dream.facts import asserts_fact
 from reverie.models import Claim, ClaimRole, Episode, Page, RecallItem, recall_weight, utc
 from reverie.recall.query import stems
 from reverie.redaction import redact
+
+if TYPE_CHECKING:
+    from reverie.recall.trace import RecallTrace
 
 __all__ = [
     "BM25_SHARE",
@@ -179,7 +183,12 @@ def is_recallable(claim: Claim) -> bool:
 
 
 def claim_units(
-    hits: Sequence[tuple[Page, float]], query: QueryTerms, now: datetime
+    hits: Sequence[tuple[Page, float]],
+    query: QueryTerms,
+    now: datetime,
+    *,
+    trace: RecallTrace | None = None,
+    path: str = "full text",
 ) -> list[RecallItem]:
     best = _normaliser(hits)
     units: list[RecallItem] = []
@@ -193,14 +202,31 @@ def claim_units(
                 continue  # an evidence line: cited for lineage, never recalled
             own = stems(claim.text)
             if own.isdisjoint(query.terms):
+                if trace is not None:
+                    trace.unmatched_claims += 1
                 continue  # the title alone does not make every claim of a page relevant
             own_cov, cov = query.share(own), query.share(title | own)
             asked = query.need.of(dialogue=claim.role is None, fact=claim.role is ClaimRole.FACT)
-            if not query.passes(cov, title | own, asked):
+            passes = query.passes(cov, title | own, asked)
+            if not passes and trace is None:
                 continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
-            units.append(claim_item(page, claim, PAGE_PREFERENCE * weight * relevance))
+            unit = claim_item(page, claim, PAGE_PREFERENCE * weight * relevance)
+            if trace is not None:
+                signals = {"bm25": bm25, "bm25_share": bm25 / best, "coverage": cov}
+                signals |= {"claim_coverage": own_cov, "role_weight": weight}
+                trace.found(unit, path, relevance=relevance, **signals)
+                if not passes:
+                    trace.cut(unit, _floor_reason(query, cov, asked))
+                    continue
+            units.append(unit)
     return units
+
+
+def _floor_reason(query: QueryTerms, cov: float, need: int) -> str:
+    if cov < query.floor:
+        return f"below the relevance floor: holds {cov:.2f} of the question, needs {query.floor}"
+    return f"shares fewer than {need} of the question's terms"
 
 
 def claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
@@ -273,17 +299,31 @@ def _cut(text: str) -> str:
     return head + " …"
 
 
-def episode_units(hits: Sequence[tuple[Episode, float]], query: QueryTerms) -> list[RecallItem]:
+def episode_units(
+    hits: Sequence[tuple[Episode, float]],
+    query: QueryTerms,
+    *,
+    trace: RecallTrace | None = None,
+) -> list[RecallItem]:
     best = _normaliser(hits)
     units: list[RecallItem] = []
     for episode, bm25 in hits:
         text = excerpt(episode.text, query.terms)
         cov = query.share(stems(text))
         asked = query.need.of(dialogue=is_conversation((episode,)))
-        if not query.passes(cov, stems(episode.text), asked):
+        passes = query.passes(cov, stems(episode.text), asked)
+        if not passes and trace is None:
             continue
         relevance = _relevance(bm25 / best, cov)
         if _asks(text):
             relevance *= QUESTION_WEIGHT
-        units.append(episode_item(episode, text, relevance))
+        unit = episode_item(episode, text, relevance)
+        if trace is not None:
+            signals = {"bm25": bm25, "bm25_share": bm25 / best, "coverage": cov}
+            signals["question_weight"] = QUESTION_WEIGHT if _asks(text) else 1.0
+            trace.found(unit, "full text", relevance=relevance, **signals)
+            if not passes:
+                trace.cut(unit, _floor_reason(query, cov, asked))
+                continue
+        units.append(unit)
     return units

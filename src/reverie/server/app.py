@@ -19,6 +19,8 @@ from fastapi.staticfiles import StaticFiles
 
 from reverie import __version__
 from reverie.engine import Reverie
+from reverie.server.actions import actions_router
+from reverie.server.browse import browse_router
 from reverie.server.dreams import DreamRunner
 from reverie.server.forget import forget_router
 from reverie.server.limits import BodyLimit
@@ -69,6 +71,8 @@ def create_app(
     app.include_router(router)
     app.include_router(plans_router)  # review mode
     app.include_router(forget_router)  # erasure, admin keys only
+    app.include_router(browse_router)  # the console: episodes searched, pages citing them
+    app.include_router(actions_router)  # the console: undo, restore, edit
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.mount("/dashboard", StaticFiles(directory=_static_dir(), html=True), name="dashboard")
 

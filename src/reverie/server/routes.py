@@ -16,6 +16,7 @@ from reverie import __version__
 from reverie.errors import InvalidInput, NotFound
 from reverie.keys import ApiKey, allows
 from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Recall, Revision, Scope
+from reverie.recall import RecallTrace
 from reverie.server.auth import Brain, Reader, Writer, ensure_visible, scope_for
 from reverie.server.dreams import DreamJob, DreamRunner
 from reverie.server.problems import ApiError
@@ -24,12 +25,13 @@ from reverie.server.schemas import (
     BatchOut,
     DreamIn,
     DreamOut,
+    ExplainedRecall,
     IngestProblem,
     PageOut,
     RecallIn,
     ScopesOut,
 )
-from reverie.server.views import cycle_dream, journal
+from reverie.server.views import cycle_dream, entry_view, journal
 
 __all__ = ["public", "router"]
 
@@ -114,13 +116,27 @@ def read_episode(episode_id: str, rv: Brain, key: Reader) -> Episode:
 
 
 @router.post("/recall", tags=["recall"])
-def recall(body: RecallIn, rv: Brain, key: Reader) -> Recall:
+def recall(
+    body: RecallIn,
+    rv: Brain,
+    key: Reader,
+    explain: Annotated[
+        bool, Query(description="Add the trace: why each unit was packed or cut.")
+    ] = False,
+) -> ExplainedRecall | Recall:
     """Knowledge for ``query``, packed under ``budget_tokens`` (never fails on a model error).
 
     ``text`` is the prompt section: quoted memory between ``<reverie-memory>`` fence lines,
-    evidence and never instructions (docs/service.md, "The recall section").
+    evidence and never instructions (docs/service.md, "The recall section"). With
+    ``explain=true`` the answer adds ``trace``: every unit recall considered, its signals,
+    score and price, and why it was packed or cut (docs/console.md, "Recall playground").
     """
-    return rv.recall(body.query, scope_for(key, body.scope), body.budget_tokens)
+    scope = scope_for(key, body.scope)
+    if not explain:
+        return rv.recall(body.query, scope, body.budget_tokens)
+    trace = RecallTrace()
+    found = rv.recall(body.query, scope, body.budget_tokens, trace=trace)
+    return ExplainedRecall(**dict(found), trace=trace.to_json())
 
 
 @router.post("/dreams", status_code=202, tags=["dreams"])
@@ -245,4 +261,7 @@ def stats(scope: ScopeQuery, rv: Brain, key: Reader) -> dict[str, Any]:
 def dream_journal(scope: ScopeQuery, rv: Brain, key: Reader, limit: Limit = 200) -> dict[str, Any]:
     """The dashboard's dream journal: cycles with counts and timings, and a growth series."""
     target = scope_for(key, scope)
-    return journal(rv.cycles(target, limit), rv.status(target), scope=target.key)
+    cycles = rv.cycles(target, limit)
+    stats = rv.status(target)
+    shown = journal(cycles, stats, scope=target.key, complete=len(cycles) < limit)
+    return {**shown, "entries": [entry_view(e) for e in reversed(rv.journal(target, limit))]}

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reverie.models import Page
+from reverie.models import Page, Recall
 
 __all__ = [
     "MAX_BATCH",
@@ -18,6 +18,7 @@ __all__ = [
     "BatchOut",
     "DreamIn",
     "DreamOut",
+    "ExplainedRecall",
     "IngestProblem",
     "PageOut",
     "RecallIn",
@@ -59,6 +60,15 @@ class RecallIn(BaseModel):
     query: str = Field(min_length=1, max_length=MAX_QUERY)
     scope: str = Field(description="tenant/agent[/user]")
     budget_tokens: int | None = Field(default=None, ge=0, le=100_000)
+
+
+class ExplainedRecall(Recall):
+    """A recall with its trace (``POST /v1/recall?explain=true``, :mod:`reverie.recall.trace`)."""
+
+    trace: dict[str, Any] = Field(
+        description="terms and their weights, the floor, the budget, and every unit considered:"
+        " its path, signals, score, price, decision (packed or cut) and the reason."
+    )
 
 
 class DreamIn(BaseModel):
