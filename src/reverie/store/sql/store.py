@@ -230,9 +230,9 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         for where, params in self.dialect.members("c.episode_id", list(dict.fromkeys(episode_ids))):
             rows += self._read(
                 "SELECT c.episode_id, p.id FROM citations c JOIN pages p ON p.id = c.page_id"
-                " AND c.revision = p.current_revision WHERE p.scope_key = ?"
-                f" AND p.status = 'active' AND {where}",
-                [scope.key, *params],
+                " AND c.revision = p.current_revision WHERE c.tenant = ? AND p.scope_key = ?"
+                f" AND p.status = 'active' AND {where}",  # (tenant, episode_id) is indexed
+                [scope.tenant, scope.key, *params],
             )
         found: dict[str, list[str]] = {}
         for episode_id, page_id in sorted(rows):
