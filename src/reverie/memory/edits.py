@@ -32,6 +32,7 @@ from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import Conflict, InvalidInput
 from reverie.hashing import short_id
+from reverie.limits import MAX_TEXT
 from reverie.memory.revisions import one_page_change
 from reverie.models import PINNABLE, Claim, Episode, Page, PageKind, PageStatus, Revision, utc
 from reverie.redaction import redact
@@ -93,7 +94,7 @@ def _human_episode(edit: HumanEdit, now: datetime) -> Episode:
         scope=edit.page.scope,
         created_at=now,
         situation=f"A person edited page {edit.page.id} {edit.where}",
-        action="\n".join(redact(t) for t in added)[:64_000],
+        action="\n".join(redact(t) for t in added)[:MAX_TEXT],
         outcome="success",
         importance=1,
         category="human-edit",

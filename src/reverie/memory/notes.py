@@ -32,6 +32,7 @@ from reverie.dream.pins import AGENT_EDIT
 from reverie.dream.plan import page_id_for
 from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import short_id
+from reverie.limits import MAX_TEXT
 from reverie.memory.revisions import one_page_change
 from reverie.models import Claim, Episode, Page, PageKind, PageStatus, Revision, Scope
 from reverie.redaction import redact
@@ -174,7 +175,7 @@ def _edit_episode(scope: Scope, ctx: WriteContext, summary: str, author: str) ->
         scope=scope,
         created_at=ctx.now,
         situation=f"{author} changed its notes",
-        action=summary[:64_000],
+        action=summary[:MAX_TEXT],
         outcome="success",
         importance=1,
         category="note-edit",
