@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -101,7 +102,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         c = self._conn
         c.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         if self.path != MEMORY and not self.read_only:
-            c.execute("PRAGMA journal_mode = WAL")
+            _switch_to_wal(c, busy_timeout_ms)
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
 
@@ -481,3 +482,28 @@ def _take(
         (owner, token + 1, at, at, until, key),
     )
     return (key, owner, token + 1, at, until)
+
+
+WAL_RETRY_FIRST_S = 0.005
+WAL_RETRY_MOST_S = 0.1
+
+
+def _switch_to_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """Put the file in WAL mode, waiting out other connections doing the same.
+
+    Switching needs the exclusive lock. When two connections open a file still in rollback mode
+    at once, each holds the shared lock the other must drain, and SQLite answers ``locked`` at
+    once rather than call the busy handler on a deadlock. Once one has switched, the mode is in
+    the file, and the others' retry is a no-op; so waiting up to the busy timeout is enough.
+    """
+    waited, pause = 0.0, WAL_RETRY_FIRST_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or waited * 1000 >= busy_timeout_ms:
+                raise
+        time.sleep(pause)
+        waited += pause
+        pause = min(pause * 2, WAL_RETRY_MOST_S)
