@@ -9,7 +9,7 @@ from __future__ import annotations
 from reverie.api.aio import AsyncReverie
 from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
 from reverie.config import Config, DreamConfig, IdentityConfig, RecallConfig
-from reverie.engine import IngestResult, Reverie, UndoReport
+from reverie.engine import Reverie, UndoReport
 from reverie.errors import (
     ArchiveUnreadable,
     Conflict,
@@ -22,6 +22,7 @@ from reverie.errors import (
     StoreError,
     UndoRefused,
 )
+from reverie.intake import IngestResult
 from reverie.models import (
     Citation,
     Claim,

@@ -8,8 +8,8 @@ path or URL, and handing work to the cycle, undo and recall modules. Time is a p
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,8 @@ from reverie.dream.plan import Distiller
 from reverie.dream.stats import TalliedCycle
 from reverie.embed import EmbedderLike, resolve_embedder
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
-from reverie.intake import IngestClock, admit
+from reverie.intake import IngestClock, IngestResult, admit
+from reverie.intake import ingest as ingest_items
 from reverie.keys import KeyRing
 from reverie.memory.archive import refuse_undo_of_archived
 from reverie.memory.archive import resolve as resolve_archived
@@ -56,7 +57,7 @@ from reverie.recall import RecallTrace, query_terms
 from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
-from reverie.runtime.isolate import describe, each_scope, raise_failures, readable
+from reverie.runtime.isolate import each_scope, raise_failures, readable
 from reverie.runtime.schedule import parse_duration
 from reverie.store.base import BrainStore, Changeset, ResponseCache, StoreStats
 from reverie.store.plans import PendingPlan
@@ -73,35 +74,13 @@ if TYPE_CHECKING:
     from reverie.store.base import DreamStats, JournalEntry
     from reverie.store.erasure import Receipt
 
-__all__ = ["IngestError", "IngestResult", "Reverie", "UndoReport"]
+__all__ = ["Reverie", "UndoReport"]
 
 log = logging.getLogger("reverie")
 
 DREAM_ATTEMPTS = 3
 """A cycle that loses a race with another process's cycle of the same scope (its commit finds the
 checkpoint moved) runs again on the new state; model answers are cached, so the rerun is cheap."""
-
-
-ITEM_ERRORS = (Conflict, ValueError, TypeError, OverflowError, RecursionError)
-"""What one item can make a batch's append raise: the batch is retried item by item and only
-the items that raise again are reported. A failure of the store itself (:class:`StoreError`,
-the disk full) is not an item's fault and propagates: the batches before it stay stored."""
-
-
-@dataclass(frozen=True)
-class IngestError:
-    """An item ``ingest`` could not store: its 0-based position, the field and the reason."""
-
-    index: int
-    field: str
-    reason: str
-
-
-@dataclass
-class IngestResult:
-    stored: int = 0
-    duplicates: int = 0
-    errors: list[IngestError] = field(default_factory=list)
 
 
 def open_store(target: str | Path) -> BrainStore:
@@ -254,53 +233,7 @@ class Reverie:
         """Store many episodes in batches; bad items (a future ``created_at`` among them, see
         :meth:`remember`) are reported by position, good ones stored."""
         default = Scope.parse(scope) if scope is not None else None
-        result = IngestResult()
-        clock = self._clock(now)
-        for batch in self._batches(items, default, batch_size, result, clock):
-            self._append_batch(batch, result)
-        return result
-
-    def _batches(
-        self,
-        items: Iterable[Episode | dict[str, Any]],
-        scope: Scope | None,
-        size: int,
-        result: IngestResult,
-        clock: IngestClock,
-    ) -> Iterator[list[tuple[int, Episode]]]:
-        batch: list[tuple[int, Episode]] = []
-        for index, item in enumerate(items):
-            try:
-                batch.append((index, admit(item, scope, clock)))
-            except InvalidInput as exc:
-                result.errors.append(IngestError(index, exc.field, exc.reason))
-            if len(batch) >= size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
-
-    def _append_batch(self, batch: list[tuple[int, Episode]], result: IngestResult) -> None:
-        try:
-            stored = self.store.append([ep for _i, ep in batch])
-        except ITEM_ERRORS:
-            for index, ep in batch:  # find the culprit(s); the rest still land
-                self._append_one(index, ep, result)
-            return
-        self._count(stored, len(batch), result)
-
-    def _append_one(self, index: int, ep: Episode, result: IngestResult) -> None:
-        try:
-            self._count(self.store.append([ep]), 1, result)
-        except Conflict as exc:
-            result.errors.append(IngestError(index, "id", str(exc)))
-        except ITEM_ERRORS as exc:
-            result.errors.append(IngestError(index, "item", f"cannot be stored: {describe(exc)}"))
-
-    @staticmethod
-    def _count(stored: list[Episode], asked: int, result: IngestResult) -> None:
-        result.stored += len(stored)
-        result.duplicates += asked - len(stored)
+        return ingest_items(self.store, items, default, self._clock(now), batch_size)
 
     # -- dreaming ---------------------------------------------------------------------------
 

@@ -9,18 +9,31 @@ edge and hands it here. An episode whose ``created_at`` is more than
 otherwise stay "newest" for ever. An episode sent without ``created_at`` is dated by the
 clock's ``now`` when the caller gave one (else the model's default, the wall clock, applies);
 either way the date is the server's, which is why it takes no part in the episode's derived id.
+
+:func:`ingest` stores many items in batches, each batch one append (one transaction). A bad item
+never costs the others: one that does not parse is reported by its position and left out of its
+batch, and a batch the store refuses for one item's sake is retried item by item, so only the
+items that fail again are reported.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from reverie.errors import InvalidInput
+from reverie.errors import Conflict, InvalidInput
 from reverie.models import Episode, Scope, check_metadata
+from reverie.runtime.isolate import describe
+from reverie.store.base import BrainStore
 
-__all__ = ["IngestClock", "admit"]
+__all__ = ["ITEM_ERRORS", "IngestClock", "IngestError", "IngestResult", "admit", "ingest"]
+
+ITEM_ERRORS = (Conflict, ValueError, TypeError, OverflowError, RecursionError)
+"""What one item can make a batch's append raise: the batch is retried item by item and only
+the items that raise again are reported. A failure of the store itself (:class:`StoreError`,
+the disk full) is not an item's fault and propagates: the batches before it stay stored."""
 
 
 @dataclass(frozen=True)
@@ -69,3 +82,80 @@ def admit(item: Episode | dict[str, Any], scope: Scope | None, clock: IngestCloc
             f" ingest clock is accepted (latest {clock.latest.isoformat()})",
         )
     return ep
+
+
+@dataclass(frozen=True)
+class IngestError:
+    """An item ``ingest`` could not store: its 0-based position, the field and the reason."""
+
+    index: int
+    field: str
+    reason: str
+
+
+@dataclass
+class IngestResult:
+    stored: int = 0
+    duplicates: int = 0
+    errors: list[IngestError] = field(default_factory=list)
+
+    def count(self, stored: list[Episode], asked: int) -> None:
+        """``asked`` items appended, of which ``stored`` were new: the rest were duplicates."""
+        self.stored += len(stored)
+        self.duplicates += asked - len(stored)
+
+
+def ingest(
+    store: BrainStore,
+    items: Iterable[Episode | dict[str, Any]],
+    scope: Scope | None,
+    clock: IngestClock,
+    batch_size: int,
+) -> IngestResult:
+    """Admit ``items`` (of ``scope`` when they name none) and append them ``batch_size`` at a
+    time; what was stored, what was already there, and each item that was refused."""
+    result = IngestResult()
+    for batch in _batches(items, scope, clock, batch_size, result):
+        _append_batch(store, batch, result)
+    return result
+
+
+def _batches(
+    items: Iterable[Episode | dict[str, Any]],
+    scope: Scope | None,
+    clock: IngestClock,
+    size: int,
+    result: IngestResult,
+) -> Iterator[list[tuple[int, Episode]]]:
+    batch: list[tuple[int, Episode]] = []
+    for index, item in enumerate(items):
+        try:
+            batch.append((index, admit(item, scope, clock)))
+        except InvalidInput as exc:
+            result.errors.append(IngestError(index, exc.field, exc.reason))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _append_batch(
+    store: BrainStore, batch: list[tuple[int, Episode]], result: IngestResult
+) -> None:
+    try:
+        stored = store.append([ep for _i, ep in batch])
+    except ITEM_ERRORS:
+        for index, ep in batch:  # find the culprit(s); the rest still land
+            _append_one(store, index, ep, result)
+        return
+    result.count(stored, len(batch))
+
+
+def _append_one(store: BrainStore, index: int, ep: Episode, result: IngestResult) -> None:
+    try:
+        result.count(store.append([ep]), 1)
+    except Conflict as exc:
+        result.errors.append(IngestError(index, "id", str(exc)))
+    except ITEM_ERRORS as exc:
+        result.errors.append(IngestError(index, "item", f"cannot be stored: {describe(exc)}"))

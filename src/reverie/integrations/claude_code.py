@@ -36,8 +36,9 @@ from typing import Any, TextIO
 
 from reverie.adapters import parse
 from reverie.config import default_db_path
-from reverie.engine import IngestResult, Reverie
+from reverie.engine import Reverie
 from reverie.errors import InvalidInput
+from reverie.intake import IngestResult
 from reverie.models import PageStatus, Scope
 
 __all__ = ["INDEX_LINES", "main", "project_scope", "session_end", "session_start"]

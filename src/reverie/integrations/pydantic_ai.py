@@ -31,7 +31,7 @@ from pydantic_ai.messages import (
 
 from reverie.adapters import parse
 from reverie.adapters.base import text_of
-from reverie.engine import IngestResult
+from reverie.intake import IngestResult
 from reverie.integrations.hook import Memory, recall_text
 from reverie.models import Scope, ScopeLike
 
