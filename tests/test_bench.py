@@ -15,6 +15,9 @@ from reverie.cli.app import app
 
 def _assert_positive(result: CoreResult) -> None:
     assert result.ingest.per_s > 0 and result.ingest.baseline_per_s > 0
+    parts = result.ingest.micros
+    assert len(parts) == 3 and all(us > 0 for us in parts.values())
+    assert parts["of which fingerprint"] < parts["append (rows, table, indexes, full text)"]
     for cycle in result.cycles:
         assert cycle.seconds > 0 and cycle.baseline_seconds > 0
         assert cycle.scanned == cycle.size and cycle.collected > 0 and cycle.created > 0
@@ -31,6 +34,7 @@ def test_smoke_run_reports_and_renders(tmp_path: Path) -> None:
     render_core(result, console)
     text = console.export_text()
     assert "ingest 300" in text and "recall p99" in text and "cycle 300" in text
+    assert "ingest per episode:" in text and "admit (parse, validate)" in text
 
 
 def test_rejects_empty_sizes(tmp_path: Path) -> None:

@@ -5,7 +5,10 @@ Reverie in it, in the same process and on the same machine, so the ratio says wh
 validation, indexing and logic cost rather than how fast the disk is:
 
 - **ingest** — ``Reverie.ingest`` (batches of 5,000) of the largest size, against
-  ``sqlite3.executemany`` of the same rows' JSON into a plain table (no validation, no FTS);
+  ``sqlite3.executemany`` of the same rows' JSON into a plain table (no validation, no FTS).
+  Where the time goes is measured too, each part on its own: admitting every row (parsing and
+  validating it into an episode), fingerprinting the admitted episodes, and appending them to a
+  fresh store (the rows, the table, its indexes and the full-text index);
 - **cycle** — one model-free ``Reverie.dream`` per size that takes every episode, against
   reading all of the scope's rows (``store.scan``);
 - **recall** — ``Reverie.recall`` latency at the largest size after its cycle, against the raw
@@ -40,6 +43,7 @@ from reverie.bench.synth import synthetic_episodes, synthetic_queries
 from reverie.config import Config, DreamConfig
 from reverie.embed import Embedder
 from reverie.engine import Reverie
+from reverie.intake import IngestClock, admit
 from reverie.models import Scope
 from reverie.recall import query_terms
 from reverie.store.sql.rows import fts_phrase, scope_token
@@ -76,6 +80,8 @@ class IngestFigure:
     baseline_seconds: float
     baseline_per_s: float
     ratio: float
+    micros: dict[str, float] = field(default_factory=dict)
+    """Microseconds per episode of each part of ingest, measured on its own."""
 
 
 @dataclass(frozen=True)
@@ -206,14 +212,36 @@ def _baseline_ingest(path: Path, rows: list[dict[str, Any]]) -> float:
         conn.close()
 
 
-def _ingest_figure(rv: Reverie, rows: list[dict[str, Any]], baseline_path: Path) -> IngestFigure:
+def _ingest_parts(rows: list[dict[str, Any]], path: Path) -> dict[str, float]:
+    """Microseconds per episode of admitting ``rows``, fingerprinting them and appending them
+    to a fresh store at ``path``, each timed on its own."""
+    clock = IngestClock.at(None, NOW, 0.0)
+    episodes, admitting = _timed(lambda: [admit(r, None, clock) for r in rows])
+    _, fingerprinting = _timed(lambda: [e.fingerprint() for e in episodes])
+    with Reverie.open(_fresh(path)) as rv:
+        _, appending = _timed(
+            lambda: [
+                rv.store.append(episodes[i : i + BATCH_SIZE])
+                for i in range(0, len(episodes), BATCH_SIZE)
+            ]
+        )
+    n = len(rows) / 1e6
+    return {
+        "admit (parse, validate)": round(admitting / n, 2),
+        "append (rows, table, indexes, full text)": round(appending / n, 2),
+        "of which fingerprint": round(fingerprinting / n, 2),
+    }
+
+
+def _ingest_figure(rv: Reverie, rows: list[dict[str, Any]], workdir: Path) -> IngestFigure:
     seconds = _ingest(rv, rows)
-    baseline = _baseline_ingest(baseline_path, rows)
+    baseline = _baseline_ingest(workdir / f"baseline-{len(rows)}.db", rows)
     n = len(rows)
     return IngestFigure(
         episodes=n, seconds=round(seconds, 4), per_s=round(n / seconds, 1),
         baseline_seconds=round(baseline, 4), baseline_per_s=round(n / baseline, 1),
         ratio=_ratio(seconds, baseline),
+        micros=_ingest_parts(rows, workdir / f"parts-{n}.db"),
     )  # fmt: skip
 
 
@@ -304,7 +332,7 @@ def _run_size(
     path = _fresh(workdir / f"core-{size}.db")
     with Reverie.open(path, config=_config(size)) as rv:
         if largest:
-            ingest = _ingest_figure(rv, rows, workdir / f"baseline-{size}.db")
+            ingest = _ingest_figure(rv, rows, workdir)
         else:
             _ingest(rv, rows)
         del rows
@@ -423,6 +451,13 @@ def render_core(result: CoreResult, console: Console) -> None:
     """Print the figures, the cycle details and an overall verdict."""
     console.print(_figures_table(result))
     console.print(_cycles_table(result))
+    ing = result.ingest
+    parts = " · ".join(f"{name} {us:.1f} µs" for name, us in ing.micros.items())
+    baseline_us = ing.baseline_seconds / ing.episodes * 1e6
+    console.print(
+        f"ingest per episode: {ing.seconds / ing.episodes * 1e6:.1f} µs in all · {parts}"
+        f" · raw executemany {baseline_us:.1f} µs"
+    )
     rec = result.recall
     console.print(
         f"recall: {rec.queries} queries, budget {rec.budget} tokens, {rec.hits} non-empty · "
