@@ -218,8 +218,9 @@ class Reverie:
         episode given as a mapping without ``created_at`` is dated ``now`` when it is given.
         """
         target = Scope.parse(scope) if scope is not None else None
-        ep = admit(episode, target, self._clock(now))
-        stored = self.store.append([ep])
+        clock = self._clock(now)
+        ep = admit(episode, target, clock)
+        stored = self.store.append([ep], at=clock.received)
         return stored[0] if stored else self.store.episode(ep.id, tenant=ep.scope.tenant)
 
     def ingest(

@@ -38,16 +38,20 @@ the disk full) is not an item's fault and propagates: the batches before it stay
 
 @dataclass(frozen=True)
 class IngestClock:
-    """``now`` when the caller gave one, and the newest ``created_at`` accepted."""
+    """``now`` when the caller gave one; ``received``, the time the store records as when the
+    episodes arrived (``now``, else the wall clock read at the edge); and the newest
+    ``created_at`` accepted."""
 
     now: datetime | None
+    received: datetime
     latest: datetime
     skew_s: float
 
     @classmethod
     def at(cls, given: datetime | None, wall: datetime, skew_s: float) -> IngestClock:
         """The clock for the caller's ``given`` time, else for ``wall`` (read by the caller)."""
-        return cls(given, (given or wall) + timedelta(seconds=skew_s), skew_s)
+        received = given or wall
+        return cls(given, received, received + timedelta(seconds=skew_s), skew_s)
 
 
 def _recheck(ep: Episode) -> Episode:
@@ -116,7 +120,7 @@ def ingest(
     time; what was stored, what was already there, and each item that was refused."""
     result = IngestResult()
     for batch in _batches(items, scope, clock, batch_size, result):
-        _append_batch(store, batch, result)
+        _append_batch(store, batch, clock.received, result)
     return result
 
 
@@ -141,20 +145,22 @@ def _batches(
 
 
 def _append_batch(
-    store: BrainStore, batch: list[tuple[int, Episode]], result: IngestResult
+    store: BrainStore, batch: list[tuple[int, Episode]], at: datetime, result: IngestResult
 ) -> None:
     try:
-        stored = store.append([ep for _i, ep in batch])
+        stored = store.append([ep for _i, ep in batch], at=at)
     except ITEM_ERRORS:
         for index, ep in batch:  # find the culprit(s); the rest still land
-            _append_one(store, index, ep, result)
+            _append_one(store, index, ep, at, result)
         return
     result.count(stored, len(batch))
 
 
-def _append_one(store: BrainStore, index: int, ep: Episode, result: IngestResult) -> None:
+def _append_one(
+    store: BrainStore, index: int, ep: Episode, at: datetime, result: IngestResult
+) -> None:
     try:
-        result.count(store.append([ep]), 1)
+        result.count(store.append([ep], at=at), 1)
     except Conflict as exc:
         result.errors.append(IngestError(index, "id", str(exc)))
     except ITEM_ERRORS as exc:

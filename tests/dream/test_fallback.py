@@ -93,3 +93,16 @@ def test_an_imported_history_is_not_old_and_the_fallback_can_be_turned_off(
     off.ingest([make_episode(importance=9) for _ in range(3)])
     report = off.dream(SCOPE, now=now_utc() + timedelta(days=365))
     assert report.rejected and not report.fallbacks and off.pages(SCOPE) == []
+
+
+def test_a_replayed_history_waits_on_its_own_clock_not_the_machines(
+    tmp_path: Path, make_episode: EpisodeFactory
+) -> None:
+    """Ingest and dream both at simulated times a year back: the wait is measured between the
+    two, as a live brain's would be (the store keeps the ingest clock's time, not its own)."""
+    then = now_utc() - timedelta(days=365)
+    rv = _brain(tmp_path / "b.db", _invents)
+    rv.ingest([make_episode(importance=9, created_at=then) for _ in range(3)], now=then)
+    assert rv.dream(SCOPE, now=then + timedelta(days=6)).rejected
+    late = rv.dream(SCOPE, now=then + timedelta(days=8))
+    assert late.fallbacks and late.created == 1

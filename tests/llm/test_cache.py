@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,13 @@ def test_cache_round_trip(kind: str, store: SQLiteStore) -> None:
     cache.cache_put("k", {**VALUE, "response": {"operations": [], "x": 1}})
     again = cache.cache_get("k")
     assert again is not None and again["response"] == {"operations": [], "x": 1}
+
+
+def test_a_cached_answer_keeps_the_time_its_writer_gives(store: SQLiteStore) -> None:
+    when = datetime(2026, 3, 4, 5, 6, tzinfo=UTC)  # a distiller gives its cycle's now
+    store.cache_put("k", {**VALUE, "created_at": when})
+    got = store.cache_get("k")
+    assert got is not None and datetime.fromisoformat(got["created_at"]) == when
 
 
 def test_cache_survives_reopen_and_is_not_cycle_state(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -225,6 +226,9 @@ def test_crash_before_commit_then_rerun_makes_no_call(
     with pytest.raises(RuntimeError):
         rv.dream(SCOPE, now=DAY)
     assert rv.pages(SCOPE) == [] and len(server.requests) == 1
+    with sqlite3.connect(tmp_path / "b.db") as conn:  # cached on the cycle's clock
+        (cached_at,) = conn.execute("SELECT created_at FROM model_cache").fetchone()
+    assert datetime.fromisoformat(cached_at) == DAY
     rv = Reverie(store, config=every_group(), distiller=distiller)
     report = rv.dream(SCOPE, now=DAY)
     assert report.created == 1 and (report.model_calls, report.cache_hits) == (0, 1)

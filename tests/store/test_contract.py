@@ -17,7 +17,6 @@ from reverie.models import (
     PageStatus,
     Revision,
     Scope,
-    now_utc,
     revision_hash,
 )
 from reverie.store.base import BrainStore, Changeset, PageWrite
@@ -254,19 +253,26 @@ def test_sqlite_file_settings(tmp_path: Path) -> None:
     store.close()
 
 
-def test_first_stored_is_the_store_clock_not_the_episode_time(
+def test_first_stored_is_when_the_caller_says_it_received_them_not_the_episode_time(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     old = make_episode(created_at=datetime(2020, 1, 1, tzinfo=UTC))
-    before = now_utc()
-    store.append([old, make_episode()])
-    after = now_utc()
-    first = store.first_stored([old.id, "ep-none"], tenant="acme")
-    assert first is not None and before <= first.astimezone(UTC) <= after  # not 2020
+    received = datetime(2026, 6, 1, 12, 30, tzinfo=UTC)
+    store.append([old, make_episode()], at=received)
+    assert store.first_stored([old.id, "ep-none"], tenant="acme") == received  # not 2020
     assert (
         store.first_stored(["ep-none"], tenant="acme") is None
         and store.first_stored([], tenant="acme") is None
     )
+
+
+def test_an_append_without_a_time_records_its_newest_episode_not_the_store_clock(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    older = make_episode(created_at=datetime(2020, 1, 1, tzinfo=UTC))
+    newer = make_episode(created_at=datetime(2021, 3, 4, 5, 6, tzinfo=UTC))
+    store.append([older, newer])
+    assert store.first_stored([older.id], tenant="acme") == newer.created_at
 
 
 GLOBEX = Scope.parse("globex/bot")

@@ -227,7 +227,7 @@ def _ingest_parts(rows: list[dict[str, Any]], path: Path) -> dict[str, float]:
             for e in episodes:
                 e.fingerprint()
             fingerprinted = time.perf_counter()
-            rv.store.append(episodes)
+            rv.store.append(episodes, at=clock.received)
             seconds["admit"] += admitted - began
             seconds["fingerprint"] += fingerprinted - admitted
             seconds["append"] += time.perf_counter() - fingerprinted

@@ -6,9 +6,9 @@ plans that must be rejected (one claim per episode past a page's claim limit, ci
 invents) would leave the group eligible forever and be paid for it every cycle. Counting
 rejections would mean writing on rejection, which "an invalid plan changes no byte" forbids.
 What needs no new state is how long the group has been waiting: once its first episode was
-stored (``inserted_at``, the store's clock, not the episode's own ``created_at``, so a history
-imported today is not "old") at least ``DreamConfig.fallback_after_days`` before the cycle's
-``now``, a rejected plan — or a model that refuses the group — is replaced by the
+stored (``inserted_at``, the ingest clock's time, not the episode's own ``created_at``, so a
+history imported today is not "old") at least ``DreamConfig.fallback_after_days`` before the
+cycle's ``now``, a rejected plan — or a model that refuses the group — is replaced by the
 :class:`~reverie.dream.distill.ExtractiveDistiller`'s plan for the same group. That plan is
 validated like any other (every line cited), and the cycle report lists the group under
 ``fallbacks`` with what was wrong with the model's plan (``reverie report CYCLE`` shows it).

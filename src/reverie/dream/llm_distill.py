@@ -148,6 +148,7 @@ class LLMDistiller:
                     "response": response.data,
                     "input_tokens": response.input_tokens,
                     "output_tokens": response.output_tokens,
+                    "created_at": evidence.now,
                 },
             )
         return response.data

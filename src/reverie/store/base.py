@@ -190,8 +190,13 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
-    def append(self, episodes: Sequence[Episode]) -> list[Episode]:
+    def append(self, episodes: Sequence[Episode], *, at: datetime | None = None) -> list[Episode]:
         """Store new episodes in one transaction, assigning ``seq``; return the new ones as stored.
+
+        ``at`` is when they were received, read by the caller at its edge (the facade gives its
+        ingest clock's time); it is kept as each new episode's ``inserted_at``
+        (:meth:`first_stored`). Without it, the newest ``created_at`` of the new ones stands in:
+        a store never reads the clock.
 
         An id that is already stored in the episode's tenant with the same content is skipped
         (appending is idempotent); the same id with other content in that tenant raises

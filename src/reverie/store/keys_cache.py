@@ -23,7 +23,7 @@ from typing import Any
 
 from reverie.errors import NotFound
 from reverie.keys import ApiKey, Rights
-from reverie.models import now_utc
+from reverie.models import now_utc, utc
 from reverie.store.sql.base import SQLBase
 
 __all__ = ["KeysCacheSQL"]
@@ -69,7 +69,7 @@ class KeysCacheSQL(SQLBase):
                     json.dumps(value["response"], sort_keys=True, ensure_ascii=False),
                     int(value.get("input_tokens", 0)),
                     int(value.get("output_tokens", 0)),
-                    self.dialect.ts(now_utc()),
+                    self.dialect.ts(_stored_at(value)),
                 ),
             )
 
@@ -123,3 +123,12 @@ class KeysCacheSQL(SQLBase):
                 (self.dialect.ts(at), key_id),
             )
         return self.api_key(key_id)
+
+
+def _stored_at(value: dict[str, Any]) -> datetime:
+    """When an answer was stored: the ``created_at`` its writer gives (a distiller gives its
+    cycle's ``now``); a writer without a clock of its own gets the wall clock's."""
+    given = value.get("created_at")
+    if isinstance(given, str):
+        return utc(datetime.fromisoformat(given))
+    return utc(given) if isinstance(given, datetime) else now_utc()

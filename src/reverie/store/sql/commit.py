@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from reverie.errors import Conflict, StoreError
-from reverie.models import Episode, Revision, Scope, now_utc
+from reverie.models import Episode, Revision, Scope
 from reverie.store.base import Changeset, PageWrite, Promotion, StepHook
 from reverie.store.cumulative import insert_tally
 from reverie.store.leases import check_lease
@@ -118,12 +118,11 @@ class CommitSQL(SQLBase):
     def _insert_episodes(
         self, c: Any, episodes: Sequence[Episode], inserted_at: datetime | None = None
     ) -> list[Episode]:
-        """Store new ``episodes``; the stored ones. ``inserted_at`` is when the store received
-        them (default: now, by the store's own clock — the one time the store keeps of its
-        own, which ``first_stored`` reports)."""
+        """Store new ``episodes``, received ``inserted_at`` (what ``first_stored`` reports;
+        default: their newest ``created_at``, as :meth:`append` says); the stored ones."""
         if not episodes:
             return []
-        at = inserted_at or now_utc()
+        at = inserted_at or max(e.created_at for e in episodes)
         self._ensure_scopes(c, {e.scope.key: e.scope for e in episodes}.values(), at)
         return self._store_episodes(c, episodes, at)
 

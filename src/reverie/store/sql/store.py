@@ -138,14 +138,14 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
 
     # -- episodes ---------------------------------------------------------------------------
 
-    def append(self, episodes: Sequence[Episode]) -> list[Episode]:
+    def append(self, episodes: Sequence[Episode], *, at: datetime | None = None) -> list[Episode]:
         unique = dedupe_batch(episodes)
         if not unique:
             return []
         with self._write() as c:
             existing = self._existing(c, unique)
             return self._insert_episodes(
-                c, [e for e in unique if (e.scope.tenant, e.id) not in existing]
+                c, [e for e in unique if (e.scope.tenant, e.id) not in existing], at
             )
 
     def _episodes_where(self, where: str, params: Sequence[Any]) -> list[Episode]:
