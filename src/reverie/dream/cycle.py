@@ -474,6 +474,7 @@ class DreamCycle:
             journal=cycle_entry(report, result.writes) + journal_lines(result.promotions),
             tally=_tally(report, len(result.marks)),  # cumulative stats
             promotions=result.promotions,  # the only writes that leave the scope
+            at=report.finished_at or report.started_at,  # the cycle's clock, never the store's
         )
 
 
