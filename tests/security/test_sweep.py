@@ -25,7 +25,7 @@ from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply, opena
 from reverie.llm.openai_compat import OpenAICompatLLM
 from reverie.memory.export import write_training
 from reverie.memory.mirror import FOLDER
-from reverie.models import PageStatus
+from reverie.models import Page, PageStatus
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
 from tests.test_redact import ESCAPES, MORE_CONTEXTS
@@ -170,12 +170,17 @@ def test_secrets_typed_into_the_markdown_mirror_are_redacted_on_import(
     assert leaked(page.read_text(encoding="utf-8")) == []  # rewritten in canonical form
 
 
+def _dreamed_page(rv: Reverie, make_episode: EpisodeFactory) -> Page:
+    """The one page a brain dreams from three alike episodes."""
+    rv.ingest([make_episode() for _ in range(3)])
+    rv.dream(SCOPE, now=DAY)
+    return rv.pages(SCOPE)[0]
+
+
 def test_secrets_typed_into_a_console_edit_are_redacted(
     rv: Reverie, make_episode: EpisodeFactory
 ) -> None:
-    rv.ingest([make_episode() for _ in range(3)])
-    rv.dream(SCOPE, now=DAY)
-    page = rv.pages(SCOPE)[0]
+    page = _dreamed_page(rv, make_episode)
     kept = [(c.text, c.episode_ids) for c in page.revision.claims]
     typed = [(f"remember {text}", ()) for text, _s in POSITIVES]
     report = rv.edit_page(
@@ -221,9 +226,7 @@ def test_injections_stay_inside_the_fence_of_the_model_prompt(
 def test_injections_through_ingest_change_no_page_but_by_the_engine_s_rules(
     rv: Reverie, make_episode: EpisodeFactory
 ) -> None:
-    rv.ingest([make_episode() for _ in range(3)])
-    rv.dream(SCOPE, now=DAY)
-    kept = rv.pages(SCOPE)[0]
+    kept = _dreamed_page(rv, make_episode)
     attacks = [make_episode(category="other", situation=a, lesson=a) for a in INJECTIONS]
     rv.ingest(attacks)
     report = rv.dream(SCOPE, now=DAY + timedelta(days=1))
@@ -256,9 +259,7 @@ def test_injections_typed_into_the_mirror_stay_claim_text(
 def test_injections_typed_into_a_console_edit_stay_claim_text(
     rv: Reverie, make_episode: EpisodeFactory
 ) -> None:
-    rv.ingest([make_episode() for _ in range(3)])
-    rv.dream(SCOPE, now=DAY)
-    page = rv.pages(SCOPE)[0]
+    page = _dreamed_page(rv, make_episode)
     kept = [(c.text, c.episode_ids) for c in page.revision.claims]
     typed = [(a, ()) for a in INJECTIONS if a.strip()]
     rv.edit_page(page.id, revision=page.revision.number, claims=[*kept, *typed])
