@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reverie import Reverie
-from reverie.llm.fake_server import FakeLLMServer, Reply
+from reverie.llm.fake_server import FakeLLMServer, Reply, anthropic_message
 
 anthropic = pytest.importorskip("anthropic", reason="needs the anthropic extra (in dev)")
 from reverie.integrations.anthropic_memory import ReverieMemoryTool  # noqa: E402
@@ -30,17 +30,7 @@ def _clock() -> Any:
 
 
 def _message(blocks: list[dict[str, Any]], stop: str) -> Reply:
-    return Reply(
-        body={
-            "id": "msg_fake",
-            "type": "message",
-            "role": "assistant",
-            "model": "fake",
-            "content": blocks,
-            "stop_reason": stop,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
-        }
-    )
+    return anthropic_message(blocks, stop, input_tokens=10, output_tokens=5)
 
 
 def _memory_call(n: int, **command: Any) -> Reply:

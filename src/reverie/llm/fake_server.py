@@ -24,6 +24,7 @@ __all__ = [
     "FakeLLMServer",
     "RecordedRequest",
     "Reply",
+    "anthropic_message",
     "anthropic_reply",
     "openai_reply",
 ]
@@ -92,6 +93,18 @@ def anthropic_reply(
         blocks.append(
             {"type": "tool_use", "id": "toolu_fake", "name": "answer", "input": tool_input}
         )
+    stop = "tool_use" if tool_input is not None else "end_turn"
+    return anthropic_message(blocks, stop, input_tokens=input_tokens, output_tokens=output_tokens)
+
+
+def anthropic_message(
+    blocks: list[dict[str, Any]],
+    stop_reason: str,
+    *,
+    input_tokens: int = 120,
+    output_tokens: int = 40,
+) -> Reply:
+    """A Messages answer of any content ``blocks`` (text, tool calls of any tool)."""
     return Reply(
         body={
             "id": "msg_fake",
@@ -99,7 +112,7 @@ def anthropic_reply(
             "role": "assistant",
             "model": "fake",
             "content": blocks,
-            "stop_reason": "tool_use" if tool_input is not None else "end_turn",
+            "stop_reason": stop_reason,
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
         }
     )
