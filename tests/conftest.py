@@ -71,6 +71,16 @@ def make_episode() -> EpisodeFactory:
     return make
 
 
+def failed_deploys(scope: str, start: datetime, prefix: str) -> list[dict[str, Any]]:
+    """Four failed deploys of ``scope``, an hour apart from ``start``, ids ``prefix0``–``3``."""
+    return [
+        {"id": f"{prefix}{i}", "scope": scope, "created_at": start + timedelta(hours=i),
+         "situation": "deploying the api to staging", "action": "kubectl apply",
+         "outcome": "failure", "error": "TimeoutError: timed out", "lesson": "wait for rollout"}
+        for i in range(4)
+    ]  # fmt: skip
+
+
 def dream_deploys(rv: Reverie, scope: str = "acme/ops") -> None:
     """Four failed kubectl deploys stored in ``scope`` and dreamed a day later: a brain an
     embedder under test has to index and recall through."""

@@ -28,7 +28,6 @@ import stat
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import hypothesis.strategies as st
 import pytest
@@ -41,20 +40,12 @@ from reverie.errors import ArchiveUnreadable, InvalidInput, ReverieError, Scopes
 from reverie.memory.archive import Archive
 from reverie.memory.export import write_training
 from reverie.memory.files import write_atomically
+from tests.conftest import failed_deploys
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 ARCHIVED = T0 + timedelta(days=90)
 BROKEN, HEALTHY = "acme/a", "acme/b"
 SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
-
-
-def deploys(scope: str, start: datetime, prefix: str) -> list[dict[str, Any]]:
-    return [
-        {"id": f"{prefix}{i}", "scope": scope, "created_at": start + timedelta(hours=i),
-         "situation": "deploying the api to staging", "action": "kubectl apply",
-         "outcome": "failure", "error": "TimeoutError: timed out", "lesson": "wait for rollout"}
-        for i in range(4)
-    ]  # fmt: skip
 
 
 def cli(db: Path | str, *args: str) -> Result:
@@ -94,7 +85,7 @@ def dreamt(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("dreamt")
     with Reverie.open(folder / "b.db") as rv:
         for scope in (BROKEN, HEALTHY):
-            rv.ingest(deploys(scope, T0, scope[-1]), now=T0 + timedelta(days=1))
+            rv.ingest(failed_deploys(scope, T0, scope[-1]), now=T0 + timedelta(days=1))
         rv.dream_all(now=T0 + timedelta(days=1))
         (folder / "page").write_text(rv.pages(BROKEN)[0].id, encoding="utf-8")
     checkpointed(folder / "b.db")
@@ -269,7 +260,7 @@ def test_a_broken_bundle_is_named_by_every_read_and_the_other_scope_goes_on(
             write_training(rv.store, folder / "train.jsonl")
         assert list(exported.value.failures) == [BROKEN] and exported.value.done.rows == 1
         for scope in (BROKEN, HEALTHY):
-            rv.ingest(deploys(scope, later, f"new-{scope[-1]}"), now=later)
+            rv.ingest(failed_deploys(scope, later, f"new-{scope[-1]}"), now=later)
         with pytest.raises(ScopesFailed) as dreamt_all:
             rv.dream_all(now=later + timedelta(hours=1))
         assert [r.scope.key for r in dreamt_all.value.done] == [HEALTHY]

@@ -28,20 +28,12 @@ from reverie.memory.archive import Archive
 from reverie.memory.export import write_training
 from reverie.runtime.worker import Worker
 from reverie.server import create_app
+from tests.conftest import failed_deploys
 from tests.server.conftest import start_server, stop_server
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 ARCHIVED = T0 + timedelta(days=90)
 BROKEN, HEALTHY = "acme/a", "acme/b"
-
-
-def deploys(scope: str, start: datetime, prefix: str) -> list[dict[str, Any]]:
-    return [
-        {"id": f"{prefix}{i}", "scope": scope, "created_at": start + timedelta(hours=i),
-         "situation": "deploying the api to staging", "action": "kubectl apply",
-         "outcome": "failure", "error": "TimeoutError: timed out", "lesson": "wait for rollout"}
-        for i in range(4)
-    ]  # fmt: skip
 
 
 def cli(db: Path, *args: str) -> Result:
@@ -52,7 +44,7 @@ def archived_brains(db: Path) -> dict[str, str]:
     """Both scopes dreamed and archived; the bundle hash of each scope."""
     with Reverie.open(db) as rv:
         for scope in (BROKEN, HEALTHY):
-            rv.ingest(deploys(scope, T0, scope[-1]), now=T0 + timedelta(days=1))
+            rv.ingest(failed_deploys(scope, T0, scope[-1]), now=T0 + timedelta(days=1))
         rv.dream_all(now=T0 + timedelta(days=1))
         run = Archive(rv.store).run(timedelta(days=30), ARCHIVED, apply=True)
     return {b.scope.key: b.hash for b in run.bundles}
@@ -97,7 +89,9 @@ def test_dream_all_goes_on_past_the_broken_scope(broken: tuple[Path, str, str]) 
     later = ARCHIVED + timedelta(days=1)
     with Reverie.open(db) as rv:
         for scope in (BROKEN, HEALTHY):
-            rv.ingest(deploys(scope, later, f"new-{scope[-1]}"), now=later + timedelta(days=1))
+            rv.ingest(
+                failed_deploys(scope, later, f"new-{scope[-1]}"), now=later + timedelta(days=1)
+            )
         with pytest.raises(ScopesFailed) as failed:
             rv.dream_all(now=later + timedelta(days=1))
         assert list(failed.value.failures) == [BROKEN] and bundle in failed.value.failures[BROKEN]
@@ -163,7 +157,7 @@ def test_archive_goes_on_past_a_poisoned_row(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     with Reverie.open(db) as rv:
         for scope in (BROKEN, HEALTHY):
-            rv.ingest(deploys(scope, T0, scope[-1]), now=T0 + timedelta(days=1))
+            rv.ingest(failed_deploys(scope, T0, scope[-1]), now=T0 + timedelta(days=1))
         rv.dream_all(now=T0 + timedelta(days=1))
     poison(db, "a1", 900)
     result = cli(db, "archive", "--older-than", "30", "--apply", "--now", ARCHIVED.isoformat())
@@ -178,7 +172,7 @@ def test_archive_goes_on_past_a_poisoned_row(tmp_path: Path) -> None:
 def test_a_poisoned_row_still_reads_back_with_a_note(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     with Reverie.open(db) as rv:
-        rv.ingest(deploys(BROKEN, T0, "a"), now=T0 + timedelta(days=1))
+        rv.ingest(failed_deploys(BROKEN, T0, "a"), now=T0 + timedelta(days=1))
         rv.dream(BROKEN, now=T0 + timedelta(days=1))
     poison(db, "a1", 900)
     result = cli(db, "why", "--json", page_of(db, BROKEN))
@@ -196,7 +190,7 @@ def test_a_worker_dreams_the_others_and_leaves_the_broken_scope_pending(
     later = ARCHIVED + timedelta(days=1)
     with Reverie.open(db) as rv:
         for scope in (BROKEN, HEALTHY):
-            rv.ingest(deploys(scope, later, f"new-{scope[-1]}"), now=later)
+            rv.ingest(failed_deploys(scope, later, f"new-{scope[-1]}"), now=later)
         events: list[dict[str, Any]] = []
         worker = Worker(rv, rv.store, poll=0.01, backoff=0, on_event=events.append)
         stats = worker.run(until_idle=True)  # returns: only the failed scope is left pending
