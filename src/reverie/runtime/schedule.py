@@ -8,7 +8,9 @@ The rules, in order:
 1. **Trigger.** The *slot* is the earliest firing after the anchor — the start of the last run, or
    when the schedule first saw the scope — over every configured trigger: ``interval``, ``cron``
    and calendar triggers (``moon = ["new", "full"]``). Several missed firings collapse into one
-   slot: a scheduler that was down for a week runs once, not seven times.
+   slot: a scheduler that was down for a week runs once, not seven times. A scope that has
+   never run and has pending episodes is due at once (its slot is when it was first seen): an
+   agent's first memories should not wait a whole interval to become knowledge.
 2. **Backoff.** After a failed run, the slot comes earlier: ``base / backoff_divisor``, doubling
    with each consecutive failure and never later than ``base`` (``base`` is the interval, or the
    gap to the next regular firing).
@@ -136,6 +138,8 @@ def _regular(anchor: datetime, config: ScheduleConfig) -> tuple[datetime, str] |
 
 def _slot(state: ScheduleState, config: ScheduleConfig) -> tuple[datetime, str] | None:
     anchor = state.last_run or state.first_seen
+    if state.last_run is None and state.pending > 0 and (config.has_trigger or config.has_gates):
+        return anchor, f"first dream: {state.pending} episode(s) pending"
     regular = _regular(anchor, config)
     if regular is None:
         return (anchor, "gates") if config.has_gates else None
