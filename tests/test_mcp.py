@@ -24,10 +24,11 @@ from reverie.server.mcp_tools import Tools
 
 
 def server(db: Path, *extra: str) -> StdioServerParameters:
+    """The MCP server with its own scheduler off: these tests dream when they say so."""
     code = "from reverie.cli.app import main; main()"
     return StdioServerParameters(
         command=sys.executable,
-        args=["-c", code, "--db", str(db), "mcp", *extra],
+        args=["-c", code, "--db", str(db), "mcp", "--no-dream", *extra],
         env=dict(os.environ),
     )
 

@@ -7,6 +7,9 @@ server factory) and print. The server binds to 127.0.0.1 unless ``--host`` says 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,8 +18,14 @@ from rich.table import Table
 from rich.text import Text
 
 from reverie.cli.common import fail, maybe_scope, open_brain
-from reverie.errors import MissingExtra
+from reverie.config import resolve_db
+from reverie.engine import Reverie
+from reverie.errors import MissingExtra, ReverieError
 from reverie.keys import ApiKey
+from reverie.runtime.background import BackgroundScheduler
+from reverie.runtime.daemon import load_schedules
+from reverie.runtime.schedule import ScheduleConfig
+from reverie.runtime.scheduler import Schedules
 from reverie.server.mcp import serve_stdio
 
 __all__ = ["keys_app", "mcp_command", "serve_command"]
@@ -25,8 +34,44 @@ keys_app = typer.Typer(help="API keys for the HTTP service (stored hashed; shown
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
+Dreaming = Annotated[
+    bool,
+    typer.Option(
+        "--dream/--no-dream",
+        help="Dream on a schedule in this process (off when separate workers or daemons dream).",
+    ),
+]
+ScheduleFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--schedule", metavar="FILE.toml", help="Per-scope schedules (as `reverie daemon`)."
+    ),
+]
+MaxSleep = Annotated[float, typer.Option("--max-sleep", min=0.05, hidden=True)]
 
-def serve_command(
+
+@contextmanager
+def _dreaming(
+    ctx: typer.Context, rv: Reverie, on: bool, file: Path | None, max_sleep: float
+) -> Iterator[None]:
+    """The scheduler beside the service while it runs (reverie.runtime.background)."""
+    if not on:
+        yield
+        return
+    try:
+        schedules = load_schedules(file) if file else Schedules(default=ScheduleConfig())
+    except ReverieError as exc:
+        fail(exc)
+    background = BackgroundScheduler(resolve_db(ctx.obj), schedules, like=rv, max_sleep=max_sleep)
+    started = background.start()
+    try:
+        yield
+    finally:
+        if started:
+            background.stop()
+
+
+def serve_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
     ctx: typer.Context,
     host: Annotated[
         str, typer.Option("--host", help="Interface to bind; 0.0.0.0 opens it to the network.")
@@ -36,6 +81,9 @@ def serve_command(
         int, typer.Option("--max-body", min=1024, metavar="BYTES", help="Largest request body.")
     ] = 8 * 1024 * 1024,
     log_level: Annotated[str, typer.Option("--log-level")] = "info",
+    dream: Dreaming = True,
+    schedule_file: ScheduleFile = None,
+    max_sleep: MaxSleep = 60.0,
 ) -> None:
     """Serve the HTTP API and the dashboard (http://HOST:PORT/dashboard/)."""
     try:
@@ -48,7 +96,10 @@ def serve_command(
     err = Console(stderr=True, highlight=False)
     if host not in _LOCAL_HOSTS:
         err.print(Text(f"warning: listening on {host}: reachable from other machines", "yellow"))
-    with open_brain(ctx, create=True) as rv:  # the service takes episodes
+    with (
+        open_brain(ctx, create=True) as rv,  # the service takes episodes
+        _dreaming(ctx, rv, dream, schedule_file, max_sleep),
+    ):
         app = create_app(rv, max_body_bytes=max_body)
         err.print(Text(f"dashboard: http://{host}:{port}/dashboard/  (keys: reverie keys create)"))
         uvicorn.run(app, host=host, port=port, log_level=log_level, ws="none")
@@ -62,10 +113,16 @@ def mcp_command(
             "--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Bind every tool to this brain."
         ),
     ] = None,
+    dream: Dreaming = True,
+    schedule_file: ScheduleFile = None,
+    max_sleep: MaxSleep = 60.0,
 ) -> None:
     """Serve the brain to a model over MCP (stdio): recall, remember, assert_fact, why, …"""
     bound = maybe_scope(scope)
-    with open_brain(ctx, create=True) as rv:  # remember stores episodes
+    with (
+        open_brain(ctx, create=True) as rv,  # remember stores episodes
+        _dreaming(ctx, rv, dream, schedule_file, max_sleep),
+    ):
         serve_stdio(rv, bound)
 
 
