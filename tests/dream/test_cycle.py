@@ -276,3 +276,16 @@ def test_embedding_clusters_are_order_independent(
         layouts.append(sorted(sorted(p.citations) for p in rv.pages(SCOPE)))
         store.close()
     assert layouts[0] == layouts[1]
+
+
+def test_the_message_states_the_reports_own_counts(tmp_path: Path) -> None:
+    from reverie.bench.demo import load_sample  # noqa: PLC0415
+
+    with Reverie.open(tmp_path / "b.db") as rv:
+        rv.ingest(load_sample())
+        report = rv.dream(SCOPE)
+    assert report.scanned > report.collected > 0  # routine work was passed over
+    assert report.message.startswith(
+        f"{report.collected} collected, {report.created} created, {report.revised} revised,"
+    )
+    assert report.episodes_marked == report.collected

@@ -202,8 +202,7 @@ class DreamCycle:
         self._remember(WriteContext(scope, cycle_id, now, {}), fact_slots, result, scanned)
         result.leftover += collection.deferred + [e for g in overflow for e in g.episodes]
         new_checkpoint = next_checkpoint(collection.last_scanned_seq or checkpoint, result.leftover)
-        self._fill(report, collection, groups, result, new_checkpoint)
-        report.collected -= len(grouping.passed)
+        self._fill(report, collection, groups, result, new_checkpoint, passed=len(grouping.passed))
         work = CycleWork(
             scanned=scanned,
             taken=collection.taken,
@@ -440,8 +439,12 @@ class DreamCycle:
         groups: Sequence[Group],
         result: _Outcome,
         checkpoint: int,
+        *,
+        passed: int = 0,
     ) -> None:
-        report.collected = len(collection.taken)
+        """The report's counts, and its message from the same counts (``passed``: taken
+        episodes the grouping passed over, which are not collected)."""
+        report.collected = len(collection.taken) - passed
         report.deferred = len(result.leftover)
         report.groups = len(groups)
         report.rejected = result.rejected
@@ -455,7 +458,7 @@ class DreamCycle:
             name = _ACTION_FIELDS[action]
             setattr(report, name, getattr(report, name) + 1)
         report.message = (
-            f"{len(collection.taken)} collected, {report.created} created,"
+            f"{report.collected} collected, {report.created} created,"
             f" {report.revised} revised,"
             f" {report.deferred} deferred, {len(result.rejected)} rejected"
         )
