@@ -22,7 +22,7 @@ from reverie.models import Scope
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
-from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import Client, StdioServerParameters
 
 CLI = "from reverie.cli.app import main; main()"
 SCOPE = Scope.parse("acme/coder")
