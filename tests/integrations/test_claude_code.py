@@ -47,11 +47,13 @@ SESSION = "5c1f0b6e-2f4a-4d7e-9a51-0c9e3d2b7a10"
 SCOPE = "claude-code/shop"
 
 
-def _hook(event: str, db: Path, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+def _hook(
+    event: str, db: Path, payload: dict[str, Any], *flags: str
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "REVERIE_DB": str(db)}
     env.pop("REVERIE_SCOPE", None)
     return subprocess.run(
-        [sys.executable, "-m", "reverie.integrations.claude_code", event],
+        [sys.executable, "-m", "reverie.integrations.claude_code", event, *flags],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -75,9 +77,11 @@ def _payload(event: str, tmp_path: Path, **extra: Any) -> dict[str, Any]:
 
 def test_session_end_ingests_the_transcript_and_session_start_recalls(tmp_path: Path) -> None:
     db = tmp_path / "brain.db"
-    ended = _hook("session-end", db, _payload("SessionEnd", tmp_path, reason="prompt_input_exit"))
+    end = _payload("SessionEnd", tmp_path, reason="prompt_input_exit")
+    ended = _hook("session-end", db, end, "--no-dream")  # this test dreams when it says so
     assert ended.stdout == "" and ended.stderr == ""
-    _hook("stop", db, _payload("Stop", tmp_path, stop_hook_active=False))  # again: no duplicates
+    stop = _payload("Stop", tmp_path, stop_hook_active=False)
+    _hook("stop", db, stop, "--no-dream")  # again: no duplicates
     with Reverie.open(db) as rv:
         episodes = rv.store.scan(rv.scopes()[0], 0, 10)
         assert [str(s) for s in rv.scopes()] == [SCOPE]

@@ -45,10 +45,8 @@ def test_pydantic_ai_example(tmp_path: Path) -> None:
     assert _main("pydantic_ai_memory", "pydantic_ai")(tmp_path / "b.db") == "It is 14°C in Lyon."
 
 
-def test_claude_code_settings_example_names_the_hooks() -> None:
+def test_claude_code_settings_example_is_what_install_writes(tmp_path: Path) -> None:
+    from reverie.integrations.claude_settings import install  # noqa: PLC0415
+
     settings = json.loads((ROOT / "examples/claude_code/settings.json").read_text())
-    commands = [h["command"] for e in settings["hooks"].values() for m in e for h in m["hooks"]]
-    assert commands == [
-        "python -m reverie.integrations.claude_code session-start",
-        "python -m reverie.integrations.claude_code session-end",
-    ]
+    assert install(tmp_path / "settings.json", python="/path/to/venv/bin/python") == settings

@@ -46,6 +46,7 @@ from reverie.cli.common import (
 )
 from reverie.cli.doctor import doctor as doctor_command
 from reverie.cli.forget import register as register_forget_command
+from reverie.cli.hook import hook_app
 from reverie.cli.memory import register as register_memory_commands
 from reverie.cli.ops import register as register_ops_commands
 from reverie.cli.render import (
@@ -452,6 +453,7 @@ register_stats_commands(app)  # stats, log (cumulative stats + journal)
 app.command(name="serve")(serve_command)  # HTTP API + dashboard
 app.command(name="mcp")(mcp_command)  # MCP server over stdio
 app.add_typer(keys_app, name="keys")  # API keys of the HTTP service
+app.add_typer(hook_app, name="hook")  # agent tools' hooks (Claude Code)
 register_review_commands(app)  # review mode: plans, plan show/apply/reject
 register_forget_command(app)  # erasure: forget, receipts (docs/privacy.md)
 shape(app)  # help panels and quiet flags, once every command is registered

@@ -56,7 +56,7 @@ PANELS: dict[str, tuple[str, ...]] = {
         "worker",
         "migrate",
     ),
-    "Service": ("serve", "mcp", "keys"),
+    "Service": ("serve", "mcp", "keys", "hook"),
     "Bench": ("bench",),
 }
 

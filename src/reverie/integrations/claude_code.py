@@ -14,9 +14,18 @@ Claude Code runs a command hook with one JSON object on stdin (``session_id``,
   "additionalContext": ...}}``: recall for the project (its name and folder as the query) and,
   when recall finds nothing that specific, the index of what the project's brain knows (titles
   of its most confident pages), under the recall budget. Claude Code adds it to the context.
+* ``user-prompt`` (``UserPromptSubmit``) prints the same shape for that event: recall for the
+  prompt the user just sent, or nothing when the brain holds nothing relevant.
 * ``session-end`` (also right for ``Stop``, which fires after every answer) reads the transcript
   at ``transcript_path`` with the ``coding-agent`` adapter: one episode per tool call, ids from
   the session and the call, so reading the same transcript again stores only the new calls.
+  When the scope's schedule says a dream is due (the default schedule: a first dream as soon
+  as there are episodes, then daily), it starts ``dream-due`` as a detached process and returns
+  at once, so the dream never holds the hook past its time limit; ``dream-due`` runs one pass of
+  the scheduler for the scope, under its lease.
+
+``reverie hook claude-code install`` writes these hooks with the absolute path of the
+interpreter that runs it (:mod:`reverie.integrations.claude_settings`).
 
 The brain is ``--db`` / ``REVERIE_DB`` / the per-user default; the scope is ``--scope`` /
 ``REVERIE_SCOPE``, else ``claude-code/<project folder name>``. A hook never fails the session:
@@ -29,8 +38,10 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -39,12 +50,25 @@ from reverie.config import default_db_path
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.intake import IngestResult
-from reverie.models import PageStatus, Scope
+from reverie.models import PageStatus, Scope, now_utc
+from reverie.runtime.daemon import run_daemon
+from reverie.runtime.schedule import ScheduleConfig, next_due
+from reverie.runtime.scheduler import Schedules
+from reverie.store.schedule import ScheduleStore
 
-__all__ = ["INDEX_LINES", "main", "project_scope", "session_end", "session_start"]
+__all__ = [
+    "INDEX_LINES",
+    "dream_is_due",
+    "main",
+    "project_scope",
+    "session_end",
+    "session_start",
+    "user_prompt",
+]
 
 INDEX_LINES = 20
 """Pages listed at session start when recall finds nothing specific to the project."""
+_MODULE = "reverie.integrations.claude_code"  # as run by ``python -m``, where __name__ is __main__
 _NAME = re.compile(r"[^A-Za-z0-9_.:@-]+")
 
 
@@ -77,6 +101,35 @@ def session_start(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, 
     return {"hookSpecificOutput": output}
 
 
+def user_prompt(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """The UserPromptSubmit hook's JSON answer: recall for the prompt, when anything is relevant."""
+    prompt = str(hook.get("prompt") or "").strip()
+    context = rv.recall(prompt, scope).text if prompt else ""
+    output: dict[str, Any] = {"hookEventName": "UserPromptSubmit"}
+    if context:
+        output["additionalContext"] = context
+    return {"hookSpecificOutput": output}
+
+
+def dream_is_due(rv: Reverie, scope: Scope, now: datetime) -> bool:
+    """Whether the default schedule has a dream due for ``scope`` at ``now``."""
+    store = rv.store
+    if not isinstance(store, ScheduleStore):
+        return False
+    return next_due(store.schedule_record(scope, now).state(), ScheduleConfig(), now).ready(now)
+
+
+def _dream_in_background(db: str, scope: Scope) -> None:
+    command = [sys.executable, "-m", _MODULE, "dream-due", "--db", db, "--scope", scope.key]
+    subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # outlives the hook, which Claude Code may kill at its timeout
+    )
+
+
 def session_end(rv: Reverie, hook: dict[str, Any], scope: Scope) -> IngestResult:
     """Ingest the session's transcript (SessionEnd or Stop): one episode per tool call."""
     path = hook.get("transcript_path")
@@ -92,9 +145,14 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m reverie.integrations.claude_code",
         description="Reverie's Claude Code hooks: read the hook's JSON on stdin.",
     )
-    parser.add_argument("event", choices=["session-start", "session-end", "stop"])
+    parser.add_argument(
+        "event", choices=["session-start", "user-prompt", "session-end", "stop", "dream-due"]
+    )
     parser.add_argument("--db", help="the brain (default: REVERIE_DB, then the per-user one)")
     parser.add_argument("--scope", help="default: REVERIE_SCOPE, then claude-code/<project>")
+    parser.add_argument(
+        "--no-dream", action="store_true", help="session-end: never start a dream (workers do)"
+    )
     return parser.parse_args(argv)
 
 
@@ -104,6 +162,7 @@ def main(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
+    clock: Callable[[], datetime] = now_utc,
 ) -> int:
     """Run one hook; always 0, so a memory problem never stops a Claude Code session."""
     args = _arguments(argv)
@@ -112,11 +171,19 @@ def main(
     try:
         hook = json.loads((stdin or sys.stdin).read() or "{}")
         scope = project_scope(str(hook.get("cwd") or "."), args.scope or env.get("REVERIE_SCOPE"))
-        with Reverie.open(args.db or env.get("REVERIE_DB") or default_db_path()) as rv:
-            if args.event == "session-start":
-                out.write(json.dumps(session_start(rv, hook, scope)) + "\n")
-            else:
-                session_end(rv, hook, scope)
+        db = str(args.db or env.get("REVERIE_DB") or default_db_path())
+        if args.event == "dream-due":
+            run_daemon(db, Schedules(scopes=(scope.key,)), once=True)
+            return 0
+        with Reverie.open(db) as rv:
+            if args.event in ("session-start", "user-prompt"):
+                answer = session_start if args.event == "session-start" else user_prompt
+                out.write(json.dumps(answer(rv, hook, scope)) + "\n")
+                return 0
+            session_end(rv, hook, scope)
+            due = dream_is_due(rv, scope, clock())
+        if due and not args.no_dream:
+            _dream_in_background(db, scope)
     except Exception as exc:
         print(f"reverie hook {args.event} skipped: {type(exc).__name__}: {exc}", file=sys.stderr)
     return 0
