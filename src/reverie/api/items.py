@@ -119,14 +119,15 @@ def _identity(scope_key: str) -> dict[str, Any]:
 
 
 def page_memory(page: Page, score: float | None = None, memory: str | None = None) -> MemoryItem:
-    """``page`` as a memory; ``memory`` (search: the claims that matched) defaults to all."""
+    """``page`` as a memory; ``memory`` (search: the claims that matched) defaults to all. Either
+    way it is the claims' own text, one per line, so ``search`` and ``get_all`` read alike."""
     r = page.revision
     meta: dict[str, Any] = {"confidence": round(r.confidence, 4), "revision": r.number}
     if r.valid_from is not None or r.valid_until is not None:
         meta["valid_from"], meta["valid_until"] = r.valid_from, r.valid_until
     return MemoryItem(
         id=page.id,
-        memory=memory if memory is not None else r.body,
+        memory=memory if memory is not None else "\n".join(c.text for c in r.claims),
         kind=str(r.kind),
         title=r.title,
         score=score,

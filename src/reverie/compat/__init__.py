@@ -1,0 +1,1 @@
+"""Drop-in clients shaped like other memory libraries' (``reverie.compat.mem0``)."""
