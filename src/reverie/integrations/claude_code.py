@@ -51,6 +51,7 @@ from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.intake import IngestResult
 from reverie.models import PageStatus, Scope, now_utc
+from reverie.recall.render import FENCE_CLOSE, header, quoted
 from reverie.runtime.daemon import run_daemon
 from reverie.runtime.schedule import ScheduleConfig, next_due
 from reverie.runtime.scheduler import Schedules
@@ -85,9 +86,8 @@ def _index(rv: Reverie, scope: Scope) -> str:
     pages.sort(key=lambda p: (-round(p.confidence, 4), p.title))
     if not pages:
         return ""
-    lines = [f"- {p.title} ({p.kind}, `reverie page {p.id}`)" for p in pages[:INDEX_LINES]]
-    head = f"## Reverie memory ({scope})\nWhat this project's brain knows, most confident first:"
-    return head + "\n" + "\n".join(lines)
+    lines = [f"- {quoted(p.title)} ({p.kind}, page {p.id})" for p in pages[:INDEX_LINES]]
+    return "\n".join([header(scope), *lines, FENCE_CLOSE])  # titles are stored text: fenced
 
 
 def session_start(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, Any]:
