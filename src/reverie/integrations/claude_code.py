@@ -59,6 +59,7 @@ from reverie.store.schedule import ScheduleStore
 
 __all__ = [
     "INDEX_LINES",
+    "MAX_TRANSCRIPT_BYTES",
     "dream_is_due",
     "main",
     "project_scope",
@@ -67,6 +68,8 @@ __all__ = [
     "user_prompt",
 ]
 
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+"""The most of a transcript the SessionEnd hook reads; the lines past it are left out."""
 INDEX_LINES = 20
 """Pages listed at session start when recall finds nothing specific to the project."""
 _MODULE = "reverie.integrations.claude_code"  # as run by ``python -m``, where __name__ is __main__
@@ -130,13 +133,26 @@ def _dream_in_background(db: str, scope: Scope) -> None:
     )
 
 
+def _transcript(path: Path) -> list[str]:
+    """The transcript's lines. Only a regular file is read (a FIFO or a device would block or
+    never end), at most :data:`MAX_TRANSCRIPT_BYTES` of it, and a byte that is not UTF-8 costs
+    its character, never the transcript."""
+    path = path.expanduser()
+    if not path.is_file():
+        raise InvalidInput("transcript_path", f"{path} is not a regular file")
+    with path.open("rb") as raw:
+        data = raw.read(MAX_TRANSCRIPT_BYTES + 1)
+    if len(data) > MAX_TRANSCRIPT_BYTES:
+        data = data[: data.rfind(b"\n", 0, MAX_TRANSCRIPT_BYTES) + 1]  # whole lines only
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
 def session_end(rv: Reverie, hook: dict[str, Any], scope: Scope) -> IngestResult:
     """Ingest the session's transcript (SessionEnd or Stop): one episode per tool call."""
     path = hook.get("transcript_path")
     if not path:
         raise InvalidInput("transcript_path", "the hook input names no transcript")
-    with Path(str(path)).expanduser().open(encoding="utf-8") as lines:
-        numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    numbered = [(n, line) for n, line in enumerate(_transcript(Path(str(path))), 1) if line.strip()]
     return rv.ingest(parse("coding-agent", numbered, scope=scope).items, scope=scope)
 
 
