@@ -114,7 +114,10 @@ def test_a_hook_never_fails_the_session(tmp_path: Path) -> None:
     broken = _payload("SessionEnd", tmp_path, transcript_path=str(tmp_path / "missing.jsonl"))
     result = _hook("session-end", tmp_path / "brain.db", broken)
     assert result.returncode == 0 and result.stdout == ""
-    assert "skipped: FileNotFoundError" in result.stderr
+    assert (
+        "skipped: InvalidInput: transcript_path:" in result.stderr
+        and "missing.jsonl" in result.stderr
+    )
     empty = _hook("session-start", tmp_path / "fresh.db", _payload("SessionStart", tmp_path))
     assert json.loads(empty.stdout) == {"hookSpecificOutput": {"hookEventName": "SessionStart"}}
 
