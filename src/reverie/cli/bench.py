@@ -345,7 +345,7 @@ def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
         typer.Option(help="Write chats.jsonl and questions.json to this directory and stop."),
     ] = None,
 ) -> None:
-    """Facts and preferences said once in chats, asked back in other words; dense and BM25 beside."""
+    """Facts and preferences said once in chats, asked back in other words; dense, BM25 beside."""
     if days < chats:
         raise typer.BadParameter("give at least as many days as chats (one chat a day per person)")
     config = ChatConfig(seed=seed, people=people, chats=chats, days=days)
