@@ -7,7 +7,7 @@ Each person:
   a database host, a standup time, an employer, a day kept free, an allergy, a hobby, a race),
   each **once**, in one of several wordings, sometimes inside a longer message, amid chit-chat
   that states nothing about them;
-* over several **short chats** on different simulated days (one to five user turns each, every
+* over several **short chats** on different simulated days (one to six user turns each, every
   turn answered by the assistant);
 * **changes** one or two slots that can change (city, employer): a later chat states a new value
   in a wording that never names the old one;
