@@ -18,6 +18,7 @@ from reverie.bench.chat_data import load_talk
 from reverie.bench.chat_gen import ChatConfig, ChatData, Question, dump, generate, shares_word
 from reverie.bench.chat_render import render_chat, targets
 from reverie.cli.app import app
+from reverie.errors import InvalidInput
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +192,8 @@ def test_the_full_run_prints_the_table() -> None:
     assert done.exit_code == 0, done.output
     print(done.output)
     assert "answered" in done.output and "skipped" not in done.output
+
+
+def test_fewer_days_than_chats_is_refused() -> None:
+    with pytest.raises(InvalidInput, match="days"):
+        generate(ChatConfig(chats=5, days=3))

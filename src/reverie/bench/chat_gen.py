@@ -33,6 +33,7 @@ from typing import Any
 
 from reverie.bench.chat_data import Slot, Talk, load_talk
 from reverie.bench.lexical import content_tokens
+from reverie.errors import InvalidInput
 from reverie.recall.query import stem
 
 __all__ = [
@@ -203,18 +204,20 @@ def _chat_times(rng: random.Random, config: ChatConfig) -> list[datetime]:
             for d in days]  # fmt: skip
 
 
+_Meaning = tuple[Slot, str, bool]
+"""What a statement says: (slot, value, change?)."""
+
+
 def _turns(
-    rng: random.Random, talk: Talk, statements: list[tuple[Slot, str, bool]]
-) -> list[tuple[str, tuple[Slot, str, bool, str] | None]]:
-    """The user turns of one chat: chit-chat and the statements, shuffled; each statement also
-    carries the template it was worded from."""
-    turns: list[tuple[str, tuple[Slot, str, bool, str] | None]] = [
+    rng: random.Random, talk: Talk, statements: list[_Meaning]
+) -> list[tuple[str, _Meaning | None]]:
+    """The user turns of one chat: one to three of chit-chat and the statements, shuffled."""
+    turns: list[tuple[str, _Meaning | None]] = [
         (rng.choice(talk.chitchat), None) for _ in range(rng.randint(1, 3))
     ]
     for slot, value, change in statements:
         template = rng.choice(slot.changes if change else slot.statements)
-        text = _wrapped(rng, talk, _fill(template, value))
-        turns.append((text, (slot, value, change, template)))
+        turns.append((_wrapped(rng, talk, _fill(template, value)), (slot, value, change)))
     rng.shuffle(turns)
     return turns
 
@@ -235,7 +238,7 @@ def _person(
             reply = rng.choice(talk.acknowledgements if meaning else talk.replies)
             messages += [{"role": "user", "content": text}, {"role": "assistant", "content": reply}]
             if meaning is not None:
-                slot, value, change, _template = meaning
+                slot, value, change = meaning
                 said.append(Said(slot.key, value, chat_id, turn, text, change))
         chats.append(Chat(chat_id, user, when, tuple(messages)))
     unstated = tuple(s.key for s in talk.slots if s not in slots)
@@ -293,6 +296,8 @@ def _quickstart(talk: Talk) -> tuple[list[Chat], list[Question]]:
 def generate(config: ChatConfig | None = None) -> ChatData:
     """The people, chats and questions for ``config`` (module docstring); same seed, same data."""
     config = config or ChatConfig()
+    if config.days < config.chats:
+        raise InvalidInput("days", f"{config.days} days cannot hold {config.chats} chats a person")
     talk = load_talk()
     people, chats, questions = [], *_quickstart(talk)
     for index in range(config.people):
