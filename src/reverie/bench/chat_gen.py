@@ -159,17 +159,23 @@ def shares_word(question: str, texts: Sequence[str]) -> bool:
 # -- one person -----------------------------------------------------------------------------------
 
 
-def _fill(template: str, value: str) -> str:
+def _fill(template: str, value: str, *, inside: bool = False) -> str:
+    """``template`` with ``value``: a sentence of its own, or (``inside``) the rest of one an
+    opener began, where only the template's own first word loses its capital ("I" keeps it)."""
+    if inside and not template.startswith(("{value}", "I ", "I'")):
+        template = template[0].lower() + template[1:]
     text = template.replace("{value}", value)
-    return text[0].upper() + text[1:]
+    return text if inside else text[0].upper() + text[1:]
 
 
-def _wrapped(rng: random.Random, talk: Talk, text: str) -> str:
+def _worded(rng: random.Random, talk: Talk, template: str, value: str) -> str:
+    """One statement as sent: alone, or inside a longer message (:data:`WRAP_SHARE`)."""
     if rng.random() >= WRAP_SHARE:
-        return text
+        return _fill(template, value)
     if rng.random() < 0.5:
-        return f"{rng.choice(talk.openers)} {text[0].lower() + text[1:]}"
-    return f"{text} {rng.choice(talk.closers)}"
+        opener = rng.choice(talk.openers)
+        return f"{opener} {_fill(template, value, inside=not opener.endswith(('!', '.')))}"
+    return f"{_fill(template, value)} {rng.choice(talk.closers)}"
 
 
 def _chosen_slots(rng: random.Random, talk: Talk, count: int) -> list[Slot]:
@@ -217,7 +223,7 @@ def _turns(
     ]
     for slot, value, change in statements:
         template = rng.choice(slot.changes if change else slot.statements)
-        turns.append((_wrapped(rng, talk, _fill(template, value)), (slot, value, change)))
+        turns.append((_worded(rng, talk, template, value), (slot, value, change)))
     rng.shuffle(turns)
     return turns
 
