@@ -17,6 +17,13 @@ from reverie.bench.agent import SYSTEMS, run_agent
 from reverie.bench.agent_gen import GenConfig, generate
 from reverie.bench.agent_gen import dump as dump_data
 from reverie.bench.agent_render import render_agent
+from reverie.bench.chat import BUDGET as CHAT_BUDGET
+from reverie.bench.chat import SYSTEMS as CHAT_SYSTEMS
+from reverie.bench.chat import run_chat
+from reverie.bench.chat_gen import ChatConfig
+from reverie.bench.chat_gen import dump as dump_chats
+from reverie.bench.chat_gen import generate as generate_chats
+from reverie.bench.chat_render import render_chat
 from reverie.bench.core import render_core, run_core
 from reverie.bench.crash import run_crash
 from reverie.bench.locomo import render_locomo, run_locomo
@@ -269,11 +276,11 @@ def soak(
         raise typer.Exit(1)
 
 
-def _systems(text: str) -> list[str]:
+def _systems(text: str, known: tuple[str, ...] = SYSTEMS) -> list[str]:
     chosen = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [name for name in chosen if name not in SYSTEMS]
+    unknown = [name for name in chosen if name not in known]
     if not chosen or unknown:
-        raise typer.BadParameter(f"give a comma-separated subset of {', '.join(SYSTEMS)}")
+        raise typer.BadParameter(f"give a comma-separated subset of {', '.join(known)}")
     return chosen
 
 
@@ -317,3 +324,42 @@ def agent(  # noqa: PLR0913 (typer: one parameter per CLI option)
         typer.echo(body)
     else:
         render_agent(result, Console(highlight=False))
+
+
+@bench_app.command("chat")
+def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
+    seed: Annotated[int, typer.Option(help="Seed of the generated people and chats.")] = 0,
+    people: Annotated[int, typer.Option(min=1, help="Generated people, one scope each.")] = 12,
+    chats: Annotated[int, typer.Option(min=2, help="Short chats per person.")] = 5,
+    days: Annotated[int, typer.Option(min=2, help="Simulated days the chats fall on.")] = 14,
+    budget: Annotated[int, typer.Option(min=1, help="Section budget in whitespace words.")] = (
+        CHAT_BUDGET
+    ),
+    systems: Annotated[
+        str, typer.Option(help="Comma-separated: reverie-minilm, reverie-lexical, dense, bm25.")
+    ] = ",".join(CHAT_SYSTEMS),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Also write the figures as JSON here.")] = None,
+    dump: Annotated[
+        Path | None,
+        typer.Option(help="Write chats.jsonl and questions.json to this directory and stop."),
+    ] = None,
+) -> None:
+    """Facts and preferences said once in chats, asked back in other words; dense, BM25 beside."""
+    if days < chats:
+        raise typer.BadParameter("give at least as many days as chats (one chat a day per person)")
+    config = ChatConfig(seed=seed, people=people, chats=chats, days=days)
+    if dump is not None:
+        for path in dump_chats(generate_chats(config), dump):
+            typer.echo(f"wrote {path}")
+        return
+    err = Console(stderr=True, highlight=False)
+    chosen = _systems(systems, CHAT_SYSTEMS)
+    result = run_chat(config, systems=chosen, budget=budget, progress=err.print)
+    body = json.dumps(result.to_dict(), indent=2)
+    if out is not None:
+        out.write_text(body + "\n", encoding="utf-8")
+    if as_json:
+        typer.echo(body)
+    else:
+        render_chat(result, Console(highlight=False, width=200))
