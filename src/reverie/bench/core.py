@@ -32,14 +32,14 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.table import Table
 
-from reverie.bench.synth import synthetic_episodes, synthetic_queries
+from reverie.bench.synth import DEFAULT_START, synthetic_episodes, synthetic_queries
 from reverie.config import Config, DreamConfig
 from reverie.embed import Embedder
 from reverie.engine import Reverie
@@ -173,6 +173,12 @@ def _fresh(path: Path) -> Path:
     return path
 
 
+def _start(size: int) -> datetime:
+    """When the synthetic history begins: early enough that ``size`` episodes (at most six
+    minutes apart) all end before :data:`NOW`, the ingest clock of every bench run."""
+    return min(DEFAULT_START, NOW - timedelta(minutes=6 * size))
+
+
 def _config(size: int) -> Config:
     base = DreamConfig()
     dream = DreamConfig(
@@ -183,7 +189,7 @@ def _config(size: int) -> Config:
 
 
 def _ingest(rv: Reverie, rows: list[dict[str, Any]]) -> float:
-    result, seconds = _timed(lambda: rv.ingest(rows, batch_size=BATCH_SIZE))
+    result, seconds = _timed(lambda: rv.ingest(rows, batch_size=BATCH_SIZE, now=NOW))
     if result.stored != len(rows) or result.errors:
         raise RuntimeError(
             f"bench ingest stored {result.stored} of {len(rows)}: {result.errors[:3]}"
@@ -337,7 +343,7 @@ def _run_size(
     budget: int,
     embedder: Embedder | None = None,
 ) -> tuple[IngestFigure | None, CycleFigure, RecallFigure | None]:
-    rows = list(synthetic_episodes(size, seed=0))
+    rows = list(synthetic_episodes(size, seed=0, start=_start(size)))
     path = _fresh(workdir / f"core-{size}.db")
     with Reverie.open(path, config=_config(size)) as rv:
         if largest:
