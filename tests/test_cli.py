@@ -314,3 +314,15 @@ def test_recall_explain_shows_why_each_unit_was_packed_or_cut(dreamt: Path) -> N
     assert explained == plain and "trace" not in plain
     packed = [u["id"] for u in trace["units"] if u["decision"] == "packed"]
     assert packed == [item["id"] for item in plain["items"]]
+
+
+def test_an_unknown_scope_is_named_with_close_matches(dreamt: Path) -> None:
+    db = dreamt
+    for command in (["recall", "deploy the api"], ["dream"], ["pages"]):
+        result = cli(db, *command, "--scope", "acme/codr")
+        assert result.exit_code == 2, result.output
+        assert "unknown scope acme/codr" in result.stderr
+        assert "did you mean acme/coder" in result.stderr
+    far = cli(db, "recall", "deploy", "--scope", "zzz/qqq")
+    assert far.exit_code == 2 and "it holds acme/coder" in far.stderr
+    assert cli(db, "recall", "deploy the api", "--scope", "acme/coder").exit_code == 0

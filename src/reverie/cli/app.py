@@ -37,6 +37,7 @@ from reverie.cli.common import (
     emit_json,
     fail,
     json_data,
+    known_scope,
     maybe_scope,
     new_console,
     open_brain,
@@ -251,7 +252,8 @@ def dream(
         if target is None:
             reports, failed = partial(lambda: rv.dream_all(now=at, dry_run=dry_run, review=review))
         else:
-            reports = [rv.dream(target, now=at, dry_run=dry_run, review=review)]
+            known = known_scope(rv, target)
+            reports = [rv.dream(known, now=at, dry_run=dry_run, review=review)]
     if as_json:
         emit_json(json_data(reports))
     else:
@@ -305,7 +307,8 @@ def recall(  # noqa: PLR0913 (typer: one parameter per CLI option)
     target, at = parse_scope(scope), parse_now(now)
     trace = RecallTrace() if explain else None
     with open_brain(ctx) as rv:
-        result = rv.recall(query, target, budget, now=at, as_of=parse_now(as_of), trace=trace)
+        known = known_scope(rv, target)
+        result = rv.recall(query, known, budget, now=at, as_of=parse_now(as_of), trace=trace)
     if as_json:
         data = json_data(result)
         emit_json({**data, "trace": trace.to_json()} if trace is not None else data)
@@ -335,7 +338,7 @@ def pages(
     """List the pages of a brain (active ones unless --all)."""
     target = parse_scope(scope)
     with open_brain(ctx) as rv:
-        found = rv.pages(target, status=None if show_all else "active")
+        found = rv.pages(known_scope(rv, target), status=None if show_all else "active")
     print_result(found, as_json, lambda ps: pages_table(ps, title=f"pages of {target}"))
 
 

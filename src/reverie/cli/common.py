@@ -18,6 +18,7 @@ and options several commands take (``--json``, ``--scope``, ``--now``, a page or
 
 from __future__ import annotations
 
+import difflib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -191,6 +192,20 @@ def open_brain(ctx: typer.Context, *, create: bool = False) -> Iterator[Reverie]
         fail(exc)
     except EDGE_ERRORS as exc:
         fail(edge_error(exc, db))
+
+
+def known_scope(rv: Reverie, target: Scope) -> Scope:
+    """``target`` when the brain holds it; else :class:`NotFound` naming the scopes it does
+    hold that are closest, so a typo is told apart from a brain with nothing relevant."""
+    held = [s.key for s in rv.scopes()]
+    if target.key in held:
+        return target
+    close = difflib.get_close_matches(target.key, held, n=3, cutoff=0.5)
+    if close:
+        hint = f"did you mean {', '.join(close)}?"
+    else:
+        hint = f"it holds {', '.join(held[:5])}" if held else "the brain holds no scope yet"
+    raise NotFound(f"unknown scope {target}: nothing was ever stored there; {hint}")
 
 
 def parse_scope(value: str) -> Scope:
