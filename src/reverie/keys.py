@@ -20,18 +20,19 @@ import re
 import secrets
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from reverie.errors import InvalidInput, NotFound
 from reverie.models import Scope, now_utc
-from reverie.store.base import KeyStore
+
+if TYPE_CHECKING:
+    from reverie.store.base import BrainStore
 
 __all__ = [
     "ApiKey",
     "KeyRing",
-    "KeyStore",
     "Rights",
     "allows",
     "hash_secret",
@@ -149,10 +150,8 @@ def allows(key: ApiKey, scope: Scope, *, write: bool = False, admin: bool = Fals
 class KeyRing:
     """Create, list, revoke and check API keys in a store that can keep them."""
 
-    def __init__(self, store: Any) -> None:
-        if not isinstance(store, KeyStore):
-            raise InvalidInput("db", f"{type(store).__name__} does not store API keys")
-        self._store: KeyStore = store
+    def __init__(self, store: BrainStore) -> None:
+        self._store = store
 
     def create(
         self,

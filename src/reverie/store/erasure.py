@@ -28,7 +28,7 @@ from typing import Any
 from reverie.errors import Conflict, NotFound
 from reverie.models import Episode, Revision, Scope, revision_meta
 from reverie.store.archive import BUNDLE_COLUMNS, bundle_row
-from reverie.store.base import ErasureStore, StepHook
+from reverie.store.base import StepHook
 from reverie.store.receipts import (
     BundleSwap,
     Erasure,
@@ -46,7 +46,6 @@ __all__ = [
     "BundleSwap",
     "Erasure",
     "ErasureSQL",
-    "ErasureStore",
     "ExportRecord",
     "PageDrop",
     "Receipt",
@@ -80,7 +79,7 @@ def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
 
 
 class ErasureSQL(SQLBase):
-    """:class:`ErasureStore` in the SQL both backends share; the backend adds its text index
+    """Erasure in the SQL both backends share; the backend adds its text index
     (:meth:`_unindex_episodes`, :meth:`_unindex_page`, :meth:`_compact_text_index`), secure
     deletion (:meth:`_secure`) and the physical scrub (:meth:`scrub_free_space`)."""
 

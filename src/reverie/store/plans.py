@@ -33,14 +33,13 @@ from pydantic import TypeAdapter, ValidationError
 from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.hashing import content_hash
 from reverie.models import CycleReport, Revision, Scope
-from reverie.store.base import Changeset, PlanStore
+from reverie.store.base import Changeset
 from reverie.store.dialect import Dialect
 from reverie.store.sql.base import SQLBase
 
 __all__ = [
     "PendingPlan",
     "PlanStatus",
-    "PlanStore",
     "PlansSQL",
     "blank_changeset",
     "dump_changeset",
@@ -188,7 +187,7 @@ def _pending_of(c: Any, scope_key: str) -> str | None:
 
 
 class PlansSQL(SQLBase):
-    """:class:`PlanStore` in the SQL both backends share."""
+    """Plans (:class:`~reverie.store.base.BrainStore`) in the SQL both backends share."""
 
     def _plan_from_row(self, r: Sequence[Any]) -> PendingPlan:
         data = r[7] if isinstance(r[7], dict) else json.loads(r[7])

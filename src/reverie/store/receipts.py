@@ -1,7 +1,7 @@
 """What an erasure is and what it leaves behind: pure records (docs/privacy.md).
 
 :class:`Erasure` is the plan the planner (:mod:`reverie.memory.forget`) reads out of the store
-and :meth:`~reverie.store.base.ErasureStore.erase` applies in one transaction, as a
+and :meth:`~reverie.store.base.BrainStore.erase` applies in one transaction, as a
 :class:`~reverie.store.base.Changeset` is for a cycle. :class:`Receipt` and :class:`Tombstone`
 are what stays: what was asked, what was removed, and every revision's hash before and after.
 """
