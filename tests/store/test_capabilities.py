@@ -62,9 +62,9 @@ def test_pages_are_read_by_id_by_citation_and_by_revision(
     assert set(store.pages_by_id(SCOPE, ["pg_a", "pg_none"])) == {"pg_a"}
     assert store.pages_by_id(OTHER, ["pg_a"]) == {}  # another scope's page is not read
     assert store.pages_citing(SCOPE, [eps[0].id, eps[2].id]) == {eps[0].id: ["pg_a"]}
-    assert store.revision("pg_a", 1).hash == store.page("pg_a").revision.hash
+    assert [r.hash for r in store.revisions("pg_a")] == [store.page("pg_a").revision.hash]
     with pytest.raises(NotFound):
-        store.revision("pg_a", 2)
+        store.revisions("pg_none")
     [(page_id, number, digest, _author, cycle_id)] = store.revision_keys(SCOPE)
     assert (page_id, number, digest) == ("pg_a", 1, store.page("pg_a").revision.hash)
     assert cycle_id is None  # the test revision names no cycle

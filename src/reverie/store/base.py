@@ -265,8 +265,6 @@ class History(Protocol):
 
     def revisions(self, page_id: str) -> list[Revision]: ...
 
-    def revision(self, page_id: str, number: int) -> Revision: ...
-
     def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
         """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``."""
         ...
@@ -367,8 +365,6 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
     def release_lease(self, lease: Lease) -> bool:
         """Give the lease back (False: it was no longer ours)."""
         ...
-
-    def leases(self) -> list[Lease]: ...
 
     # -- plans held for review (reverie.store.plans)
 

@@ -100,7 +100,3 @@ class LeasesSQL(SQLBase):
                 (self.dialect.lease_ts(RELEASED), lease.scope.key, lease.owner, lease.token),
             )
             return bool(cur.rowcount == 1)
-
-    def leases(self) -> list[Lease]:
-        rows = self._read(f"SELECT {LEASE_COLUMNS} FROM leases ORDER BY scope_key")
-        return [self._lease(r) for r in rows]
