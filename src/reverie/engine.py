@@ -59,10 +59,9 @@ from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
 from reverie.runtime.isolate import each_scope, raise_failures, readable
 from reverie.runtime.schedule import parse_duration
+from reverie.store import open_store
 from reverie.store.base import BrainStore, Changeset, StoreStats
 from reverie.store.plans import PendingPlan
-from reverie.store.postgres import PostgresStore
-from reverie.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -80,24 +79,6 @@ log = logging.getLogger("reverie")
 DREAM_ATTEMPTS = 3
 """A cycle that loses a race with another process's cycle of the same scope (its commit finds the
 checkpoint moved) runs again on the new state; model answers are cached, so the rerun is cheap."""
-
-
-def open_store(target: str | Path) -> BrainStore:
-    """A store for a file path, ``sqlite:///path``, a SQLite ``file:`` URI, ``:memory:`` or
-    ``postgresql://…``."""
-    text = str(target)
-    if text.startswith(("postgres://", "postgresql://")):
-        return PostgresStore(text)
-    if text.startswith("file:"):  # a SQLite URI: file:/path?mode=ro opens it read-only
-        return SQLiteStore(text)
-    if text.startswith("sqlite://"):
-        text = text.removeprefix("sqlite://") or ":memory:"
-        text = ":memory:" if text in ("/:memory:", ":memory:") else text
-    if "://" in text:
-        raise InvalidInput(
-            "db", f"unsupported database URL {text!r}; give a file path or sqlite:///path"
-        )
-    return SQLiteStore(text)
 
 
 def _status(status: str) -> str:
