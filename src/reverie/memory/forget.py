@@ -33,7 +33,7 @@ from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope
 from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
 from reverie.store.base import BrainStore
-from reverie.store.receipts import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
+from reverie.store.records import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
 from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
 
 __all__ = ["ForgetPlan", "ForgetRequest", "plan_forget"]

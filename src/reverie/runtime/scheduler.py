@@ -37,7 +37,7 @@ from typing import Any
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, LeaseLost, ReverieError
 from reverie.models import CycleReport, Scope, ScopeLike, now_utc
-from reverie.runtime.schedule import Due, ScheduleConfig, next_due
+from reverie.runtime.schedule import Due, ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.worker import dreamed, new_owner
 from reverie.store.base import BrainStore, Lease
 from reverie.store.schedule import ScheduleRecord, ScheduleStore
@@ -171,7 +171,7 @@ class Scheduler:
         """Run ``record``'s scope if due; return when to look at it again."""
         config = self.schedules.of(record.scope)
         now = self.clock()
-        due = next_due(record.state(), config, now)
+        due = next_due(ScheduleState.of(record), config, now)
         if first and due.missed(now, config.grace):
             if not config.catch_up:
                 await asyncio.to_thread(
@@ -213,7 +213,7 @@ class Scheduler:
         """Re-read the state under the lease (another process may have just run it), claim, run."""
         now = self.clock()
         record = await asyncio.to_thread(self.book.schedule_record, scope, now)
-        due = next_due(record.state(), self.schedules.of(scope), now)
+        due = next_due(ScheduleState.of(record), self.schedules.of(scope), now)
         if not due.ready(now) or not await asyncio.to_thread(
             self.book.schedule_claim, record, self.owner, now
         ):

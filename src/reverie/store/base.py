@@ -18,29 +18,37 @@ one backend has and the other has not is an optional capability that a caller ch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from reverie.models import Cycle, Episode, Page, Revision, Scope, now_utc
+from reverie.models import Cycle, Episode, Page, Revision, Scope
 from reverie.store.records import (
+    ApiKey,
+    BundleInfo,
+    Changeset,
+    CycleTally,
     DreamStats,
+    Erasure,
+    ExportRecord,
     JournalEntry,
     Lease,
     ModelCost,
+    Observation,
+    PageWrite,
+    PendingPlan,
+    PlanStatus,
+    Promotion,
     PromotionRecord,
+    Receipt,
+    ScheduleRecord,
+    StepHook,
     StoreStats,
     Strength,
+    Tombstone,
+    VectorRow,
+    VectorUnit,
 )
-
-if TYPE_CHECKING:
-    from reverie.keys import ApiKey
-    from reverie.store.archive import BundleInfo
-    from reverie.store.plans import PendingPlan, PlanStatus
-    from reverie.store.receipts import Erasure, ExportRecord, Receipt, Tombstone
-    from reverie.store.schedule import ScheduleRecord
-    from reverie.store.vectors import VectorRow, VectorUnit
 
 __all__ = [
     "ArchiveStore",
@@ -65,101 +73,6 @@ __all__ = [
     "StoreStats",
     "Strength",
 ]
-
-StepHook = Callable[[str], None]
-"""Called with a step name between the writes of a commit (fault injection, progress)."""
-
-
-@dataclass(frozen=True)
-class PageWrite:
-    """A new revision for a page; ``expected_revision`` is the number read (None: new page)."""
-
-    scope: Scope
-    topic_key: str
-    revision: Revision
-    expected_revision: int | None
-
-
-@dataclass(frozen=True)
-class Observation:
-    """A cycle re-observed a page's pattern: ``episodes`` new ones, the latest at ``last_seen``."""
-
-    page_id: str
-    episodes: int
-    last_seen: datetime
-
-
-@dataclass(frozen=True)
-class CycleTally(ModelCost):
-    """What one dream cycle adds to its scope's cumulative stats (:class:`DreamStats`).
-
-    A committed cycle's tally lands in the cycle's transaction; a failed one (an exception, or
-    every group rejected so nothing was committed) is recorded by a separate small write after
-    the failure (:meth:`Stats.record_tally`), since the failed cycle has no transaction to join.
-    """
-
-    scope: Scope
-    at: datetime
-    failed: bool = False
-    duration_s: float = 0.0
-    episodes: int = 0
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class Promotion:
-    """An org copy of a reinforced page (:mod:`reverie.dream.promote`).
-
-    ``write`` is the org page's new revision (scope ``tenant/_org``); the source page, its scope
-    and the revision copied are the attribution.
-    """
-
-    write: PageWrite
-    source_page_id: str
-    source_scope: Scope
-    source_revision: int
-    cycles: int
-
-
-@dataclass(frozen=True)
-class Changeset:
-    """Everything one cycle (or one undo, edit or import) changes, applied atomically by
-    :meth:`Store.commit`.
-
-    ``at`` is when the change happens, by the caller's clock: the store stamps the checkpoint,
-    an undo and a journal entry without a cycle with it, and fences leases against it (a
-    cycle's own ``finished_at`` first), so no store code reads a clock of its own.
-    """
-
-    scope: Scope
-    expected_checkpoint: int
-    checkpoint: int
-    page_writes: Sequence[PageWrite] = ()
-    marks: Sequence[str] = ()
-    mark_cycle: str | None = None
-    unmark_cycle: str | None = None
-    cycle: Cycle | None = None
-    undone_cycle: str | None = None
-    # reinforcement rows, the journal entry, and episodes recorded with the change (a
-    # person's edit is stored as an episode so the claims it adds can cite it)
-    observations: Sequence[Observation] = ()
-    journal: str | None = None
-    episodes: Sequence[Episode] = ()
-    # the cycle's addition to the cumulative stats (dream cycles only, not undo/import)
-    tally: CycleTally | None = None
-    # org copies of reinforced pages: the only writes that leave ``scope``
-    promotions: Sequence[Promotion] = ()
-    # the reviewed plan this changeset applies; commit() marks it applied in the same
-    # transaction (reverie.store.plans)
-    plan_id: str | None = None
-    at: datetime = field(default_factory=now_utc)
-
-    @property
-    def landed_at(self) -> datetime:
-        """When the change lands: the cycle's finish when it records one, else ``at``."""
-        if self.cycle is not None and self.cycle.finished_at is not None:
-            return self.cycle.finished_at
-        return self.at
 
 
 # -- the core --------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from reverie.errors import Conflict, NotFound
 from reverie.models import Episode, Revision, Scope, revision_meta
 from reverie.store.archive import BUNDLE_COLUMNS, bundle_row
 from reverie.store.base import StepHook
-from reverie.store.receipts import (
+from reverie.store.records import (
     BundleSwap,
     Erasure,
     ExportRecord,
@@ -51,7 +51,7 @@ __all__ = [
     "Receipt",
     "RevisionRewrite",
     "Tombstone",
-]  # the records live in reverie.store.receipts
+]  # the records live in reverie.store.records
 
 _TOMBSTONE_COLUMNS = (
     "erasure_id, page_id, revision, scope_key, hash_before, hash_after, created_at, reason,"

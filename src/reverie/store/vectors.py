@@ -11,11 +11,11 @@ idempotent (``ON CONFLICT DO NOTHING``) and can be rebuilt from episodes and rev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from reverie.models import Episode, Scope
 from reverie.store.base import NearestNeighbours
+from reverie.store.records import VectorRow, VectorUnit
 from reverie.store.sql.base import SQLBase
 from reverie.store.sql.rows import EPISODE_COLUMNS
 
@@ -36,29 +36,6 @@ EMBED_CHARS = 1000
 def embedded_text(episode: Episode) -> str:
     """The text of ``episode`` that gets a vector (its content hash keys the cache)."""
     return episode.text[:EMBED_CHARS]
-
-
-@dataclass(frozen=True)
-class VectorUnit:
-    """One thing recall can find by vector: an episode (``ref`` = its id) or a page claim
-    (``ref`` = ``page_id#revision#index``), with the content hash its vector is cached under."""
-
-    scope: Scope
-    kind: str
-    ref: str
-    hash: str
-    seq: int | None = None
-
-
-@dataclass(frozen=True)
-class VectorRow:
-    """A stored unit with its vector, as an in-memory index loads it (``n`` ascending)."""
-
-    n: int
-    kind: str
-    ref: str
-    hash: str
-    vector: bytes
 
 
 def vector_rows_query(
