@@ -19,7 +19,7 @@ from typer.testing import CliRunner, Result
 
 from reverie import Reverie
 from reverie.cli.app import app
-from reverie.dream.review import plan_store, render_review
+from reverie.dream.review import render_review
 from reverie.errors import Conflict, NotFound, PlanPending, PlanStale, StoreError
 from reverie.llm.fake_server import FakeLLMServer
 from reverie.llm.openai_compat import OpenAICompatLLM
@@ -228,7 +228,7 @@ def test_one_pending_plan_per_scope_in_the_store(
     rv = brains
     rv.ingest([make_episode() for _ in range(3)])
     report = rv.dream(SCOPE, now=night(0), review=True)
-    plans = plan_store(rv.store)
+    plans = rv.store
     held = plans.plan(plan_id_for(report.cycle_id))
     twin = replace(held, id="pl_twin", cycle_id="cy_twin")
     with pytest.raises(PlanPending):

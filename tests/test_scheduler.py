@@ -11,7 +11,7 @@ from typing import Any
 from reverie import Reverie
 from reverie.dream.plan import Evidence, Plan
 from reverie.models import Scope, now_utc
-from reverie.runtime.schedule import ScheduleConfig, next_due
+from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Event, Scheduler
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
@@ -124,7 +124,7 @@ def test_failed_cycle_backs_off(tmp_path: Path, make_episode: EpisodeFactory) ->
         record = rv.store.schedule_record(SCOPE, now_utc())
         assert record.failures == 1 and record.last_status == "failed"
         assert "model endpoint down" in (record.last_message or "")
-        due = next_due(record.state(), config, now_utc())
+        due = next_due(ScheduleState.of(record), config, now_utc())
         assert record.last_run is not None
         assert due.at == record.last_run + timedelta(minutes=15)  # interval / 4
         assert rv.store.checkpoint(SCOPE) == 0  # nothing was applied

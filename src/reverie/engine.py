@@ -35,7 +35,7 @@ from reverie.memory.claude_code import export_claude_code
 from reverie.memory.edits import EditReport, edit_page
 from reverie.memory.erase import finish_pending
 from reverie.memory.erase import forget as run_forget
-from reverie.memory.forget import ForgetRequest, erasure_store
+from reverie.memory.forget import ForgetRequest
 from reverie.memory.mirror import export_markdown, import_markdown, mirror_path
 from reverie.memory.revisions import plan_restore, verify
 from reverie.memory.undo import UndoReport, plan_undo
@@ -59,11 +59,9 @@ from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
 from reverie.runtime.isolate import each_scope, raise_failures, readable
 from reverie.runtime.schedule import parse_duration
-from reverie.store.base import BrainStore, Changeset, ResponseCache, StoreStats
+from reverie.store import open_store
+from reverie.store.base import BrainStore, Changeset, StoreStats
 from reverie.store.plans import PendingPlan
-from reverie.store.postgres import PostgresStore
-from reverie.store.sqlite import SQLiteStore
-from reverie.store.vectors import VectorStore
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -81,24 +79,6 @@ log = logging.getLogger("reverie")
 DREAM_ATTEMPTS = 3
 """A cycle that loses a race with another process's cycle of the same scope (its commit finds the
 checkpoint moved) runs again on the new state; model answers are cached, so the rerun is cheap."""
-
-
-def open_store(target: str | Path) -> BrainStore:
-    """A store for a file path, ``sqlite:///path``, a SQLite ``file:`` URI, ``:memory:`` or
-    ``postgresql://…``."""
-    text = str(target)
-    if text.startswith(("postgres://", "postgresql://")):
-        return PostgresStore(text)
-    if text.startswith("file:"):  # a SQLite URI: file:/path?mode=ro opens it read-only
-        return SQLiteStore(text)
-    if text.startswith("sqlite://"):
-        text = text.removeprefix("sqlite://") or ":memory:"
-        text = ":memory:" if text in ("/:memory:", ":memory:") else text
-    if "://" in text:
-        raise InvalidInput(
-            "db", f"unsupported database URL {text!r}; give a file path or sqlite:///path"
-        )
-    return SQLiteStore(text)
 
 
 def _status(status: str) -> str:
@@ -182,8 +162,7 @@ class Reverie:
         store.migrate()
         if distiller is None:
             redactor = Redactor((config or Config()).redaction)
-            cache = store if isinstance(store, ResponseCache) else None
-            distiller = llm_distiller_from_env(cache=cache, redactor=redactor)
+            distiller = llm_distiller_from_env(cache=store, redactor=redactor)
         return cls(store, config=config, embedder=embedder, distiller=distiller)
 
     def close(self) -> None:
@@ -298,8 +277,6 @@ class Reverie:
         it after each cycle; it needs an embedder (docs/recall.md)."""
         if self.embedder is None:
             raise InvalidInput("embedder", "indexing needs an embedder; open with embedder='auto'")
-        if not isinstance(self.store, VectorStore):
-            return 0
         target = Scope.parse(scope)
         pages = self.store.pages(target, ["active"])
         return index_scope(self.store, self.embedder, target, pages, limit=limit)
@@ -343,8 +320,7 @@ class Reverie:
         """Plans held for review, newest first; ``status=None`` lists them whatever became of
         them (pending, applied, rejected, stale)."""
         target = Scope.parse(scope) if scope is not None else None
-        store = _review.plan_store(self.store)
-        return store.plans(target, _review.parse_status(status), limit)
+        return self.store.plans(target, _review.parse_status(status), limit)
 
     def plan(self, plan_id: str) -> _review.PlanReview:
         """A plan with a readable diff of every page it would change and the cited episodes."""
@@ -614,11 +590,11 @@ class Reverie:
 
     def erasure(self, erasure_id: str) -> Receipt:
         """A stored erasure receipt, with its tombstones."""
-        return erasure_store(self.store).erasure_receipt(erasure_id)
+        return self.store.erasure_receipt(erasure_id)
 
     def erasures(self, limit: int = 50) -> list[Receipt]:
         """The newest erasure receipts, newest first."""
-        return erasure_store(self.store).erasure_receipts(limit=limit)
+        return self.store.erasure_receipts(limit=limit)
 
     def finish_erasures(self, *, now: datetime | None = None) -> list[Receipt]:
         """Finish the file work of erasures a crash interrupted; those still unfinished."""

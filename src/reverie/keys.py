@@ -19,19 +19,18 @@ import hmac
 import re
 import secrets
 from datetime import datetime
-from enum import StrEnum
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from reverie.errors import InvalidInput, NotFound
 from reverie.models import Scope, now_utc
-from reverie.store.base import KeyStore
+from reverie.store.records import ApiKey, Rights
+
+if TYPE_CHECKING:
+    from reverie.store.base import BrainStore
 
 __all__ = [
     "ApiKey",
     "KeyRing",
-    "KeyStore",
     "Rights",
     "allows",
     "hash_secret",
@@ -43,51 +42,6 @@ __all__ = [
 PREFIX = "rvk"
 HASH_ALGORITHM = "hmac-sha256"
 _TOKEN = re.compile(rf"^{PREFIX}_([0-9a-f]{{16}})_([A-Za-z0-9_-]{{20,128}})$")
-
-
-class Rights(StrEnum):
-    """What a key may do; each right includes the ones before it."""
-
-    READ = "read"
-    WRITE = "write"
-    ADMIN = "admin"
-
-    def includes(self, other: Rights) -> bool:
-        return _LEVELS[self] >= _LEVELS[other]
-
-
-_LEVELS = {Rights.READ: 0, Rights.WRITE: 1, Rights.ADMIN: 2}
-
-
-class ApiKey(BaseModel):
-    """A stored key: who it lets in, and how to recognise its secret (never the secret)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str
-    name: str = ""
-    tenant: str
-    agent: str | None = None
-    rights: Rights = Rights.READ
-    salt: str = Field(repr=False)
-    secret_hash: str = Field(repr=False)
-    created_at: datetime
-    revoked_at: datetime | None = None
-
-    @property
-    def bound_to(self) -> str:
-        """``tenant`` or ``tenant/agent``: the part of the brain this key may touch."""
-        return f"{self.tenant}/{self.agent}" if self.agent else self.tenant
-
-    @property
-    def active(self) -> bool:
-        return self.revoked_at is None
-
-    def public(self) -> dict[str, object]:
-        """What may be shown about the key: everything but the salt and the hash."""
-        return self.model_dump(mode="json", exclude={"salt", "secret_hash"}) | {
-            "bound_to": self.bound_to
-        }
 
 
 def hash_secret(salt: str, secret: str) -> str:
@@ -149,10 +103,8 @@ def allows(key: ApiKey, scope: Scope, *, write: bool = False, admin: bool = Fals
 class KeyRing:
     """Create, list, revoke and check API keys in a store that can keep them."""
 
-    def __init__(self, store: Any) -> None:
-        if not isinstance(store, KeyStore):
-            raise InvalidInput("db", f"{type(store).__name__} does not store API keys")
-        self._store: KeyStore = store
+    def __init__(self, store: BrainStore) -> None:
+        self._store = store
 
     def create(
         self,

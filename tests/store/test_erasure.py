@@ -11,15 +11,10 @@ from reverie.errors import Conflict, InvalidInput, NotFound
 from reverie.hashing import content_hash
 from reverie.memory.forget import ForgetRequest, plan_forget
 from reverie.models import Claim, Revision
-from reverie.store.base import BrainStore, ErasureStore, PageWrite, VectorStore
+from reverie.store.base import BrainStore, PageWrite
 from reverie.store.vectors import VectorUnit
 from tests.conftest import EpisodeFactory
 from tests.store.test_contract import GLOBEX, NOW, OTHER, SCOPE, changeset, revision
-
-
-def _eraser(store: BrainStore) -> ErasureStore:
-    assert isinstance(store, ErasureStore)
-    return store
 
 
 def _with_claim(rev: Revision, text: str, episode_id: str) -> Revision:
@@ -53,11 +48,10 @@ def test_an_erasure_rewrites_what_cites_the_episode_and_leaves_tombstones(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     e1, e2, e3, other = _brain(store, make_episode)
-    eraser = _eraser(store)
-    assert eraser.pages_citing_any([e1], tenant="acme") == ["pg_a", "pg_b"]
+    assert store.pages_citing_any([e1], tenant="acme") == ["pg_a", "pg_b"]
     before = store.page("pg_a").revision.hash
     plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
-    counts = eraser.erase(plan.erasure)
+    counts = store.erase(plan.erasure)
     assert counts["episodes"] == 1 and counts["pages_deleted"] == 1
     assert counts["revisions_rewritten"] == 1 and counts["tombstones"] == 2
     assert store.episodes([e1, other], tenant="acme") == store.episodes(
@@ -69,16 +63,16 @@ def test_an_erasure_rewrites_what_cites_the_episode_and_leaves_tombstones(
     with pytest.raises(NotFound):
         store.page("pg_b")  # its only support was erased
     assert store.search_episodes(SCOPE, ["portal"], 10)[0][0].id == e2
-    stones = {(t.page_id, t.hash_after) for t in eraser.tombstones(["pg_a", "pg_b"])}
+    stones = {(t.page_id, t.hash_after) for t in store.tombstones(["pg_a", "pg_b"])}
     assert stones == {("pg_a", page.revision.hash), ("pg_b", None)}
-    receipt = eraser.erasure_receipt(plan.erasure.id)
+    receipt = store.erasure_receipt(plan.erasure.id)
     assert receipt.counts == counts and receipt.details["episodes"] == [e1]
     assert {t.hash_before for t in receipt.tombstones if t.page_id == "pg_a"} == {before}
-    assert [r.id for r in eraser.erasure_receipts(unfinished=True)] == [receipt.id]
-    eraser.finish_erasure(receipt.id, NOW)
-    assert eraser.erasure_receipts(unfinished=True) == []
-    assert eraser.erasure_receipts()[0].finished_at == NOW
-    assert eraser.scrub_free_space() is True
+    assert [r.id for r in store.erasure_receipts(unfinished=True)] == [receipt.id]
+    store.finish_erasure(receipt.id, NOW)
+    assert store.erasure_receipts(unfinished=True) == []
+    assert store.erasure_receipts()[0].finished_at == NOW
+    assert store.scrub_free_space() is True
     assert store.integrity_check() == "ok"
 
 
@@ -86,29 +80,27 @@ def test_a_dry_run_counts_exactly_and_changes_nothing(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     e1, *_rest = _brain(store, make_episode)
-    eraser = _eraser(store)
     stats, page = store.stats(), store.page("pg_a")
     plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
-    dry = eraser.erase(plan.erasure, apply=False)
+    dry = store.erase(plan.erasure, apply=False)
     assert store.stats() == stats and store.page("pg_a") == page
     with pytest.raises(NotFound):
-        eraser.erasure_receipt(plan.erasure.id)
-    assert eraser.erase(plan.erasure, apply=True) == dry
+        store.erasure_receipt(plan.erasure.id)
+    assert store.erase(plan.erasure, apply=True) == dry
 
 
 def test_episodes_are_found_by_subject_in_any_case_and_field_and_by_age(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     e1, _e2, _e3, other = _brain(store, make_episode)
-    eraser = _eraser(store)
-    found = eraser.erasure_episodes([SCOPE, OTHER], containing="zoë QUILL")
+    found = store.erasure_episodes([SCOPE, OTHER], containing="zoë QUILL")
     assert [e.id for e in found] == [e1, other]  # metadata of one, the text of the other
-    assert eraser.erasure_episodes([SCOPE], containing="nobody at all") == []
-    assert [e.id for e in eraser.erasure_episodes([SCOPE], containing="PORTAL LOGIN")][:1] == [e1]
+    assert store.erasure_episodes([SCOPE], containing="nobody at all") == []
+    assert [e.id for e in store.erasure_episodes([SCOPE], containing="PORTAL LOGIN")][:1] == [e1]
     cutoff = store.episode(e1, tenant="acme").created_at + timedelta(minutes=1)
-    assert [e.id for e in eraser.erasure_episodes([SCOPE], before=cutoff)] == [e1]
-    assert eraser.pages_containing([SCOPE], "RAISE it") == ["pg_a"]
-    assert eraser.pages_containing([OTHER], "raise it") == []
+    assert [e.id for e in store.erasure_episodes([SCOPE], before=cutoff)] == [e1]
+    assert store.pages_containing([SCOPE], "RAISE it") == ["pg_a"]
+    assert store.pages_containing([OTHER], "raise it") == []
 
 
 def test_an_erasure_planned_on_state_that_moved_is_refused_whole(
@@ -121,7 +113,7 @@ def test_an_erasure_planned_on_state_that_moved_is_refused_whole(
                            [PageWrite(SCOPE, "a", newer, 1)], cycle_id="cy_2"))  # fmt: skip
     stats = store.stats()
     with pytest.raises(Conflict, match="nothing was erased"):
-        _eraser(store).erase(plan.erasure)
+        store.erase(plan.erasure)
     assert store.stats() == stats and store.episodes([e1], tenant="acme")
 
 
@@ -130,7 +122,7 @@ def test_a_scope_erased_whole_leaves_no_row_and_other_scopes_intact(
 ) -> None:
     *_mine, other = _brain(store, make_episode)
     plan = plan_forget(store, ForgetRequest(scope=SCOPE), NOW)
-    counts = _eraser(store).erase(plan.erasure)
+    counts = store.erase(plan.erasure)
     assert counts["scopes"] == 1 and counts["episodes"] == 3 and counts["pages_deleted"] == 2
     assert SCOPE not in store.scopes() and store.stats(SCOPE).episodes == 0
     assert store.cycles(SCOPE) == [] and store.checkpoint(SCOPE) == 0
@@ -138,17 +130,16 @@ def test_a_scope_erased_whole_leaves_no_row_and_other_scopes_intact(
 
 
 def test_exports_are_recorded_once_per_place_and_scope(store: BrainStore) -> None:
-    eraser = _eraser(store)
-    eraser.record_export("/x/mirror", "markdown", [SCOPE], NOW)
-    eraser.record_export("/x/mirror", "markdown", [SCOPE], NOW + timedelta(days=1))
-    eraser.record_export("/x/train.jsonl", "training", [SCOPE, OTHER], NOW)
-    found = eraser.exports([SCOPE])
+    store.record_export("/x/mirror", "markdown", [SCOPE], NOW)
+    store.record_export("/x/mirror", "markdown", [SCOPE], NOW + timedelta(days=1))
+    store.record_export("/x/train.jsonl", "training", [SCOPE, OTHER], NOW)
+    found = store.exports([SCOPE])
     assert [(x.path, x.kind) for x in found] == [
         ("/x/mirror", "markdown"),
         ("/x/train.jsonl", "training"),
     ]
     assert (found[0].first_at, found[0].last_at) == (NOW, NOW + timedelta(days=1))
-    assert [x.scope for x in eraser.exports([OTHER])] == [OTHER]
+    assert [x.scope for x in store.exports([OTHER])] == [OTHER]
 
 
 def _twins(store: BrainStore, make_episode: EpisodeFactory) -> None:
@@ -164,7 +155,6 @@ def _twins(store: BrainStore, make_episode: EpisodeFactory) -> None:
         write = PageWrite(scope, "t", _with_claim(revision(page, 1, ["b1"]), "more", "b2"), None)
         store.commit(changeset(scope, 0, eps[1].seq or 0, ["b1", "b2"], [write], f"cy_{page}"))
         unit = VectorUnit(scope, "episode", "b1", f"h-{scope.tenant}", eps[0].seq)
-        assert isinstance(store, VectorStore)
         store.vectors_put("m", {unit.hash: bytes(16)}, [unit])
 
 
@@ -172,17 +162,15 @@ def test_erasing_one_tenant_s_b1_leaves_the_other_tenant_s_b1(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
     _twins(store, make_episode)
-    eraser = _eraser(store)
     theirs = store.page("pg_g")
-    assert eraser.pages_citing_any(["b1"], tenant="acme") == ["pg_a"]
+    assert store.pages_citing_any(["b1"], tenant="acme") == ["pg_a"]
     plan = plan_forget(store, ForgetRequest(episodes=("b1",), tenant="acme"), NOW)
-    counts = eraser.erase(plan.erasure)
+    counts = store.erase(plan.erasure)
     assert counts["episodes"] == 1 and counts["pages_rewritten"] == 1
     assert store.episodes(["b1"], tenant="acme") == []
     assert store.episode("b1", tenant="globex").situation == "Zoë at globex"
     assert store.page("pg_g") == theirs and store.page("pg_a").citations == ["b2"]
-    assert eraser.pages_citing_any(["b1"], tenant="globex") == ["pg_g"]
-    assert isinstance(store, VectorStore)
+    assert store.pages_citing_any(["b1"], tenant="globex") == ["pg_g"]
     assert store.unit_vectors(GLOBEX, "m", "episode", ["b1"]) == {"b1": bytes(16)}
     assert store.unit_vectors(SCOPE, "m", "episode", ["b1"]) == {}
     with pytest.raises(InvalidInput, match="a tenant's own"):
@@ -198,7 +186,7 @@ def test_a_subject_erased_everywhere_takes_each_tenant_s_own_episodes(
         ("acme", "b1"),
         ("globex", "b1"),
     ]
-    counts = _eraser(store).erase(plan.erasure)
+    counts = store.erase(plan.erasure)
     assert counts["episodes"] == 2 and counts["pages_rewritten"] == 2
     for tenant, page in (("acme", "pg_a"), ("globex", "pg_g")):
         assert [e.id for e in store.episodes(["b1", "b2"], tenant=tenant)] == ["b2"]

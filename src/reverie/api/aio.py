@@ -29,7 +29,8 @@ from reverie.api.workers import EnginePool
 from reverie.config import Config
 from reverie.dream.plan import Distiller
 from reverie.embed import EmbedderLike, resolve_embedder
-from reverie.engine import Reverie, open_store
+from reverie.engine import Reverie
+from reverie.store import open_store
 from reverie.store.base import BrainStore
 
 __all__ = ["DEFAULT_WORKERS", "AsyncReverie", "offload"]

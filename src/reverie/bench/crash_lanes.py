@@ -276,10 +276,7 @@ def _page_file_problem(store: SQLiteStore, path: Path) -> str | None:
     except ReverieError:
         return f"names no stored page ({meta.get('id')!r})"
     number = meta.get("revision")
-    try:
-        rev = store.revision(page.id, number) if isinstance(number, int) else None
-    except ReverieError:
-        rev = None
+    rev = next((r for r in store.revisions(page.id) if r.number == number), None)
     if rev is None or rev.hash != meta.get("hash"):
         return f"names no stored revision {number}"
     return None if text == render_page(page, rev) else "half-written (bytes differ)"

@@ -23,7 +23,7 @@ from reverie.config import resolve_db
 from reverie.errors import ReverieError
 from reverie.models import now_utc
 from reverie.runtime.daemon import config_from_mapping, load_schedules, run_daemon
-from reverie.runtime.schedule import ScheduleConfig, next_due
+from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Schedules
 from reverie.store.schedule import ScheduleStore
 
@@ -149,7 +149,7 @@ def schedule(
     rows: list[dict[str, Any]] = []
     for r in records:
         config: ScheduleConfig = schedules.of(r.scope)
-        due = next_due(r.state(), config, now)
+        due = next_due(ScheduleState.of(r), config, now)
         rows.append(
             {
                 "scope": r.scope.key,

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from reverie.cli.common import JsonFlag, NowOpt, fail, open_brain, parse_now
 from reverie.errors import InvalidInput
-from reverie.store.receipts import Receipt
+from reverie.store.records import Receipt
 
 __all__ = ["forget_command", "register", "render_receipt"]
 

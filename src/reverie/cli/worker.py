@@ -19,9 +19,10 @@ from rich.console import Console
 from rich.table import Table
 
 from reverie.config import resolve_db
-from reverie.engine import Reverie, open_store
+from reverie.engine import Reverie
 from reverie.errors import ReverieError
 from reverie.runtime.worker import Worker
+from reverie.store import open_store
 from reverie.store.copy import copy_store
 
 __all__ = ["migrate_command", "worker_command"]

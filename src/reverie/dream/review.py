@@ -31,7 +31,7 @@ from reverie.errors import Conflict, InvalidInput, LeaseLost, NotFound, PlanPend
 from reverie.memory.archive import resolve as resolve_archived
 from reverie.models import CycleReport, CycleStatus, Episode, Revision, Scope
 from reverie.store.base import BrainStore, Changeset, PageWrite
-from reverie.store.plans import PendingPlan, PlanStatus, PlanStore, plan_id_for
+from reverie.store.plans import PendingPlan, PlanStatus, plan_id_for
 
 __all__ = [
     "EpisodeLine",
@@ -41,7 +41,6 @@ __all__ = [
     "holder",
     "note_held",
     "parse_status",
-    "plan_store",
     "refuse_if_pending",
     "reject_plan",
     "render_review",
@@ -92,16 +91,8 @@ class PlanReview:
         }
 
 
-def plan_store(store: BrainStore) -> PlanStore:
-    if not isinstance(store, PlanStore):
-        raise InvalidInput("review", f"{type(store).__name__} cannot hold plans for review")
-    return store
-
-
 def waiting_plan(store: BrainStore, scope: Scope) -> PendingPlan | None:
-    """The plan of ``scope`` awaiting review, if any (None for a store without plans)."""
-    if not isinstance(store, PlanStore):
-        return None
+    """The plan of ``scope`` awaiting review, if any."""
     found = store.plans(scope, PlanStatus.PENDING, limit=1)
     return found[0] if found else None
 
@@ -115,7 +106,6 @@ def refuse_if_pending(store: BrainStore, scope: Scope) -> None:
 
 def holder(store: BrainStore, now: datetime) -> Callable[[Changeset], None]:
     """The ``hold`` of :meth:`reverie.dream.cycle.DreamCycle.run`: store the changes as a plan."""
-    plans = plan_store(store)
 
     def hold(changes: Changeset) -> None:
         cycle_id = changes.cycle.id if changes.cycle else changes.mark_cycle
@@ -129,7 +119,7 @@ def holder(store: BrainStore, now: datetime) -> Callable[[Changeset], None]:
             created_at=now,
             changes=changes,
         )
-        plans.put_plan(plan)
+        store.put_plan(plan)
 
     return hold
 
@@ -157,7 +147,7 @@ def parse_status(value: str | None) -> PlanStatus | None:
 # -- apply / reject ------------------------------------------------------------------------------
 
 
-def _pending(plans: PlanStore, plan_id: str, verb: str) -> PendingPlan:
+def _pending(plans: BrainStore, plan_id: str, verb: str) -> PendingPlan:
     plan = plans.plan(plan_id)
     if plan.status != PlanStatus.PENDING:
         why = f" ({plan.reason})" if plan.reason else ""
@@ -179,8 +169,7 @@ def _as_applied(plan: PendingPlan, now: datetime) -> Changeset:
 def apply_plan(store: BrainStore, plan_id: str, now: datetime) -> CycleReport:
     """Commit a pending plan exactly as made; :class:`PlanStale` (plan marked stale, nothing
     changed) when a page, the checkpoint or an episode it was built on moved since."""
-    plans = plan_store(store)
-    plan = _pending(plans, plan_id, "applied")
+    plan = _pending(store, plan_id, "applied")
     changes = _as_applied(plan, now)
     try:
         store.commit(changes)
@@ -191,7 +180,7 @@ def apply_plan(store: BrainStore, plan_id: str, now: datetime) -> CycleReport:
         if not moved:  # not movement (a worker's lease, a concurrent settle): still pending
             raise
         try:
-            plans.settle_plan(plan.id, PlanStatus.STALE, now, "; ".join(moved))
+            store.settle_plan(plan.id, PlanStatus.STALE, now, "; ".join(moved))
         except Conflict:  # settled meanwhile by someone else: their word stands
             raise exc from None
         raise PlanStale(plan.id, moved) from exc
@@ -202,9 +191,8 @@ def apply_plan(store: BrainStore, plan_id: str, now: datetime) -> CycleReport:
 
 def reject_plan(store: BrainStore, plan_id: str, now: datetime, reason: str | None) -> PendingPlan:
     """Set a pending plan aside; nothing it holds is applied and its episodes stay eligible."""
-    plans = plan_store(store)
-    _pending(plans, plan_id, "rejected")
-    return plans.settle_plan(plan_id, PlanStatus.REJECTED, now, reason or "rejected by review")
+    _pending(store, plan_id, "rejected")
+    return store.settle_plan(plan_id, PlanStatus.REJECTED, now, reason or "rejected by review")
 
 
 def _current_revision(store: BrainStore, page_id: str) -> int | None:
@@ -312,7 +300,7 @@ def _revision(store: BrainStore, page_id: str, number: int | None) -> Revision |
 
 def review(store: BrainStore, plan_id: str) -> PlanReview:
     """The plan ``plan_id`` with a diff of every page it would write."""
-    plan = plan_store(store).plan(plan_id)
+    plan = store.plan(plan_id)
     actions = {(c.page_id, c.revision_after): c.action for c in plan.report.changes}
     written: dict[str, Revision] = {}  # a page written twice diffs against its first write
     marks = set(plan.changes.marks)

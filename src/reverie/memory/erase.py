@@ -5,7 +5,7 @@ Crash safety (DESIGN invariant 2 holds for erasure too):
 1. plan (reads only) — a crash changes nothing;
 2. write the rebuilt archive bundles under their new names and read them back — a crash leaves
    extra files no index names, which hold none of the erased text;
-3. :meth:`~reverie.store.base.ErasureStore.erase`: one transaction, receipt included — a crash
+3. :meth:`~reverie.store.base.BrainStore.erase`: one transaction, receipt included — a crash
    inside it leaves everything as it was;
 4. remove the old bundle files, rewrite the Markdown mirrors the store knows of, and scrub the
    database files (SQLite: VACUUM, WAL truncated), then mark the receipt finished.
@@ -25,7 +25,7 @@ from pathlib import Path
 from reverie.memory.archive import Archive
 from reverie.memory.claude_code import KIND as CLAUDE_CODE
 from reverie.memory.claude_code import export_claude_code
-from reverie.memory.forget import ForgetPlan, ForgetRequest, erasure_store, plan_forget
+from reverie.memory.forget import ForgetPlan, ForgetRequest, plan_forget
 from reverie.memory.mirror import JOURNAL, export_markdown
 from reverie.models import Scope
 from reverie.store.archive import ArchiveStore
@@ -49,19 +49,18 @@ def forget(
 ) -> Receipt:
     """Erase what ``request`` reaches (``apply``), or say exactly what that would do; the
     receipt (stored when applied)."""
-    eraser = erasure_store(store)
     step = on_step or _ignore
     if apply:
         finish_pending(store, now, step)
     plan = plan_forget(store, request, now)
     step("erase-planned")
     if not apply:
-        return _dry_receipt(plan.erasure, eraser.erase(plan.erasure, apply=False))
+        return _dry_receipt(plan.erasure, store.erase(plan.erasure, apply=False))
     _write_bundles(store, plan)
     step("erase-bundles-written")
-    eraser.erase(plan.erasure, apply=True, on_step=step)
-    finish(store, eraser.erasure_receipt(plan.erasure.id), now, step)
-    return eraser.erasure_receipt(plan.erasure.id)
+    store.erase(plan.erasure, apply=True, on_step=step)
+    finish(store, store.erasure_receipt(plan.erasure.id), now, step)
+    return store.erasure_receipt(plan.erasure.id)
 
 
 def _dry_receipt(e: Erasure, counts: dict[str, int]) -> Receipt:
@@ -107,11 +106,10 @@ def finish(store: BrainStore, receipt: Receipt, now: datetime, step: StepHook = 
     for directory, scope_key, *kind in pending.get("mirrors") or []:
         _rewrite(store, Path(directory), Scope.parse(scope_key), kind[0] if kind else "markdown")
     step("erase-mirror")
-    eraser = erasure_store(store)
-    if pending.get("scrub") and not eraser.scrub_free_space():
+    if pending.get("scrub") and not store.scrub_free_space():
         return False
     step("erase-scrubbed")
-    eraser.finish_erasure(receipt.id, now)
+    store.finish_erasure(receipt.id, now)
     return True
 
 
@@ -138,9 +136,8 @@ def _remove_bundles(store: BrainStore, paths: Sequence[str]) -> None:
 def finish_pending(store: BrainStore, now: datetime, step: StepHook = _ignore) -> list[Receipt]:
     """Finish every applied erasure whose file work a crash interrupted; the receipts still
     unfinished afterwards (a reader kept SQLite's WAL from being reset)."""
-    eraser = erasure_store(store)
     left = []
-    for receipt in reversed(eraser.erasure_receipts(unfinished=True, limit=1000)):
+    for receipt in reversed(store.erasure_receipts(unfinished=True, limit=1000)):
         if not finish(store, receipt, now, step):
-            left.append(eraser.erasure_receipt(receipt.id))
+            left.append(store.erasure_receipt(receipt.id))
     return left

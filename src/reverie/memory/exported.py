@@ -14,7 +14,7 @@ from pathlib import Path
 
 from reverie.errors import StoreReadOnly
 from reverie.models import Scope
-from reverie.store.base import BrainStore, ErasureStore
+from reverie.store.base import BrainStore
 
 __all__ = ["record_export"]
 
@@ -23,8 +23,8 @@ def record_export(
     store: BrainStore, target: Path, kind: str, scopes: Sequence[Scope], at: datetime | None
 ) -> None:
     """Record that ``scopes`` were exported to ``target`` (a folder or a file) at ``at``;
-    nothing when ``at`` is None, the store keeps no such record, or it is read-only."""
-    if at is None or not scopes or not isinstance(store, ErasureStore):
+    nothing when ``at`` is None or the store is read-only."""
+    if at is None or not scopes:
         return
     try:
         store.record_export(str(target.resolve()), kind, scopes, at)

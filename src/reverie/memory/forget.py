@@ -13,7 +13,7 @@ free-form field, metadata included, and in the archive bundles of the scopes sea
 every page any of whose revisions cites one of them (org copies included, they cite the same
 episodes) or holds the subject, and decides each page's fate
 (:func:`reverie.memory.rederive.page_fate`). Archive bundles holding an erased episode are
-rebuilt without it, in memory. The result is pure data for :meth:`ErasureStore.erase` plus the
+rebuilt without it, in memory. The result is pure data for :meth:`BrainStore.erase` plus the
 new bundle bytes the runner writes before the transaction.
 """
 
@@ -32,17 +32,11 @@ from reverie.memory.claude_code import KIND as CLAUDE_CODE
 from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope
 from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
-from reverie.store.base import BrainStore, ErasureStore
-from reverie.store.receipts import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
+from reverie.store.base import BrainStore
+from reverie.store.records import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
 from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
 
-__all__ = ["ForgetPlan", "ForgetRequest", "erasure_store", "plan_forget"]
-
-
-def erasure_store(store: object) -> ErasureStore:
-    if not isinstance(store, ErasureStore):
-        raise InvalidInput("db", f"{type(store).__name__} cannot erase")
-    return store
+__all__ = ["ForgetPlan", "ForgetRequest", "plan_forget"]
 
 
 @dataclass(frozen=True)
@@ -149,7 +143,6 @@ def _place(store: BrainStore, request: ForgetRequest) -> list[Scope]:
 
 def _selected(
     store: BrainStore,
-    eraser: ErasureStore,
     request: ForgetRequest,
     scopes: list[Scope],
     now: datetime,
@@ -162,11 +155,11 @@ def _selected(
     if request.page:
         return []
     if request.whole:
-        return eraser.erasure_episodes(scopes)
+        return store.erasure_episodes(scopes)
     if request.older_than is not None:
-        return eraser.erasure_episodes(scopes, before=now - request.older_than)
+        return store.erasure_episodes(scopes, before=now - request.older_than)
     assert request.subject is not None
-    hot = eraser.erasure_episodes([s for s in scopes if not s.is_org], containing=request.subject)
+    hot = store.erasure_episodes([s for s in scopes if not s.is_org], containing=request.subject)
     cold = [e for e in _archived(store, scopes) if episode_mentions(e, Needles([request.subject]))]
     return sorted({e.seq: e for e in [*hot, *_stored(store, cold)]}.values(), key=_seq)
 
@@ -238,7 +231,6 @@ def _swaps(
 
 def _pages(
     store: BrainStore,
-    eraser: ErasureStore,
     request: ForgetRequest,
     scopes: list[Scope],
     erased: Mapping[str, frozenset[str]],
@@ -247,11 +239,11 @@ def _pages(
     found = {
         page_id
         for tenant, ids in erased.items()
-        for page_id in eraser.pages_citing_any(sorted(ids), tenant=tenant)
+        for page_id in store.pages_citing_any(sorted(ids), tenant=tenant)
     }
     if request.subject:
         places = sorted({*scopes, *(s.org for s in scopes)}, key=str)
-        found |= set(eraser.pages_containing(places, request.subject))
+        found |= set(store.pages_containing(places, request.subject))
     if request.whole:
         found |= {p.id for s in scopes for p in store.pages(s, None)}
     if request.page:
@@ -344,12 +336,11 @@ def new_erasure_id(now: datetime) -> str:
 
 def plan_forget(store: BrainStore, request: ForgetRequest, now: datetime) -> ForgetPlan:
     """Read what ``request`` reaches and plan its erasure (see the module docstring)."""
-    eraser = erasure_store(store)
     scopes = _place(store, request)
-    episodes = _selected(store, eraser, request, scopes, now)
+    episodes = _selected(store, request, scopes, now)
     erased = _by_tenant(episodes)
     originals = _originals(store, episodes)
-    pages = _pages(store, eraser, request, scopes, erased)
+    pages = _pages(store, request, scopes, erased)
     whole = scopes if request.whole else []
     fates = _fates(store, pages, request, set(whole), erased, originals)
     bundle_scopes = {e.scope for e in episodes} | set(whole)
@@ -379,8 +370,7 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
     whole: list[Scope],
     touched: list[Scope],
 ) -> Erasure:
-    eraser = erasure_store(store)
-    exports = eraser.exports(touched)
+    exports = store.exports(touched)
     erasure_id = new_erasure_id(now)
     needles = [request.subject] if request.subject else []
     needles += [t for t in fates.dropped_text if len(t.strip()) >= MIN_SUBJECT]

@@ -51,7 +51,7 @@ from reverie.models import (
     Scope,
 )
 from reverie.redaction import MARK, redact
-from reverie.store.base import BrainStore, ErasureStore
+from reverie.store.base import BrainStore
 
 __all__ = [
     "ExportReport",
@@ -283,8 +283,6 @@ def _erased_files(store: BrainStore, folder: Path) -> set[Path]:
     """The files of ``folder`` that render a revision an erasure rewrote or deleted (named by
     its old hash): rewritten or removed by the export, a person's edit of one included, since
     erased text must not survive in the mirror either."""
-    if not isinstance(store, ErasureStore):
-        return set()
     named: dict[tuple[str, int, str], Path] = {}
     for path in sorted(folder.glob("*.md")):
         if path.is_symlink() or not path.is_file():

@@ -40,7 +40,7 @@ from reverie.models import (
     Revision,
     Scope,
 )
-from reverie.store.base import BrainStore, Changeset, ErasureStore, PageWrite
+from reverie.store.base import BrainStore, Changeset, PageWrite
 
 __all__ = [
     "VerifyReport",
@@ -113,13 +113,12 @@ def verify(store: BrainStore, scopes: Sequence[Scope]) -> VerifyReport:
             report.revisions += len(revisions)
             report.problems += _check_page(revisions, page.revision)
             hashes.update(((page.id, r.number), r.hash) for r in revisions)
-    if isinstance(store, ErasureStore):
-        _check_erased(store, hashes, report)
+    _check_erased(store, hashes, report)
     return report
 
 
 def _check_erased(
-    store: ErasureStore, hashes: dict[tuple[str, int], str], report: VerifyReport
+    store: BrainStore, hashes: dict[tuple[str, int], str], report: VerifyReport
 ) -> None:
     """Each tombstoned revision against its erasure's after-hash (the newest tombstone wins;
     one of a deleted page names a revision that a later page of the same topic may reuse)."""

@@ -41,8 +41,7 @@ from reverie.recall.units import (
     is_current,
 )
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
-from reverie.store.base import History, Store
-from reverie.store.vectors import VectorStore
+from reverie.store.base import BrainStore, History, Store
 
 if TYPE_CHECKING:
     import numpy as np
@@ -160,7 +159,7 @@ def fuse(
 ) -> list[RecallItem]:
     """``lexical`` re-scored with cosine similarity (in place: they are this recall's own
     units), plus the units only vectors found; ``trace`` gets each unit's cosine."""
-    if not isinstance(ask.store, VectorStore):
+    if not isinstance(ask.store, BrainStore):
         return list(lexical)
     index = vectors.index(ask.store, ask.scope)
     if index.empty():

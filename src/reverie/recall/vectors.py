@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
 from reverie.models import Episode, Page, Scope
+from reverie.store.base import BrainStore
 from reverie.store.vectors import (
     EMBED_CHARS,
     NearestNeighbours,
     VectorRow,
-    VectorStore,
     VectorUnit,
     embedded_text,
 )
@@ -96,7 +96,7 @@ def _units(
 
 
 def index_scope(
-    store: VectorStore,
+    store: BrainStore,
     embedder: Embedder,
     scope: Scope,
     pages: Sequence[Page],
@@ -119,7 +119,7 @@ def index_scope(
 
 
 def _store_units(
-    store: VectorStore, embedder: Embedder, units: Sequence[tuple[VectorUnit, str]]
+    store: BrainStore, embedder: Embedder, units: Sequence[tuple[VectorUnit, str]]
 ) -> int:
     if not units:
         return 0
@@ -141,7 +141,7 @@ class CachedEmbedder:
     ``model_id`` is read back, a new one is embedded and stored. The cycle clusters with it, so
     the vectors clustering computes are the ones :func:`index_scope` then finds cached."""
 
-    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
+    def __init__(self, store: BrainStore, embedder: Embedder) -> None:
         self.store, self.inner = store, embedder
         self.model_id = embedder.model_id
 
@@ -170,7 +170,7 @@ class CachedEmbedder:
 
 def cached(store: object, embedder: Embedder | None) -> Embedder | None:
     """``embedder`` behind ``store``'s cache when the store keeps vectors, else as it is."""
-    if embedder is None or not isinstance(store, VectorStore):
+    if embedder is None or not isinstance(store, BrainStore):
         return embedder
     return CachedEmbedder(store, embedder)
 
@@ -194,7 +194,7 @@ class VectorIndex:
         self.rows: dict[str, tuple[str, int]] = {}
         self.hashes: dict[str, tuple[str, int]] = {}
         self.last_n = 0
-        self.store: VectorStore | None = None
+        self.store: BrainStore | None = None
         self._older: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._unembedded: set[str] = set()
         self._older_lock = threading.Lock()
@@ -203,7 +203,7 @@ class VectorIndex:
     def __len__(self) -> int:
         return sum(len(r) for r in self.refs.values())
 
-    def refresh(self, store: VectorStore) -> None:
+    def refresh(self, store: BrainStore) -> None:
         """Load the rows stored since the last refresh. The first load takes every claim but
         only the newest ``episode_window`` episodes, the only ones :meth:`search` compares
         (at 100,000 episodes a fifth of the time and memory); older episodes' vectors are read
@@ -218,7 +218,7 @@ class VectorIndex:
         if rows:
             self.last_n = rows[-1].n
 
-    def _first_load(self, store: VectorStore, window: int) -> list[VectorRow]:
+    def _first_load(self, store: BrainStore, window: int) -> list[VectorRow]:
         """Every claim and the newest ``window`` episodes as of one moment: the newest unit's
         ``n`` is read first and whatever the two reads find past it (stored meanwhile) is left
         to the next refresh. Units are numbered in commit order (SQLite has one writer), so a
@@ -373,7 +373,7 @@ class VectorSearch:
         self._queries: OrderedDict[str, Future[Vector]] = OrderedDict()
         self._pool: ThreadPoolExecutor | None = None
 
-    def index(self, store: VectorStore, scope: Scope) -> Neighbours:
+    def index(self, store: BrainStore, scope: Scope) -> Neighbours:
         """Where ``scope``'s vectors are searched: the store itself when it can (PostgreSQL),
         else an in-memory index brought up to date with the rows stored since last time."""
         if isinstance(store, NearestNeighbours):

@@ -34,6 +34,7 @@ from typing import Literal
 
 from reverie.errors import InvalidInput
 from reverie.runtime.triggers import MOON_PHASES, moon_phase_after, parse_cron, zone
+from reverie.store.records import ScheduleRecord
 
 __all__ = ["Due", "ScheduleConfig", "ScheduleState", "next_due", "parse_duration"]
 
@@ -107,6 +108,17 @@ class ScheduleState:
     last_success: datetime | None = None
     failures: int = 0
     pending: int = 0
+
+    @classmethod
+    def of(cls, record: ScheduleRecord) -> ScheduleState:
+        """The state of a stored record; a crashed run counts as a failure."""
+        return cls(
+            first_seen=record.first_seen,
+            last_run=record.last_run,
+            last_success=record.last_success,
+            failures=record.failures + record.crashed,
+            pending=record.pending,
+        )
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ until the earliest next due time (at most ``max_sleep``) or until :meth:`Schedul
 * **Catch-up.** A slot missed while no scheduler ran is caught up once, after a random jitter
   (``ScheduleConfig.jitter``) so a fleet of agents restarting together does not dream at once —
   or recorded as skipped with ``catch_up = false``.
-* **Leases.** A run holds the scope's lease (:meth:`reverie.store.base.LeaseStore.acquire_lease`)
+* **Leases.** A run holds the scope's lease (:meth:`reverie.store.base.BrainStore.acquire_lease`)
   and heartbeats it every ``lease_ttl / 3``; the store is given the scheduler's identity
   as ``lease_owner``, so a commit under a lease another owner has since taken is refused. A
   scheduler killed mid-cycle stops heartbeating; after ``lease_ttl`` another one takes the scope
@@ -37,10 +37,9 @@ from typing import Any
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, LeaseLost, ReverieError
 from reverie.models import CycleReport, Scope, ScopeLike, now_utc
-from reverie.runtime.schedule import Due, ScheduleConfig, next_due
+from reverie.runtime.schedule import Due, ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.worker import dreamed, new_owner
 from reverie.store.base import BrainStore, Lease
-from reverie.store.leases import leasing
 from reverie.store.schedule import ScheduleRecord, ScheduleStore
 
 __all__ = ["Event", "Scheduler", "Schedules"]
@@ -99,7 +98,7 @@ class Scheduler:
         self.rv, self.schedules = rv, schedules
         self.control: BrainStore = control or rv.store
         self.book = _control(self.control)
-        self.leases = leasing(self.control)
+        self.leases = self.control
         self.owner = owner or new_owner()
         self.lease_ttl, self.max_sleep = lease_ttl, max_sleep
         self.clock = clock
@@ -109,7 +108,7 @@ class Scheduler:
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._catch_up: dict[str, datetime] = {}
-        leasing(rv.store).lease_owner = self.owner  # the commit fence
+        rv.store.lease_owner = self.owner  # the commit fence
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -172,7 +171,7 @@ class Scheduler:
         """Run ``record``'s scope if due; return when to look at it again."""
         config = self.schedules.of(record.scope)
         now = self.clock()
-        due = next_due(record.state(), config, now)
+        due = next_due(ScheduleState.of(record), config, now)
         if first and due.missed(now, config.grace):
             if not config.catch_up:
                 await asyncio.to_thread(
@@ -214,7 +213,7 @@ class Scheduler:
         """Re-read the state under the lease (another process may have just run it), claim, run."""
         now = self.clock()
         record = await asyncio.to_thread(self.book.schedule_record, scope, now)
-        due = next_due(record.state(), self.schedules.of(scope), now)
+        due = next_due(ScheduleState.of(record), self.schedules.of(scope), now)
         if not due.ready(now) or not await asyncio.to_thread(
             self.book.schedule_claim, record, self.owner, now
         ):

@@ -2,7 +2,7 @@
 
 Run any number of workers, on any number of machines, against one PostgreSQL database (or a few
 processes against one SQLite file). Each loop claims up to ``batch`` scopes that have pending
-episodes and no live lease (:meth:`reverie.store.base.LeaseStore.claim_due`), runs one cycle per
+episodes and no live lease (:meth:`reverie.store.base.BrainStore.claim_due`), runs one cycle per
 scope through the facade, and releases the lease. While a cycle runs, a heartbeat thread (on its
 own connection) extends the lease every ``ttl / 3`` seconds; a worker that dies stops
 heartbeating and its scopes are taken over once their leases expire.
@@ -31,8 +31,7 @@ from typing import Any
 from reverie.engine import Reverie
 from reverie.errors import Conflict, LeaseLost, ReverieError
 from reverie.models import CycleReport, now_utc
-from reverie.store.base import BrainStore, Lease, LeaseStore
-from reverie.store.leases import leasing
+from reverie.store.base import BrainStore, Lease
 
 __all__ = ["Worker", "WorkerStats", "dreamed", "new_owner"]
 
@@ -67,7 +66,7 @@ class _Heartbeat(threading.Thread):
     """Extends one lease every ``interval`` seconds until stopped or the lease is lost."""
 
     def __init__(
-        self, store: LeaseStore, lease: Lease, ttl: float, clock: Callable[[], datetime]
+        self, store: BrainStore, lease: Lease, ttl: float, clock: Callable[[], datetime]
     ) -> None:
         super().__init__(name=f"heartbeat {lease.scope.key}", daemon=True)
         self.store, self.lease, self.ttl, self.clock = store, lease, ttl, clock
@@ -112,13 +111,13 @@ class Worker:
         clock: Callable[[], datetime] = now_utc,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
-        self.rv, self.control, self.leases = rv, leases, leasing(leases)
+        self.rv, self.control, self.leases = rv, leases, leases
         self.owner = owner or new_owner()
         self.ttl, self.poll, self.batch, self.backoff, self.hold = ttl, poll, batch, backoff, hold
         self.clock = clock
         self.on_event = on_event or (lambda _e: None)
         self.stats = WorkerStats()
-        leasing(rv.store).lease_owner = self.owner  # the commit fence
+        rv.store.lease_owner = self.owner  # the commit fence
 
     def _emit(self, event: str, lease: Lease, **data: Any) -> None:
         self.on_event(

@@ -27,7 +27,7 @@ from reverie.dream.cycle import new_cycle_id
 from reverie.engine import Reverie
 from reverie.errors import Conflict
 from reverie.models import CycleReport, Scope, now_utc
-from reverie.store.base import Lease, LeaseStore
+from reverie.store.base import BrainStore, Lease
 
 __all__ = ["DreamJob", "DreamRunner"]
 
@@ -75,8 +75,7 @@ class DreamRunner:
         self._running: dict[str, str] = {}
         self._keep = keep
         self._owner = f"reverie-serve:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        if isinstance(rv.store, LeaseStore):  # the commit fence: commits land as this owner
-            rv.store.lease_owner = self._owner
+        rv.store.lease_owner = self._owner  # the commit fence: commits land as this owner
 
     def start(self, scope: Scope, *, dry_run: bool = False, review: bool = False) -> DreamJob:
         """Queue a cycle for ``scope``; :class:`Conflict` if one is still running there."""
@@ -139,11 +138,8 @@ class DreamRunner:
 
     @contextmanager
     def _lease(self, scope: Scope) -> Iterator[None]:
-        """Hold the store's lease on ``scope`` (when the store has leases) while dreaming."""
+        """Hold the store's lease on ``scope`` while dreaming."""
         store = self._rv.store
-        if not isinstance(store, LeaseStore):
-            yield
-            return
         lease = store.acquire_lease(scope, self._owner, LEASE_TTL_S, now_utc())
         if lease is None:
             raise Conflict(f"another worker holds the dream lease of {scope.key}; try later")
@@ -158,7 +154,7 @@ class DreamRunner:
             store.release_lease(lease)
 
     @staticmethod
-    def _heartbeat(store: LeaseStore, lease: Lease, stop: threading.Event) -> None:
+    def _heartbeat(store: BrainStore, lease: Lease, stop: threading.Event) -> None:
         while not stop.wait(LEASE_TTL_S / 3):
             try:
                 lease = store.heartbeat_lease(lease, LEASE_TTL_S, now_utc())

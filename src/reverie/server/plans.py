@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from reverie.dream.review import plan_store
 from reverie.keys import ApiKey
 from reverie.models import CycleReport
 from reverie.server.auth import Brain, Reader, Writer, ensure_visible, scope_for
@@ -32,7 +31,7 @@ Status = Annotated[
 
 def _plan(rv: Any, key: ApiKey, plan_id: str, *, write: bool = False) -> PendingPlan:
     """The plan, 404 unless ``key`` covers its scope; 403 when it only reads and must write."""
-    plan = plan_store(rv.store).plan(plan_id)
+    plan: PendingPlan = rv.store.plan(plan_id)
     ensure_visible(key, plan.scope, f"plan {plan_id}")
     if write:
         scope_for(key, plan.scope, write=True)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +26,7 @@ from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
 from reverie.store.base import ArchiveStore
 from reverie.store.dialect import Dialect
+from reverie.store.records import BundleInfo
 from reverie.store.sql.base import SQLBase
 from reverie.store.sql.rows import EPISODE_COLUMNS, episode_search_text, prefixed, scope_token
 from reverie.store.vectors import embedded_text
@@ -39,24 +39,6 @@ _CHUNK = 500
 def is_stub(ep: Episode) -> bool:
     """True for the hot-store stub of an archived episode."""
     return not ep.situation and not ep.action
-
-
-@dataclass(frozen=True)
-class BundleInfo:
-    """One archived bundle: ``hash`` is ``sha256:`` + the hex digest of its bytes."""
-
-    hash: str
-    scope: Scope
-    episodes: int
-    bytes: int
-    first_seq: int
-    last_seq: int
-    created_at: datetime
-    restored_at: datetime | None = None
-
-    @property
-    def file_name(self) -> str:
-        return self.hash.removeprefix("sha256:") + ".jsonl.gz"
 
 
 BUNDLE_COLUMNS = "hash, scope_key, episodes, bytes, first_seq, last_seq, created_at, restored_at"

@@ -9,40 +9,46 @@ was. The same changeset shape undoes a cycle.
 
 Collection trusts only ``seq``: a store-assigned, strictly increasing integer.
 
-:class:`Store` is what a dream cycle and recall need. Everything else a store may do is a
-capability — :class:`History`, :class:`Stats`, :class:`LeaseStore`, :class:`PlanStore`,
-:class:`VectorStore`, :class:`NearestNeighbours`, :class:`ArchiveStore`, :class:`KeyStore`,
-:class:`ResponseCache`, :class:`ScheduleStore`, :class:`ErasureStore` — that a caller checks
-with ``isinstance``;
-:class:`BrainStore` is the core with history and stats, what every backend is. Which backend has
-which capability: docs/store.md.
+:class:`Store` is what recall needs. :class:`BrainStore` is what every backend is: the core,
+history and stats, leases, plans, vectors, API keys, the response cache and erasure. Only what
+one backend has and the other has not is an optional capability that a caller checks with
+``isinstance``: :class:`NearestNeighbours` (PostgreSQL), :class:`ArchiveStore` and
+:class:`ScheduleStore` (SQLite); each says why. docs/store.md has the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from reverie.models import Cycle, Episode, Page, Revision, Scope, now_utc
+from reverie.models import Cycle, Episode, Page, Revision, Scope
 from reverie.store.records import (
+    ApiKey,
+    BundleInfo,
+    Changeset,
+    CycleTally,
     DreamStats,
+    Erasure,
+    ExportRecord,
     JournalEntry,
     Lease,
     ModelCost,
+    Observation,
+    PageWrite,
+    PendingPlan,
+    PlanStatus,
+    Promotion,
     PromotionRecord,
+    Receipt,
+    ScheduleRecord,
+    StepHook,
     StoreStats,
     Strength,
+    Tombstone,
+    VectorRow,
+    VectorUnit,
 )
-
-if TYPE_CHECKING:
-    from reverie.keys import ApiKey
-    from reverie.store.archive import BundleInfo
-    from reverie.store.plans import PendingPlan, PlanStatus
-    from reverie.store.receipts import Erasure, ExportRecord, Receipt, Tombstone
-    from reverie.store.schedule import ScheduleRecord
-    from reverie.store.vectors import VectorRow, VectorUnit
 
 __all__ = [
     "ArchiveStore",
@@ -50,17 +56,13 @@ __all__ = [
     "Changeset",
     "CycleTally",
     "DreamStats",
-    "ErasureStore",
     "History",
     "JournalEntry",
-    "KeyStore",
     "Lease",
-    "LeaseStore",
     "ModelCost",
     "NearestNeighbours",
     "Observation",
     "PageWrite",
-    "PlanStore",
     "Promotion",
     "PromotionRecord",
     "ResponseCache",
@@ -70,103 +72,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "Strength",
-    "VectorStore",
 ]
-
-StepHook = Callable[[str], None]
-"""Called with a step name between the writes of a commit (fault injection, progress)."""
-
-
-@dataclass(frozen=True)
-class PageWrite:
-    """A new revision for a page; ``expected_revision`` is the number read (None: new page)."""
-
-    scope: Scope
-    topic_key: str
-    revision: Revision
-    expected_revision: int | None
-
-
-@dataclass(frozen=True)
-class Observation:
-    """A cycle re-observed a page's pattern: ``episodes`` new ones, the latest at ``last_seen``."""
-
-    page_id: str
-    episodes: int
-    last_seen: datetime
-
-
-@dataclass(frozen=True)
-class CycleTally(ModelCost):
-    """What one dream cycle adds to its scope's cumulative stats (:class:`DreamStats`).
-
-    A committed cycle's tally lands in the cycle's transaction; a failed one (an exception, or
-    every group rejected so nothing was committed) is recorded by a separate small write after
-    the failure (:meth:`Stats.record_tally`), since the failed cycle has no transaction to join.
-    """
-
-    scope: Scope
-    at: datetime
-    failed: bool = False
-    duration_s: float = 0.0
-    episodes: int = 0
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class Promotion:
-    """An org copy of a reinforced page (:mod:`reverie.dream.promote`).
-
-    ``write`` is the org page's new revision (scope ``tenant/_org``); the source page, its scope
-    and the revision copied are the attribution.
-    """
-
-    write: PageWrite
-    source_page_id: str
-    source_scope: Scope
-    source_revision: int
-    cycles: int
-
-
-@dataclass(frozen=True)
-class Changeset:
-    """Everything one cycle (or one undo, edit or import) changes, applied atomically by
-    :meth:`Store.commit`.
-
-    ``at`` is when the change happens, by the caller's clock: the store stamps the checkpoint,
-    an undo and a journal entry without a cycle with it, and fences leases against it (a
-    cycle's own ``finished_at`` first), so no store code reads a clock of its own.
-    """
-
-    scope: Scope
-    expected_checkpoint: int
-    checkpoint: int
-    page_writes: Sequence[PageWrite] = ()
-    marks: Sequence[str] = ()
-    mark_cycle: str | None = None
-    unmark_cycle: str | None = None
-    cycle: Cycle | None = None
-    undone_cycle: str | None = None
-    # reinforcement rows, the journal entry, and episodes recorded with the change (a
-    # person's edit is stored as an episode so the claims it adds can cite it)
-    observations: Sequence[Observation] = ()
-    journal: str | None = None
-    episodes: Sequence[Episode] = ()
-    # the cycle's addition to the cumulative stats (dream cycles only, not undo/import)
-    tally: CycleTally | None = None
-    # org copies of reinforced pages: the only writes that leave ``scope``
-    promotions: Sequence[Promotion] = ()
-    # the reviewed plan this changeset applies; commit() marks it applied in the same
-    # transaction (reverie.store.plans)
-    plan_id: str | None = None
-    at: datetime = field(default_factory=now_utc)
-
-    @property
-    def landed_at(self) -> datetime:
-        """When the change lands: the cycle's finish when it records one, else ``at``."""
-        if self.cycle is not None and self.cycle.finished_at is not None:
-            return self.cycle.finished_at
-        return self.at
 
 
 # -- the core --------------------------------------------------------------------------------
@@ -239,9 +145,6 @@ class Store(Protocol):
         ...
 
 
-# -- capabilities ----------------------------------------------------------------------------
-
-
 @runtime_checkable
 class History(Protocol):
     """Reading back what was stored and done: single rows, revisions, cycles, the journal,
@@ -274,8 +177,6 @@ class History(Protocol):
         ...
 
     def revisions(self, page_id: str) -> list[Revision]: ...
-
-    def revision(self, page_id: str, number: int) -> Revision: ...
 
     def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
         """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``."""
@@ -334,16 +235,29 @@ class Stats(Protocol):
 
 
 @runtime_checkable
-class BrainStore(Store, History, Stats, Protocol):
-    """The core with history and stats: what every backend is, and what the engine holds."""
+class ResponseCache(Protocol):
+    """Model answers by a hash of their input (:mod:`reverie.llm.cache`): not cycle state,
+    written outside any cycle transaction. ``value`` holds ``model``, ``response`` (the JSON
+    answer), ``input_tokens``, ``output_tokens``."""
+
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        """The cached answer under ``key`` (with its ``created_at``), or None."""
+        ...
+
+    def cache_put(self, key: str, value: dict[str, Any]) -> None:
+        """Store (or replace) the answer under ``key``."""
+        ...
 
 
 @runtime_checkable
-class LeaseStore(Protocol):
-    """At most one worker dreams a scope at a time (:mod:`reverie.store.leases`).
+class BrainStore(Store, History, Stats, ResponseCache, Protocol):
+    """Everything both backends do: the core, history and stats, leases, plans held for review,
+    vectors, API keys, the response cache and erasure. The engine, the dream cycle, workers and
+    the edges hold one; only :class:`NearestNeighbours`, :class:`ArchiveStore` and
+    :class:`ScheduleStore` are optional, asked for with ``isinstance``."""
 
-    ``lease_owner`` names the worker the store commits for: a commit to a scope whose live
-    lease another owner holds is refused."""
+    # -- leases: at most one worker dreams a scope at a time (reverie.store.leases); a commit to
+    # a scope whose live lease another owner than ``lease_owner`` holds is refused
 
     lease_owner: str | None
 
@@ -365,12 +279,7 @@ class LeaseStore(Protocol):
         """Give the lease back (False: it was no longer ours)."""
         ...
 
-    def leases(self) -> list[Lease]: ...
-
-
-@runtime_checkable
-class PlanStore(Protocol):
-    """Plans held for review (:mod:`reverie.store.plans`)."""
+    # -- plans held for review (reverie.store.plans)
 
     def put_plan(self, plan: PendingPlan) -> None:
         """Store a new pending plan; :class:`~reverie.errors.PlanPending` if its scope already
@@ -394,10 +303,7 @@ class PlanStore(Protocol):
         longer pending."""
         ...
 
-
-@runtime_checkable
-class VectorStore(Protocol):
-    """Vectors by content hash and the units recall finds by them (:mod:`reverie.store.vectors`)."""
+    # -- vectors by content hash and the units recall finds by them (reverie.store.vectors)
 
     def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
         """The cached vectors of ``model`` for those of ``hashes`` that have one."""
@@ -432,76 +338,7 @@ class VectorStore(Protocol):
         """Episodes of ``scope`` past the newest one embedded for ``model``, by seq."""
         ...
 
-
-@runtime_checkable
-class NearestNeighbours(Protocol):
-    """A store that answers vector queries itself (PostgreSQL: pgvector's HNSW index), so recall
-    asks it instead of loading the scope's vectors into memory. Queries are packed unit vectors;
-    scores are cosine similarities, as in the in-memory index."""
-
-    def has_vectors(self, scope: Scope, model: str) -> bool:
-        """Whether any unit of ``scope`` is embedded with ``model``."""
-        ...
-
-    def vector_search(
-        self,
-        scope: Scope,
-        model: str,
-        query: bytes,
-        k: int,
-        kind: str,
-        *,
-        newest: int | None = None,
-    ) -> list[tuple[str, str, float]]:
-        """The ``k`` units of ``kind`` nearest ``query``: ``(kind, ref, cosine)``, best first;
-        with ``newest``, among the scope's last ``newest`` units of that kind embedded."""
-        ...
-
-    def vector_cosines(
-        self, scope: Scope, model: str, query: bytes, refs: Sequence[str], hashes: Sequence[str]
-    ) -> tuple[dict[str, float], dict[str, float]]:
-        """Cosine with ``query`` of the scope's episode units named in ``refs`` (by ref) and
-        of the embedded texts whose content hash is in ``hashes`` (by hash)."""
-        ...
-
-
-@runtime_checkable
-class ArchiveStore(Protocol):
-    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.archive`); ``path``
-    is the database file, beside which the bundles live."""
-
-    path: str
-
-    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
-        """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
-        before ``before``, by seq."""
-        ...
-
-    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
-        """Index ``bundle`` and turn ``episodes`` (the originals) into stubs, all or nothing."""
-        ...
-
-    def archive_restore(
-        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
-    ) -> int:
-        """Put the bundle's ``episodes`` back into the hot store; the number restored."""
-        ...
-
-    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
-
-    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
-        """``{episode id: bundle hash}`` for those of ``tenant``'s ``episode_ids`` that are
-        archived."""
-        ...
-
-    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
-        """The bundles holding episodes that ``cycle_id`` consolidated."""
-        ...
-
-
-@runtime_checkable
-class KeyStore(Protocol):
-    """API keys, as salted hashes (:mod:`reverie.keys`)."""
+    # -- API keys, as salted hashes (reverie.keys)
 
     def put_api_key(self, key: ApiKey) -> None: ...
 
@@ -515,61 +352,8 @@ class KeyStore(Protocol):
         """Mark the key revoked (idempotent: the first revocation time stays)."""
         ...
 
-
-@runtime_checkable
-class ResponseCache(Protocol):
-    """Model answers by a hash of their input (:mod:`reverie.llm.cache`): not cycle state,
-    written outside any cycle transaction. ``value`` holds ``model``, ``response`` (the JSON
-    answer), ``input_tokens``, ``output_tokens``."""
-
-    def cache_get(self, key: str) -> dict[str, Any] | None:
-        """The cached answer under ``key`` (with its ``created_at``), or None."""
-        ...
-
-    def cache_put(self, key: str, value: dict[str, Any]) -> None:
-        """Store (or replace) the answer under ``key``."""
-        ...
-
-
-@runtime_checkable
-class ScheduleStore(Protocol):
-    """The scheduler's memory, one row per scope (:mod:`reverie.store.schedule`)."""
-
-    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
-        """The scope's record, created (first seen ``now``) when missing."""
-        ...
-
-    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
-        """Every scope's record (created when missing), by scope key."""
-        ...
-
-    def schedule_claim(
-        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
-    ) -> bool:
-        """Mark a run of ``owner`` starting ``now`` (``skip``: record a missed slot as skipped
-        instead). False when the record changed since it was read (compare-and-set)."""
-        ...
-
-    def schedule_finish(
-        self,
-        scope: Scope,
-        owner: str,
-        *,
-        ok: bool,
-        status: str,
-        cycle_id: str | None,
-        message: str,
-    ) -> bool:
-        """End ``owner``'s run; False when the run is no longer ``owner``'s."""
-        ...
-
-
-@runtime_checkable
-class ErasureStore(Protocol):
-    """Erasure, the one deliberate exception to "nothing is overwritten"
-    (:mod:`reverie.store.erasure`, docs/privacy.md): finding what a request reaches, the one
-    transaction that removes it, receipts and tombstones, the record of exports, and the
-    physical scrub of what deleted rows leave in the database files."""
+    # -- erasure (reverie.store.erasure, docs/privacy.md): what a request reaches, the one
+    # transaction that removes it, receipts and tombstones, exports, the physical scrub
 
     def erasure_episodes(
         self,
@@ -620,3 +404,117 @@ class ErasureStore(Protocol):
         ...
 
     def exports(self, scopes: Sequence[Scope]) -> list[ExportRecord]: ...
+
+
+# -- optional capabilities: what one backend has and the other has not --------------------------
+
+
+@runtime_checkable
+class NearestNeighbours(Protocol):
+    """A store that answers vector queries itself, so recall asks it instead of loading the
+    scope's vectors into memory. Queries are packed unit vectors; scores are cosine
+    similarities, as in the in-memory index.
+
+    PostgreSQL only: pgvector's HNSW index answers them in the server. SQLite has no vector
+    index to ask (no extension is loaded), so recall keeps the scope's vectors in an in-memory
+    matrix instead (:mod:`reverie.recall.vectors`), which gives the same scores."""
+
+    def has_vectors(self, scope: Scope, model: str) -> bool:
+        """Whether any unit of ``scope`` is embedded with ``model``."""
+        ...
+
+    def vector_search(
+        self,
+        scope: Scope,
+        model: str,
+        query: bytes,
+        k: int,
+        kind: str,
+        *,
+        newest: int | None = None,
+    ) -> list[tuple[str, str, float]]:
+        """The ``k`` units of ``kind`` nearest ``query``: ``(kind, ref, cosine)``, best first;
+        with ``newest``, among the scope's last ``newest`` units of that kind embedded."""
+        ...
+
+    def vector_cosines(
+        self, scope: Scope, model: str, query: bytes, refs: Sequence[str], hashes: Sequence[str]
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Cosine with ``query`` of the scope's episode units named in ``refs`` (by ref) and
+        of the embedded texts whose content hash is in ``hashes`` (by hash)."""
+        ...
+
+
+@runtime_checkable
+class ArchiveStore(Protocol):
+    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.archive`); ``path``
+    is the database file, beside which the bundles live.
+
+    SQLite only: bundles are files in a folder beside the database file, which a PostgreSQL
+    server has not (its clients may be on any machine), and the cold tier exists to keep one
+    file small; PostgreSQL keeps every episode hot."""
+
+    path: str
+
+    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
+        """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
+        before ``before``, by seq."""
+        ...
+
+    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
+        """Index ``bundle`` and turn ``episodes`` (the originals) into stubs, all or nothing."""
+        ...
+
+    def archive_restore(
+        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
+    ) -> int:
+        """Put the bundle's ``episodes`` back into the hot store; the number restored."""
+        ...
+
+    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
+
+    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
+        """``{episode id: bundle hash}`` for those of ``tenant``'s ``episode_ids`` that are
+        archived."""
+        ...
+
+    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
+        """The bundles holding episodes that ``cycle_id`` consolidated."""
+        ...
+
+
+@runtime_checkable
+class ScheduleStore(Protocol):
+    """The scheduler's memory, one row per scope (:mod:`reverie.store.schedule`).
+
+    SQLite only: the scheduler is the one-machine daemon beside one file (``reverie daemon``);
+    on PostgreSQL any number of ``reverie worker`` processes claim due scopes by lease
+    (:meth:`BrainStore.claim_due`) instead, so no per-scope slots are kept (docs/scaling.md)."""
+
+    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
+        """The scope's record, created (first seen ``now``) when missing."""
+        ...
+
+    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
+        """Every scope's record (created when missing), by scope key."""
+        ...
+
+    def schedule_claim(
+        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
+    ) -> bool:
+        """Mark a run of ``owner`` starting ``now`` (``skip``: record a missed slot as skipped
+        instead). False when the record changed since it was read (compare-and-set)."""
+        ...
+
+    def schedule_finish(
+        self,
+        scope: Scope,
+        owner: str,
+        *,
+        ok: bool,
+        status: str,
+        cycle_id: str | None,
+        message: str,
+    ) -> bool:
+        """End ``owner``'s run; False when the run is no longer ``owner``'s."""
+        ...

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from reverie.engine import open_store
 from reverie.errors import Conflict, InvalidInput, StoreError
 from reverie.hashing import canonical_json
+from reverie.store import open_store
 from reverie.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from typing import Any
 from reverie.errors import Conflict, NotFound
 from reverie.models import Episode, Revision, Scope, revision_meta
 from reverie.store.archive import BUNDLE_COLUMNS, bundle_row
-from reverie.store.base import ErasureStore, StepHook
-from reverie.store.receipts import (
+from reverie.store.base import StepHook
+from reverie.store.records import (
     BundleSwap,
     Erasure,
     ExportRecord,
@@ -46,13 +46,12 @@ __all__ = [
     "BundleSwap",
     "Erasure",
     "ErasureSQL",
-    "ErasureStore",
     "ExportRecord",
     "PageDrop",
     "Receipt",
     "RevisionRewrite",
     "Tombstone",
-]  # the records live in reverie.store.receipts
+]  # the records live in reverie.store.records
 
 _TOMBSTONE_COLUMNS = (
     "erasure_id, page_id, revision, scope_key, hash_before, hash_after, created_at, reason,"
@@ -80,7 +79,7 @@ def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
 
 
 class ErasureSQL(SQLBase):
-    """:class:`ErasureStore` in the SQL both backends share; the backend adds its text index
+    """Erasure in the SQL both backends share; the backend adds its text index
     (:meth:`_unindex_episodes`, :meth:`_unindex_page`, :meth:`_compact_text_index`), secure
     deletion (:meth:`_secure`) and the physical scrub (:meth:`scrub_free_space`)."""
 

@@ -22,8 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from reverie.errors import NotFound
-from reverie.keys import ApiKey, Rights
 from reverie.models import now_utc, utc
+from reverie.store.records import ApiKey, Rights
 from reverie.store.sql.base import SQLBase
 
 __all__ = ["KeysCacheSQL"]

@@ -25,26 +25,18 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reverie.errors import Conflict, InvalidInput, LeaseLost
+from reverie.errors import Conflict, LeaseLost
 from reverie.models import Scope
-from reverie.store.base import Changeset, Lease, LeaseStore
+from reverie.store.base import Changeset, Lease
 from reverie.store.dialect import Dialect, lease_time
 from reverie.store.sql.base import SQLBase
 
-__all__ = ["LEASE_COLUMNS", "RELEASED", "LeasesSQL", "check_lease", "lease_time", "leasing"]
+__all__ = ["LEASE_COLUMNS", "RELEASED", "LeasesSQL", "check_lease", "lease_time"]
 
 RELEASED = datetime(1, 1, 1, tzinfo=UTC)
 """``expires_at`` of a released lease: before any ``now``."""
 
 LEASE_COLUMNS = "scope_key, owner, token, acquired_at, expires_at"
-
-
-def leasing(store: object) -> LeaseStore:
-    """``store`` as a :class:`~reverie.store.base.LeaseStore`; :class:`InvalidInput` when it
-    cannot lease scopes (workers and the scheduler need leases)."""
-    if not isinstance(store, LeaseStore):
-        raise InvalidInput("db", f"{type(store).__name__} cannot lease scopes to workers")
-    return store
 
 
 def check_lease(c: Any, d: Dialect, changes: Changeset, lease_owner: str | None) -> None:
@@ -108,7 +100,3 @@ class LeasesSQL(SQLBase):
                 (self.dialect.lease_ts(RELEASED), lease.scope.key, lease.owner, lease.token),
             )
             return bool(cur.rowcount == 1)
-
-    def leases(self) -> list[Lease]:
-        rows = self._read(f"SELECT {LEASE_COLUMNS} FROM leases ORDER BY scope_key")
-        return [self._lease(r) for r in rows]

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from functools import cache
 from typing import Any
 
@@ -32,15 +30,14 @@ from pydantic import TypeAdapter, ValidationError
 
 from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.hashing import content_hash
-from reverie.models import CycleReport, Revision, Scope
-from reverie.store.base import Changeset, PlanStore
+from reverie.models import Revision, Scope
 from reverie.store.dialect import Dialect
+from reverie.store.records import Changeset, PendingPlan, PlanStatus
 from reverie.store.sql.base import SQLBase
 
 __all__ = [
     "PendingPlan",
     "PlanStatus",
-    "PlanStore",
     "PlansSQL",
     "blank_changeset",
     "dump_changeset",
@@ -51,53 +48,7 @@ __all__ = [
 FORMAT = 1
 """Version of the stored changeset JSON; a reader refuses a format it does not know."""
 
-_COUNTS = ("created", "revised", "merged", "superseded", "retired")
 _COLUMNS = "id, scope_key, cycle_id, status, created_at, settled_at, reason, changeset"
-
-
-class PlanStatus(StrEnum):
-    PENDING = "pending"
-    APPLIED = "applied"
-    REJECTED = "rejected"
-    STALE = "stale"
-
-
-@dataclass(frozen=True)
-class PendingPlan:
-    """A stored plan: the changeset a reviewed cycle would commit, and what became of it."""
-
-    id: str
-    scope: Scope
-    cycle_id: str
-    status: PlanStatus
-    created_at: datetime
-    changes: Changeset = field(repr=False)
-    settled_at: datetime | None = None
-    reason: str | None = None
-
-    @property
-    def report(self) -> CycleReport:
-        """The report of the cycle the plan would record (counts, changes, model cost)."""
-        if self.changes.cycle is None:
-            raise StoreError(f"plan {self.id} holds no cycle record")
-        return self.changes.cycle.report
-
-    def summary(self) -> dict[str, Any]:
-        """The plan without its changeset, as plain JSON (listing, ``--json``)."""
-        r = self.report
-        return {
-            "id": self.id,
-            "scope": self.scope.key,
-            "cycle_id": self.cycle_id,
-            "status": str(self.status),
-            "created_at": self.created_at.isoformat(),
-            "settled_at": self.settled_at.isoformat() if self.settled_at else None,
-            "reason": self.reason,
-            "pages": len(self.changes.page_writes),
-            "episodes": len(self.changes.marks),
-            "checkpoint": [self.changes.expected_checkpoint, self.changes.checkpoint],
-            "counts": {k: getattr(r, k) for k in _COUNTS},
-        }
 
 
 def plan_id_for(cycle_id: str) -> str:
@@ -188,7 +139,7 @@ def _pending_of(c: Any, scope_key: str) -> str | None:
 
 
 class PlansSQL(SQLBase):
-    """:class:`PlanStore` in the SQL both backends share."""
+    """Plans (:class:`~reverie.store.base.BrainStore`) in the SQL both backends share."""
 
     def _plan_from_row(self, r: Sequence[Any]) -> PendingPlan:
         data = r[7] if isinstance(r[7], dict) else json.loads(r[7])

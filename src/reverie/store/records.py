@@ -1,24 +1,57 @@
-"""What the store's reads hand back: plain records, no behaviour.
+"""The store's records: what goes in (the changeset, a plan, an erasure, a key) and what reads
+hand back (stats, leases, bundles, vector units, schedule rows, receipts). Plain data, no I/O.
 
-Re-exported by :mod:`reverie.store.base`, which is where callers import them from.
+:mod:`reverie.store.base` declares the protocols over these and imports nothing else of the
+store; the modules that implement a part of the store (plans, archive, vectors, schedule,
+erasure) import their records from here and re-export them where callers look for them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
+from typing import Any
 
-from reverie.models import Scope
+from pydantic import BaseModel, ConfigDict, Field
+
+from reverie.errors import StoreError
+from reverie.models import Cycle, CycleReport, Episode, Revision, Scope, now_utc
 
 __all__ = [
+    "ApiKey",
+    "BundleInfo",
+    "BundleSwap",
+    "Changeset",
+    "CycleTally",
     "DreamStats",
+    "Erasure",
+    "ExportRecord",
     "JournalEntry",
     "Lease",
     "ModelCost",
+    "Observation",
+    "PageDrop",
+    "PageWrite",
+    "PendingPlan",
+    "PlanStatus",
+    "Promotion",
     "PromotionRecord",
+    "Receipt",
+    "RevisionRewrite",
+    "Rights",
+    "ScheduleRecord",
+    "StepHook",
     "StoreStats",
     "Strength",
+    "Tombstone",
+    "VectorRow",
+    "VectorUnit",
 ]
+
+StepHook = Callable[[str], None]
+"""Called with a step name between the writes of a commit (fault injection, progress)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,3 +142,399 @@ class StoreStats(ModelCost):
     cycles: int
     checkpoint: int
     model_latency_s: float = 0.0
+
+
+# -- API keys (reverie.keys mints and checks them) -------------------------------------------------
+
+
+class Rights(StrEnum):
+    """What a key may do; each right includes the ones before it."""
+
+    READ = "read"
+    WRITE = "write"
+    ADMIN = "admin"
+
+    def includes(self, other: Rights) -> bool:
+        return _LEVELS[self] >= _LEVELS[other]
+
+
+_LEVELS = {Rights.READ: 0, Rights.WRITE: 1, Rights.ADMIN: 2}
+
+
+class ApiKey(BaseModel):
+    """A stored key: who it lets in, and how to recognise its secret (never the secret)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str = ""
+    tenant: str
+    agent: str | None = None
+    rights: Rights = Rights.READ
+    salt: str = Field(repr=False)
+    secret_hash: str = Field(repr=False)
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def bound_to(self) -> str:
+        """``tenant`` or ``tenant/agent``: the part of the brain this key may touch."""
+        return f"{self.tenant}/{self.agent}" if self.agent else self.tenant
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+    def public(self) -> dict[str, object]:
+        """What may be shown about the key: everything but the salt and the hash."""
+        return self.model_dump(mode="json", exclude={"salt", "secret_hash"}) | {
+            "bound_to": self.bound_to
+        }
+
+
+# -- the changeset a cycle, an undo, an edit or an import commits ----------------------------------
+
+
+@dataclass(frozen=True)
+class PageWrite:
+    """A new revision for a page; ``expected_revision`` is the number read (None: new page)."""
+
+    scope: Scope
+    topic_key: str
+    revision: Revision
+    expected_revision: int | None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A cycle re-observed a page's pattern: ``episodes`` new ones, the latest at ``last_seen``."""
+
+    page_id: str
+    episodes: int
+    last_seen: datetime
+
+
+@dataclass(frozen=True)
+class CycleTally(ModelCost):
+    """What one dream cycle adds to its scope's cumulative stats (:class:`DreamStats`).
+
+    A committed cycle's tally lands in the cycle's transaction; a failed one (an exception, or
+    every group rejected so nothing was committed) is recorded by a separate small write after
+    the failure (:meth:`Stats.record_tally`), since the failed cycle has no transaction to join.
+    """
+
+    scope: Scope
+    at: datetime
+    failed: bool = False
+    duration_s: float = 0.0
+    episodes: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """An org copy of a reinforced page (:mod:`reverie.dream.promote`).
+
+    ``write`` is the org page's new revision (scope ``tenant/_org``); the source page, its scope
+    and the revision copied are the attribution.
+    """
+
+    write: PageWrite
+    source_page_id: str
+    source_scope: Scope
+    source_revision: int
+    cycles: int
+
+
+@dataclass(frozen=True)
+class Changeset:
+    """Everything one cycle (or one undo, edit or import) changes, applied atomically by
+    :meth:`Store.commit`.
+
+    ``at`` is when the change happens, by the caller's clock: the store stamps the checkpoint,
+    an undo and a journal entry without a cycle with it, and fences leases against it (a
+    cycle's own ``finished_at`` first), so no store code reads a clock of its own.
+    """
+
+    scope: Scope
+    expected_checkpoint: int
+    checkpoint: int
+    page_writes: Sequence[PageWrite] = ()
+    marks: Sequence[str] = ()
+    mark_cycle: str | None = None
+    unmark_cycle: str | None = None
+    cycle: Cycle | None = None
+    undone_cycle: str | None = None
+    # reinforcement rows, the journal entry, and episodes recorded with the change (a
+    # person's edit is stored as an episode so the claims it adds can cite it)
+    observations: Sequence[Observation] = ()
+    journal: str | None = None
+    episodes: Sequence[Episode] = ()
+    # the cycle's addition to the cumulative stats (dream cycles only, not undo/import)
+    tally: CycleTally | None = None
+    # org copies of reinforced pages: the only writes that leave ``scope``
+    promotions: Sequence[Promotion] = ()
+    # the reviewed plan this changeset applies; commit() marks it applied in the same
+    # transaction (reverie.store.plans)
+    plan_id: str | None = None
+    at: datetime = field(default_factory=now_utc)
+
+    @property
+    def landed_at(self) -> datetime:
+        """When the change lands: the cycle's finish when it records one, else ``at``."""
+        if self.cycle is not None and self.cycle.finished_at is not None:
+            return self.cycle.finished_at
+        return self.at
+
+
+# -- plans held for review (reverie.store.plans) ---------------------------------------------------
+
+
+_COUNTS = ("created", "revised", "merged", "superseded", "retired")
+
+
+class PlanStatus(StrEnum):
+    PENDING = "pending"
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    STALE = "stale"
+
+
+@dataclass(frozen=True)
+class PendingPlan:
+    """A stored plan: the changeset a reviewed cycle would commit, and what became of it."""
+
+    id: str
+    scope: Scope
+    cycle_id: str
+    status: PlanStatus
+    created_at: datetime
+    changes: Changeset = field(repr=False)
+    settled_at: datetime | None = None
+    reason: str | None = None
+
+    @property
+    def report(self) -> CycleReport:
+        """The report of the cycle the plan would record (counts, changes, model cost)."""
+        if self.changes.cycle is None:
+            raise StoreError(f"plan {self.id} holds no cycle record")
+        return self.changes.cycle.report
+
+    def summary(self) -> dict[str, Any]:
+        """The plan without its changeset, as plain JSON (listing, ``--json``)."""
+        r = self.report
+        return {
+            "id": self.id,
+            "scope": self.scope.key,
+            "cycle_id": self.cycle_id,
+            "status": str(self.status),
+            "created_at": self.created_at.isoformat(),
+            "settled_at": self.settled_at.isoformat() if self.settled_at else None,
+            "reason": self.reason,
+            "pages": len(self.changes.page_writes),
+            "episodes": len(self.changes.marks),
+            "checkpoint": [self.changes.expected_checkpoint, self.changes.checkpoint],
+            "counts": {k: getattr(r, k) for k in _COUNTS},
+        }
+
+
+# -- the cold tier's bundles (reverie.store.archive) -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class BundleInfo:
+    """One archived bundle: ``hash`` is ``sha256:`` + the hex digest of its bytes."""
+
+    hash: str
+    scope: Scope
+    episodes: int
+    bytes: int
+    first_seq: int
+    last_seq: int
+    created_at: datetime
+    restored_at: datetime | None = None
+
+    @property
+    def file_name(self) -> str:
+        return self.hash.removeprefix("sha256:") + ".jsonl.gz"
+
+
+# -- vector units (reverie.store.vectors) ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VectorUnit:
+    """One thing recall can find by vector: an episode (``ref`` = its id) or a page claim
+    (``ref`` = ``page_id#revision#index``), with the content hash its vector is cached under."""
+
+    scope: Scope
+    kind: str
+    ref: str
+    hash: str
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    """A stored unit with its vector, as an in-memory index loads it (``n`` ascending)."""
+
+    n: int
+    kind: str
+    ref: str
+    hash: str
+    vector: bytes
+
+
+# -- the scheduler's row per scope (reverie.store.schedule) ----------------------------------------
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    """What the store remembers about one scope's schedule, plus live facts read with it."""
+
+    scope: Scope
+    first_seen: datetime
+    last_run: datetime | None
+    last_success: datetime | None
+    failures: int
+    running_owner: str | None
+    running_since: datetime | None
+    last_status: str | None
+    last_cycle_id: str | None
+    last_message: str | None
+    version: int
+    pending: int
+    crashed: bool
+
+
+# -- erasure: the plan, and the receipt and tombstones it leaves (docs/privacy.md) -----------------
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """A revision an erasure rewrote (``hash_after``: its new hash) or deleted (None)."""
+
+    erasure_id: str
+    page_id: str
+    revision: int
+    scope: Scope
+    hash_before: str
+    hash_after: str | None
+    at: datetime
+    reason: str
+    request_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "page_id": self.page_id,
+            "revision": self.revision,
+            "scope": self.scope.key,
+            "hash_before": self.hash_before,
+            "hash_after": self.hash_after,
+            "at": self.at.isoformat(),
+            "reason": self.reason,
+            "request_id": self.request_id,
+        }
+
+
+@dataclass(frozen=True)
+class RevisionRewrite:
+    """A revision re-derived without the erased evidence (same page and number, new hash)."""
+
+    scope: Scope
+    revision: Revision
+    hash_before: str
+    current: bool
+
+
+@dataclass(frozen=True)
+class PageDrop:
+    """A page deleted whole; ``revisions`` are the (number, hash) the plan read."""
+
+    page_id: str
+    scope: Scope
+    revisions: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
+class BundleSwap:
+    """An archive bundle that held erased episodes, and the one replacing it (None: it held
+    nothing else)."""
+
+    old: BundleInfo
+    new: BundleInfo | None
+
+
+@dataclass(frozen=True)
+class ExportRecord:
+    """Where a scope was exported: a Markdown mirror folder or a training file."""
+
+    path: str
+    kind: str
+    scope: Scope
+    first_at: datetime
+    last_at: datetime
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """Everything one erasure removes, as the planner read it; applied by
+    :meth:`ErasureSQL.erase` all or nothing."""
+
+    id: str
+    request_id: str
+    at: datetime
+    reason: str
+    request: Mapping[str, Any]
+    episodes: Sequence[Episode] = ()
+    rewrites: Sequence[RevisionRewrite] = ()
+    drops: Sequence[PageDrop] = ()
+    topic_keys: Mapping[str, str] = field(default_factory=dict)
+    bundles: Sequence[BundleSwap] = ()
+    scopes: Sequence[Scope] = ()
+    """Scopes erased whole (their rows in every table)."""
+    touched: Sequence[Scope] = ()
+    """Scopes whose reports, journal, plans and messages are scrubbed of ``needles``."""
+    needles: tuple[str, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+    pending: Mapping[str, Any] = field(default_factory=dict)
+    counted: Mapping[str, int] = field(default_factory=dict)
+    """Counts the planner knows and the store cannot (claims dropped, files out of reach)."""
+
+    @property
+    def episode_ids(self) -> frozenset[str]:
+        return frozenset(e.id for e in self.episodes)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What an erasure did (or, for a dry run, would do)."""
+
+    id: str
+    request_id: str
+    created_at: datetime
+    request: Mapping[str, Any]
+    counts: Mapping[str, int]
+    details: Mapping[str, Any]
+    applied: bool = True
+    finished_at: datetime | None = None
+    tombstones: Sequence[Tombstone] = ()
+
+    @property
+    def pending(self) -> Mapping[str, Any]:
+        """File work still due after the commit (none once ``finished_at`` is set)."""
+        return {} if self.finished_at else dict(self.details.get("pending") or {})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "request_id": self.request_id,
+            "applied": self.applied,
+            "created_at": self.created_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "request": dict(self.request),
+            "counts": dict(self.counts),
+            **{k: v for k, v in self.details.items() if k != "pending"},
+            "pending": dict(self.pending),
+            "tombstones": [t.to_json() for t in self.tombstones],
+        }

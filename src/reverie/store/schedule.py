@@ -14,47 +14,16 @@ backoff retries it soon instead of waiting for the next regular slot.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from reverie.models import Scope
-from reverie.runtime.schedule import ScheduleState
 from reverie.store.base import ScheduleStore
 from reverie.store.dialect import lease_time
+from reverie.store.records import ScheduleRecord
 from reverie.store.sql.base import SQLBase
 
 __all__ = ["SQLiteSchedule", "ScheduleRecord", "ScheduleStore"]
-
-
-@dataclass(frozen=True)
-class ScheduleRecord:
-    """What the store remembers about one scope's schedule, plus live facts read with it."""
-
-    scope: Scope
-    first_seen: datetime
-    last_run: datetime | None
-    last_success: datetime | None
-    failures: int
-    running_owner: str | None
-    running_since: datetime | None
-    last_status: str | None
-    last_cycle_id: str | None
-    last_message: str | None
-    version: int
-    pending: int
-    crashed: bool
-
-    def state(self) -> ScheduleState:
-        """The input of :func:`reverie.runtime.schedule.next_due`; a crashed run counts as a
-        failure."""
-        return ScheduleState(
-            first_seen=self.first_seen,
-            last_run=self.last_run,
-            last_success=self.last_success,
-            failures=self.failures + self.crashed,
-            pending=self.pending,
-        )
 
 
 def _dt(text: str | None) -> datetime | None:

@@ -24,7 +24,7 @@ from typing import Any
 from reverie.models import Episode
 from reverie.store.dialect import Dialect
 from reverie.store.plans import blank_changeset
-from reverie.store.receipts import Erasure
+from reverie.store.records import Erasure
 
 __all__ = [
     "ERASED",

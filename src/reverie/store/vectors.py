@@ -1,9 +1,8 @@
 """Vector storage: an embedding cache keyed by content hash and model, and the units recall finds.
 
-A separate protocol from :class:`reverie.store.base.Store` because vectors are optional: a store
-without them still serves the lexical path (DESIGN invariant 8), and recall checks
-``isinstance(store, VectorStore)`` before using any of this. Vectors are packed little-endian
-float32 blobs (``numpy.ndarray.tobytes``), L2-normalised by the embedder.
+Every backend keeps vectors (:class:`~reverie.store.base.BrainStore`); recall still serves the
+lexical path without an embedder (DESIGN invariant 8). Vectors are packed little-endian float32
+blobs (``numpy.ndarray.tobytes``), L2-normalised by the embedder.
 
 Writes here are derived data, not cycle state: they never join a cycle's transaction, are
 idempotent (``ON CONFLICT DO NOTHING``) and can be rebuilt from episodes and revisions.
@@ -12,11 +11,11 @@ idempotent (``ON CONFLICT DO NOTHING``) and can be rebuilt from episodes and rev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from reverie.models import Episode, Scope
-from reverie.store.base import NearestNeighbours, VectorStore
+from reverie.store.base import NearestNeighbours
+from reverie.store.records import VectorRow, VectorUnit
 from reverie.store.sql.base import SQLBase
 from reverie.store.sql.rows import EPISODE_COLUMNS
 
@@ -24,7 +23,6 @@ __all__ = [
     "EMBED_CHARS",
     "NearestNeighbours",
     "VectorRow",
-    "VectorStore",
     "VectorUnit",
     "VectorsSQL",
     "embedded_text",
@@ -40,29 +38,6 @@ def embedded_text(episode: Episode) -> str:
     return episode.text[:EMBED_CHARS]
 
 
-@dataclass(frozen=True)
-class VectorUnit:
-    """One thing recall can find by vector: an episode (``ref`` = its id) or a page claim
-    (``ref`` = ``page_id#revision#index``), with the content hash its vector is cached under."""
-
-    scope: Scope
-    kind: str
-    ref: str
-    hash: str
-    seq: int | None = None
-
-
-@dataclass(frozen=True)
-class VectorRow:
-    """A stored unit with its vector, as an in-memory index loads it (``n`` ascending)."""
-
-    n: int
-    kind: str
-    ref: str
-    hash: str
-    vector: bytes
-
-
 def vector_rows_query(
     scope: Scope,
     model: str,
@@ -71,8 +46,8 @@ def vector_rows_query(
     kind: str | None = None,
     newest: int | None = None,
 ) -> tuple[str, list[Any]]:
-    """The SQL and parameters of :meth:`VectorStore.vector_rows`; with ``newest`` the rows come
-    newest first (the caller reverses them)."""
+    """The SQL and parameters of :meth:`~reverie.store.base.BrainStore.vector_rows`; with
+    ``newest`` the rows come newest first (the caller reverses them)."""
     sql = (
         "SELECT u.n, u.kind, u.ref, u.hash, e.vector FROM vector_units u JOIN embeddings e"
         " ON e.model = u.model AND e.hash = u.hash"
@@ -88,8 +63,8 @@ def vector_rows_query(
 
 
 class VectorsSQL(SQLBase):
-    """:class:`VectorStore` in the SQL both backends share (migration 0003); the dialect turns
-    blobs into the backend's vector type and back."""
+    """Vectors in the SQL both backends share (migration 0003); the dialect turns blobs into
+    the backend's vector type and back."""
 
     def _ensure_vector_index(self, c: Any, dim: int) -> None:
         """Prepare the index for vectors of ``dim`` dimensions (PostgreSQL's HNSW)."""

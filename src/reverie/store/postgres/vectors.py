@@ -39,7 +39,7 @@ class PgVectorSearch(SQLBase):
         )
         return bool(rows)
 
-    def vector_search(  # noqa: PLR0913 (the VectorStore protocol's keyword options)
+    def vector_search(  # noqa: PLR0913 (the NearestNeighbours protocol's keyword options)
         self,
         scope: Scope,
         model: str,

@@ -248,16 +248,6 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
             raise NotFound(f"no page {page_id}")
         return [self._revision_from_row(r) for r in rows]
 
-    def revision(self, page_id: str, number: int) -> Revision:
-        """One revision of a page, decoded alone (``revisions`` decodes them all)."""
-        rows = self._read(
-            f"SELECT {REVISION_COLUMNS} FROM revisions WHERE page_id = ? AND number = ?",
-            (page_id, number),
-        )
-        if not rows:
-            raise NotFound(f"no revision {number} of page {page_id}")
-        return self._revision_from_row(rows[0])
-
     def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
         """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``'s pages,
         nothing decoded: what an integrity check compares across time."""
