@@ -68,8 +68,8 @@ class DreamConfig:
     """How a cycle chooses and groups episodes.
 
     An episode is eligible when its importance reaches ``importance_threshold``, when it carries a
-    real lesson (not a template such as "approach worked"), or when at least ``min_pattern``
-    episodes of the scanned window share its pattern key (a recurring pattern).
+    real lesson (not boilerplate of its brain, reverie.dream.boilerplate), or when at least
+    ``min_pattern`` episodes of the scanned window share its pattern key (a recurring pattern).
     """
 
     importance_threshold: int = 6
@@ -116,6 +116,12 @@ class DreamConfig:
     episodes; before, its page is written extractively."""
     lesson_cosine: float = 0.75
     """With an embedder: two stated lessons of one problem at least this similar are one claim."""
+    boilerplate_spread: float = 3.25
+    """A lesson, outcome or action text whose episodes' contexts are this many unrelated ones
+    (their effective number, reverie.dream.boilerplate) is a stop phrase of the brain."""
+    boilerplate_window: int = 1500
+    """Stop phrases are learnt from the scope's newest this-many episodes each cycle (0: off,
+    only the universal prior)."""
     fallback_after_days: float | None = 7.0
     """With a model distiller: a group whose plan is rejected, and whose first episode was stored
     at least this long ago, is distilled extractively instead (reverie.dream.fallback; None:

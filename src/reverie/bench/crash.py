@@ -51,7 +51,7 @@ from reverie.bench.crash_lanes import (
 )
 from reverie.bench.synth import DEFAULT_START
 from reverie.config import DreamConfig
-from reverie.dream.templates import is_template_lesson
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.engine import Reverie
 from reverie.models import Episode, Scope
 from reverie.store.sqlite import SQLiteStore

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from reverie.config import DreamConfig
 from reverie.dream.apply import WriteContext, change_of, operation_writes
+from reverie.dream.boilerplate import Boilerplate, boilerplate_of
 from reverie.dream.budget import absorb, model_due, reinforce, with_support
 from reverie.dream.cluster import Group
 from reverie.dream.collect import Collection, collect, next_checkpoint
@@ -187,13 +188,15 @@ class DreamCycle:
         collection = collect(scanned, self.config)
         fact_slots, others = split_facts(collection.taken)  # facts skip clustering
         timer.phase("cluster")
+        boilerplate = boilerplate_of(self.store, scope, self.config)
+        others = boilerplate.strip(others)  # the cycle never sees the brain's stop phrases
         grouping, routing = self._group(scope, others)
         groups = routing.groups
         timer.phase("score")  # insight scores order the group cap
         scores = score_groups(self.store, scope, groups)
         kept, overflow = rank_for_cap(groups, scores, self.config.max_groups_per_cycle)
         timer.phase("distill")
-        evidence = self._evidence(scope, kept, now, routing.merges)
+        evidence = self._evidence(scope, kept, now, routing.merges, boilerplate)
         distilled = self._distill_all(evidence, report)
         timer.phase("validate")
         result = self._validate(
@@ -258,9 +261,12 @@ class DreamCycle:
         groups: Sequence[Group],
         now: datetime,
         merges: Mapping[str, Sequence[Page]] | None = None,
+        boilerplate: Boilerplate | None = None,
     ) -> list[Evidence]:
         """Each group with its topic's page, plus the pages it merges (the same lesson, or a
-        problem that converged), and the problems a page gives up when it splits."""
+        problem that converged), and the problems a page gives up when it splits. The history
+        shown is stripped of stop phrases like the new episodes."""
+        view = boilerplate or Boilerplate()
         pages = self.store.pages_by_topic(scope, [g.topic_key for g in groups])
         out = []
         for g in groups:
@@ -271,7 +277,7 @@ class DreamCycle:
             for p in shown:
                 cited = p.citations[-self.config.history_limit :]
                 eps = resolve_archived(self.store, self.store.episodes(cited, tenant=scope.tenant))
-                history[p.id] = tuple(e for e in eps if not is_human_edit(e))
+                history[p.id] = tuple(view.strip(e for e in eps if not is_human_edit(e)))
             split = self._split(page, history[page.id], g) if page and not merged else ()
             # Built from values that are valid already (the store's episodes and pages):
             # validating would only re-run every episode's own checks, once per episode.

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
 from reverie.dream.cluster import STOP_WORDS, Group, order_key
-from reverie.dream.templates import is_template_lesson
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.models import TEACHING_ROLES, Claim, ClaimRole, Episode, Page, PageStatus, Scope
 from reverie.recall.query import stem
 

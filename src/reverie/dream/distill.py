@@ -52,7 +52,7 @@ from reverie.dream.lessons import (
 )
 from reverie.dream.pins import is_human_edit
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
-from reverie.dream.templates import is_template_lesson
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.models import (
     Claim,
     ClaimRole,

@@ -55,7 +55,7 @@ from reverie.dream.cluster import (
 from reverie.dream.dialogue import CONVERSATION
 from reverie.dream.facts import PREFIX as FACT_PREFIX
 from reverie.dream.lessons import FAILING as _FAILING
-from reverie.dream.templates import is_template_lesson
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.hashing import content_hash
 from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem

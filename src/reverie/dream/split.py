@@ -39,7 +39,7 @@ from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.dream.lessons import current_fix
 from reverie.dream.plan import SplitPart
 from reverie.dream.problems import group_by_problem, is_knowledge
-from reverie.dream.templates import is_template_lesson
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.models import TEACHING_ROLES, Episode, Page
 
 if TYPE_CHECKING:

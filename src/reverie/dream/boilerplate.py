@@ -1,0 +1,212 @@
+"""Boilerplate: text a brain's episodes repeat everywhere, so it says nothing about any of them.
+
+Agents and their frameworks fill the lesson, outcome and action fields with status lines ("Task
+completed", "Operation concluded per standard procedure", "N/A"). Such text must never title a
+page, become a claim, make an episode knowledge or lift a page in recall. It is found by its
+**distribution** in the brain's own episodes, the way a search engine finds stop words by their
+document frequency, not by a list of words:
+
+* **Phrase.** A text is reduced to its key (:func:`phrase_key`): its content words, lowercased,
+  stemmed, stop words, numbers and ids out, as a sorted set. Near-duplicates ("Run 41 finished
+  OK." / "run 97 finished ok") share a key. The lesson, outcome details and action of an
+  episode are pooled: a filler is the same filler in any field.
+* **Spread.** Each episode also has a **context**, what it is about without those fields: its
+  situation, error, tools and category (:func:`~reverie.dream.problems.problem_features`, idf
+  weighted over the episodes read). The spread of a phrase is the *effective number of
+  unrelated contexts* it occurs in, ``n² / Σᵢ Σⱼ Zᵢⱼ`` over its ``n`` episodes (the
+  Leinster–Cobbold diversity of order 2), where ``Zᵢⱼ`` is how alike two contexts are: their
+  cosine, blended with whether they share tools and category (:data:`SAME_CHANNEL`). A lesson taught
+  many times in one problem has a spread near 1-2, however many episodes teach it (its contexts
+  are alike); a status line written after every kind of work has a spread near the number of
+  unrelated problems it was written in.
+* **Stop phrase.** A phrase whose spread reaches ``DreamConfig.boilerplate_spread`` is a stop
+  phrase of that brain. The spread of ``n`` episodes is at most ``n``, so a small brain, where a
+  real lesson has been taught a few times, cannot mistake it for filler.
+* **Prior.** A few universal fillers (``n/a``, ``none``, ``ok``, empty or all stop words) are
+  boilerplate in any brain, before any statistics exist (:func:`is_template_lesson`).
+
+Where the statistic lives: it is computed, per scope, from a bounded read of the scope's newest
+episodes (``DreamConfig.boilerplate_window``) when a cycle starts (:func:`boilerplate_of`). It is
+a pure function of the store's episodes, so it needs no table of its own, no migration, and
+nothing to undo: an undone cycle, an erasure or a retried crash leaves it exactly as the episodes
+left it. Filler is frequent by nature, so the newest episodes hold it.
+
+The cycle then works on a **view** of its episodes with the stop phrases blanked
+(:meth:`Boilerplate.strip`): grouping, knowledge, lessons, titles and claims all see the episode
+without them. Episodes themselves are never changed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from reverie.dream.cluster import STOP_WORDS, order_key
+from reverie.recall.query import stem
+
+if TYPE_CHECKING:
+    from reverie.config import DreamConfig
+    from reverie.models import Episode, Scope
+    from reverie.store.base import BrainStore
+
+__all__ = [
+    "FIELDS",
+    "SAME_CHANNEL",
+    "Boilerplate",
+    "boilerplate_of",
+    "is_template_lesson",
+    "learn_boilerplate",
+    "phrase_key",
+    "spread",
+]
+
+FIELDS = ("lesson", "outcome_details", "action")
+"""The fields whose text can be boilerplate; the rest of an episode is its context."""
+SAME_CHANNEL = 0.5
+"""The share of two contexts' likeness that is having the same tools and category (the rest
+is the cosine of what they are about)."""
+
+_WORDS = re.compile(r"[^\W_]+")
+_PRIOR = frozenset({"n a", "na", "none", "null", "nil", "ok", "okay", "tbd", "todo"})
+
+
+def _normal_words(text: str) -> list[str]:
+    return _WORDS.findall(text.lower())
+
+
+@lru_cache(maxsize=1 << 14)
+def is_template_lesson(text: str | None) -> bool:
+    """The prior: a text that is boilerplate in any brain ("N/A.", "none", "ok", "", only stop
+    words). Everything else is judged by the brain's own statistics (:class:`Boilerplate`)."""
+    words = _normal_words(text or "")
+    return not words or " ".join(words) in _PRIOR or all(w in STOP_WORDS for w in words)
+
+
+@lru_cache(maxsize=1 << 15)
+def phrase_key(text: str | None) -> str:
+    """A text's content words (stemmed; stop words, numbers and ids out) as one sorted string:
+    the key near-duplicates share. Empty when nothing is left."""
+    words = {
+        stem(w)
+        for w in _normal_words(text or "")
+        if w not in STOP_WORDS and len(w) > 1 and not any(c.isdigit() for c in w)
+    }
+    return " ".join(sorted(words))
+
+
+@dataclass(frozen=True)
+class Boilerplate:
+    """The stop phrases of one brain (their keys) and the spread each was found with."""
+
+    stops: frozenset[str] = frozenset()
+    spreads: Mapping[str, float] | None = None
+
+    def is_stop(self, text: str | None) -> bool:
+        """Whether ``text`` says nothing in this brain: the prior, or one of its stop phrases.
+        The predicate the cycle and recall share."""
+        return is_template_lesson(text) or phrase_key(text) in self.stops
+
+    def strip(self, episodes: Iterable[Episode]) -> list[Episode]:
+        """The episodes as the cycle sees them: every boilerplate field blanked (a copy; the
+        stored episode is untouched)."""
+        return [self._view(ep) for ep in episodes]
+
+    def _view(self, ep: Episode) -> Episode:
+        update: dict[str, object] = {}
+        if ep.lesson is not None and self.is_stop(ep.lesson):
+            update["lesson"] = None
+        if ep.outcome_details is not None and self.is_stop(ep.outcome_details):
+            update["outcome_details"] = None
+        if ep.action and phrase_key(ep.action) in self.stops:
+            update["action"] = ""
+        return ep.model_copy(update=update) if update else ep
+
+
+def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boilerplate:
+    """The stop phrases of ``scope``, learnt from its newest episodes (module docstring)."""
+    if config.boilerplate_window <= 0:
+        return Boilerplate()
+    episodes = store.recent_episodes(scope, config.boilerplate_window)
+    return learn_boilerplate(episodes, config.boilerplate_spread)
+
+
+def learn_boilerplate(episodes: Sequence[Episode], threshold: float) -> Boilerplate:
+    """The stop phrases of ``episodes``: keys whose spread reaches ``threshold``. Pure and
+    order-independent."""
+    ordered = sorted(episodes, key=order_key)
+    carriers = _carriers(ordered)
+    candidates = {k: eps for k, eps in carriers.items() if len(eps) >= threshold}
+    if not candidates:
+        return Boilerplate()
+    contexts = _contexts({ep.id: ep for eps in candidates.values() for ep in eps}, ordered)
+    spreads = {k: spread(eps, contexts) for k, eps in sorted(candidates.items())}
+    stops = frozenset(k for k, s in spreads.items() if s >= threshold)
+    return Boilerplate(stops, {k: round(s, 3) for k, s in spreads.items()})
+
+
+def _carriers(episodes: Sequence[Episode]) -> dict[str, list[Episode]]:
+    """Per phrase key, the episodes that carry it in any of :data:`FIELDS` (each once)."""
+    out: defaultdict[str, list[Episode]] = defaultdict(list)
+    for ep in episodes:
+        keys = {phrase_key(getattr(ep, f)) for f in FIELDS} - {""}
+        for key in keys:
+            out[key].append(ep)
+    return out
+
+
+@dataclass(frozen=True)
+class _Context:
+    vector: dict[str, float]
+    channel: tuple[str, ...]
+
+
+def _contexts(wanted: Mapping[str, Episode], everyone: Sequence[Episode]) -> dict[str, _Context]:
+    """The unit tf-idf context vector (idf over ``everyone``) and channel of each wanted
+    episode."""
+    from reverie.dream.problems import problem_features  # noqa: PLC0415 (problems imports us)
+
+    known: dict[tuple[object, ...], dict[str, float]] = {}
+
+    def features(ep: Episode) -> dict[str, float]:
+        fields = (ep.situation, ep.error, ep.category, *ep.tools)
+        if fields not in known:
+            bare = ep.model_copy(update={"lesson": None, "action": "", "outcome_details": None})
+            known[fields] = problem_features(bare)
+        return known[fields]
+
+    df = Counter(t for ep in everyone for t in features(ep))
+    idf = {t: math.log((len(everyone) + 1) / (n + 1)) + 1.0 for t, n in df.items()}
+    out = {}
+    for ep_id, ep in wanted.items():
+        raw = {t: w * idf[t] for t, w in features(ep).items()}
+        norm = math.sqrt(sum(v * v for v in raw.values())) or 1.0
+        channel = ((ep.category or "").strip().lower(), *sorted(t.lower() for t in ep.tools))
+        out[ep_id] = _Context({t: v / norm for t, v in raw.items()}, channel)
+    return out
+
+
+def spread(eps: Sequence[Episode], contexts: Mapping[str, _Context]) -> float:
+    """The effective number of unrelated contexts ``eps`` occur in: ``n² / Σᵢ Σⱼ Zᵢⱼ`` (module
+    docstring); 1 for identical contexts, ``n`` for unrelated ones.
+
+    ``Zᵢⱼ = (1 - c) cos(vᵢ, vⱼ) + c [same channel]`` with ``c`` = :data:`SAME_CHANNEL`: the inner
+    product of unit vectors, so the double sum is the squared norm of their sum and costs one
+    pass, not one per pair."""
+    n = len(eps)
+    if n < 2:
+        return float(n)
+    total: defaultdict[str, float] = defaultdict(float)
+    channels: Counter[tuple[str, ...]] = Counter()
+    for ep in eps:
+        context = contexts[ep.id]
+        channels[context.channel] += 1
+        for term, value in context.vector.items():
+            total[term] += value
+    alike = (1 - SAME_CHANNEL) * sum(v * v for v in total.values())
+    alike += SAME_CHANNEL * sum(k * k for k in channels.values())
+    return n * n / alike if alike > 0 else float(n)
