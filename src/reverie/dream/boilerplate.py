@@ -22,11 +22,15 @@ document frequency, not by a list of words:
 * **Stop phrase.** A phrase whose spread reaches ``DreamConfig.boilerplate_spread`` is a stop
   phrase of that brain. The spread of ``n`` episodes is at most ``n``, so a small brain, where a
   real lesson has been taught a few times, cannot mistake it for filler.
+* **Tenant.** A framework writes the same status lines for every agent it runs, so a brain's
+  statistics also read a share of the newest episodes of a few other brains of its tenant
+  (:data:`SIBLINGS`); two brains' contexts never share a channel. A young brain thus knows its
+  tenant's filler from its first cycle.
 * **Prior.** A few universal fillers (``n/a``, ``none``, ``ok``, empty or all stop words) are
   boilerplate in any brain, before any statistics exist (:func:`is_template_lesson`).
 
-Where the statistic lives: it is computed, per scope, from a bounded read of the scope's newest
-episodes (``DreamConfig.boilerplate_window``) when a cycle starts (:func:`boilerplate_of`). It is
+Where the statistic lives: it is computed, per scope, from a bounded read of the newest episodes
+(``DreamConfig.boilerplate_window``) when a cycle starts (:func:`boilerplate_of`). It is
 a pure function of the store's episodes, so it needs no table of its own, no migration, and
 nothing to undo: an undone cycle, an erasure or a retried crash leaves it exactly as the episodes
 left it. Filler is frequent by nature, so the newest episodes hold it.
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FIELDS",
     "SAME_CHANNEL",
+    "SIBLINGS",
     "Boilerplate",
     "boilerplate_of",
     "is_template_lesson",
@@ -70,6 +75,10 @@ FIELDS = ("lesson", "outcome_details", "action")
 SAME_CHANNEL = 0.5
 """The share of two contexts' likeness that is having the same tools and category (the rest
 is the cosine of what they are about)."""
+
+SIBLINGS = 4
+"""A brain's statistics also read this many other brains of its tenant, each a share of the
+window: a framework writes the same status lines for every agent it runs."""
 
 _WORDS = re.compile(r"[^\W_]+")
 _PRIOR = frozenset({"n a", "na", "none", "null", "nil", "ok", "okay", "tbd", "todo"})
@@ -128,11 +137,23 @@ class Boilerplate:
 
 
 def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boilerplate:
-    """The stop phrases of ``scope``, learnt from its newest episodes (module docstring)."""
-    if config.boilerplate_window <= 0:
+    """The stop phrases of ``scope``, learnt from its newest episodes and a share of those of
+    up to :data:`SIBLINGS` other brains of its tenant (module docstring)."""
+    window = config.boilerplate_window
+    if window <= 0:
         return Boilerplate()
-    episodes = store.recent_episodes(scope, config.boilerplate_window)
+    episodes = store.recent_episodes(scope, window)
+    for sibling in _siblings(store, scope):
+        episodes += store.recent_episodes(sibling, max(1, window // SIBLINGS))
     return learn_boilerplate(episodes, config.boilerplate_spread)
+
+
+def _siblings(store: BrainStore, scope: Scope) -> list[Scope]:
+    """Other brains of the tenant (not its org brain): the same agent's first, then by key."""
+    others = [s for s in store.scopes() if s.tenant == scope.tenant and s != scope]
+    others = [s for s in others if not s.is_org]
+    others.sort(key=lambda s: (s.agent != scope.agent, s.key))
+    return others[:SIBLINGS]
 
 
 def learn_boilerplate(episodes: Sequence[Episode], threshold: float) -> Boilerplate:
@@ -185,7 +206,8 @@ def _contexts(wanted: Mapping[str, Episode], everyone: Sequence[Episode]) -> dic
     for ep_id, ep in wanted.items():
         raw = {t: w * idf[t] for t, w in features(ep).items()}
         norm = math.sqrt(sum(v * v for v in raw.values())) or 1.0
-        channel = ((ep.category or "").strip().lower(), *sorted(t.lower() for t in ep.tools))
+        category = (ep.category or "").strip().lower()
+        channel = (ep.scope.key, category, *sorted(t.lower() for t in ep.tools))
         out[ep_id] = _Context({t: v / norm for t, v in raw.items()}, channel)
     return out
 

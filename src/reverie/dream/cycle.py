@@ -40,6 +40,7 @@ from reverie.dream.promote import promotions as org_promotions
 from reverie.dream.report import CycleWork, fill_extras
 from reverie.dream.score import rank_for_cap, score_groups
 from reverie.dream.split import find_split, split_due
+from reverie.dream.unlearn import unlearn, unlearning_groups
 from reverie.embed import Embedder
 from reverie.errors import GroupDeferred, PlanRejected
 from reverie.llm.base import MeteredDistiller
@@ -198,6 +199,7 @@ class DreamCycle:
         timer.phase("distill")
         evidence = self._evidence(scope, kept, now, routing.merges, boilerplate)
         distilled = self._distill_all(evidence, report)
+        evidence += self._unlearn(scope, now, evidence, boilerplate, distilled)
         timer.phase("validate")
         result = self._validate(
             distilled, WriteContext(scope, cycle_id, now, self._shown(evidence))
@@ -292,6 +294,27 @@ class DreamCycle:
             )
             out.append(evidence)
         return out
+
+    def _unlearn(
+        self,
+        scope: Scope,
+        now: datetime,
+        evidence: Sequence[Evidence],
+        boilerplate: Boilerplate,
+        out: _Distilled,
+    ) -> list[Evidence]:
+        """Pages written before their filler was known, that no group of this cycle touches:
+        distilled again without it, or retired (reverie.dream.unlearn); never by a model."""
+        if not boilerplate.stops:
+            return []
+        shown = self._shown(evidence)
+        active = [p for p in self.store.pages(scope, [str(PageStatus.ACTIVE)]) if p.id not in shown]
+        groups = unlearning_groups(active, [], boilerplate)
+        extra = self._evidence(scope, groups, now, None, boilerplate)
+        for ev in extra:
+            out.pairs.append((ev, unlearn(ev, self.extractive, self.config)))
+            out.extractive.add(id(ev))
+        return extra
 
     def _split(self, page: Page, history: Sequence[Episode], group: Group) -> tuple[SplitPart, ...]:
         """The problems a page that has grown to hold unrelated ones gives up this cycle, each

@@ -1,0 +1,66 @@
+"""Unlearning boilerplate: pages written before a text was known to be a stop phrase.
+
+A brain learns its stop phrases from its own episodes (:mod:`reverie.dream.boilerplate`), so a
+young brain can write a page whose title or lesson is a filler it has not yet seen everywhere.
+Once the filler is known, each such page (:func:`holds_boilerplate`) is distilled again from its
+own history, seen without the stop phrases, with no new episodes and no model:
+
+* what remains teaches something (:func:`~reverie.dream.problems.is_knowledge`): the page is
+  revised, the filler gone from its title and claims, every citation kept;
+* nothing remains but routine evidence, and no person edited the page: it is **retired** (kept,
+  readable, still citing its episodes, out of recall): routine successes are a tally, not a page.
+
+A page a person edited is only ever revised. At most :data:`MAX_PAGES` pages per cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reverie.config import DreamConfig
+from reverie.dream.boilerplate import Boilerplate
+from reverie.dream.cluster import Group
+from reverie.dream.distill import ExtractiveDistiller
+from reverie.dream.pins import has_pins
+from reverie.dream.plan import Evidence, Plan, RetirePage
+from reverie.dream.problems import is_knowledge, is_problem_page
+from reverie.models import TEACHING_ROLES, Page, PageStatus
+
+__all__ = ["MAX_PAGES", "holds_boilerplate", "unlearn", "unlearning_groups"]
+
+MAX_PAGES = 50
+RETIRED = "its lessons are boilerplate of this brain; what is left is routine evidence"
+
+
+def holds_boilerplate(page: Page, boilerplate: Boilerplate) -> bool:
+    """Whether an active problem page is titled by, or teaches, a stop phrase."""
+    if page.status is not PageStatus.ACTIVE or not is_problem_page(page):
+        return False
+    if boilerplate.is_stop(page.title):
+        return True
+    return any(
+        c.role in TEACHING_ROLES and boilerplate.is_stop(c.text) for c in page.revision.claims
+    )
+
+
+def unlearning_groups(
+    pages: Sequence[Page], groups: Sequence[Group], boilerplate: Boilerplate
+) -> list[Group]:
+    """An empty group for each page holding boilerplate that no group of the cycle feeds
+    (those are rewritten from their stripped history anyway)."""
+    fed = {g.topic_key for g in groups}
+    stale = [p for p in pages if p.topic_key not in fed and holds_boilerplate(p, boilerplate)]
+    return [Group(topic_key=p.topic_key, episodes=()) for p in stale[:MAX_PAGES]]
+
+
+def unlearn(evidence: Evidence, extractive: ExtractiveDistiller, config: DreamConfig) -> Plan:
+    """The plan for one page holding boilerplate (module docstring)."""
+    page = next((p for p in evidence.pages if p.topic_key == evidence.topic_key), None)
+    if page is None:
+        return Plan(distiller=extractive.name)
+    work = Group(topic_key=page.topic_key, episodes=evidence.history.get(page.id, ()))
+    teaches = is_knowledge(work, False, config.importance_threshold, config.min_pattern)
+    if teaches or has_pins(page):
+        return extractive.distill(evidence)
+    retire = RetirePage(page_id=page.id, expected_hash=page.revision.hash, reason=RETIRED)
+    return Plan(operations=(retire,), distiller=extractive.name)
