@@ -119,7 +119,7 @@ class DreamConfig:
     boilerplate_spread: float = 3.25
     """A lesson, outcome or action text whose episodes' contexts are this many unrelated ones
     (their effective number, reverie.dream.boilerplate) is a stop phrase of the brain."""
-    boilerplate_window: int = 1500
+    boilerplate_window: int = 1000
     """Stop phrases are learnt from the scope's newest this-many episodes each cycle (0: off,
     only the universal prior)."""
     fallback_after_days: float | None = 7.0

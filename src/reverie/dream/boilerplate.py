@@ -51,11 +51,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.dream.cluster import STOP_WORDS, order_key
+from reverie.models import TEACHING_ROLES
 from reverie.recall.query import stem
 
 if TYPE_CHECKING:
     from reverie.config import DreamConfig
-    from reverie.models import Episode, Scope
+    from reverie.models import Episode, Page, Scope
     from reverie.store.base import BrainStore
 
 __all__ = [
@@ -77,7 +78,7 @@ SAME_CHANNEL = 0.5
 is the cosine of what they are about)."""
 
 SIBLINGS = 4
-"""A brain's statistics also read this many other brains of its tenant, each a share of the
+"""A brain's statistics also read this many other brains of its tenant, each an eighth of the
 window: a framework writes the same status lines for every agent it runs."""
 
 _WORDS = re.compile(r"[^\W_]+")
@@ -120,6 +121,12 @@ class Boilerplate:
         The predicate the cycle and recall share."""
         return is_template_lesson(text) or phrase_key(text) in self.stops
 
+    def holds(self, page: Page) -> bool:
+        """Whether ``page`` is titled by, or teaches, one of the brain's stop phrases."""
+        if self.is_stop(page.title):
+            return True
+        return any(c.role in TEACHING_ROLES and self.is_stop(c.text) for c in page.revision.claims)
+
     def strip(self, episodes: Iterable[Episode]) -> list[Episode]:
         """The episodes as the cycle sees them: every boilerplate field blanked (a copy; the
         stored episode is untouched)."""
@@ -144,7 +151,7 @@ def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boil
         return Boilerplate()
     episodes = store.recent_episodes(scope, window)
     for sibling in _siblings(store, scope):
-        episodes += store.recent_episodes(sibling, max(1, window // SIBLINGS))
+        episodes += store.recent_episodes(sibling, max(1, window // (2 * SIBLINGS)))
     return learn_boilerplate(episodes, config.boilerplate_spread)
 
 
@@ -186,19 +193,28 @@ class _Context:
     channel: tuple[str, ...]
 
 
+@lru_cache(maxsize=1 << 14)
+def _context_features(
+    situation: str, error: str | None, category: str | None, tools: tuple[str, ...]
+) -> Mapping[str, float]:
+    """What an episode is about without its lesson, outcome and action: the problem features
+    of its situation, error, category and tools. Cached: each cycle reads the window again."""
+    from reverie.dream.problems import problem_features  # noqa: PLC0415 (problems imports us)
+    from reverie.models import Episode  # noqa: PLC0415
+
+    bare = Episode.model_construct(
+        situation=situation, error=error, category=category, tools=list(tools), lesson=None,
+        action="",
+    )  # fmt: skip
+    return problem_features(bare)
+
+
 def _contexts(wanted: Mapping[str, Episode], everyone: Sequence[Episode]) -> dict[str, _Context]:
     """The unit tf-idf context vector (idf over ``everyone``) and channel of each wanted
     episode."""
-    from reverie.dream.problems import problem_features  # noqa: PLC0415 (problems imports us)
 
-    known: dict[tuple[object, ...], dict[str, float]] = {}
-
-    def features(ep: Episode) -> dict[str, float]:
-        fields = (ep.situation, ep.error, ep.category, *ep.tools)
-        if fields not in known:
-            bare = ep.model_copy(update={"lesson": None, "action": "", "outcome_details": None})
-            known[fields] = problem_features(bare)
-        return known[fields]
+    def features(ep: Episode) -> Mapping[str, float]:
+        return _context_features(ep.situation, ep.error, ep.category, tuple(ep.tools))
 
     df = Counter(t for ep in everyone for t in features(ep))
     idf = {t: math.log((len(everyone) + 1) / (n + 1)) + 1.0 for t, n in df.items()}

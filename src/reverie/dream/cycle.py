@@ -24,6 +24,7 @@ from reverie.dream.boilerplate import Boilerplate, boilerplate_of
 from reverie.dream.budget import absorb, model_due, reinforce, with_support
 from reverie.dream.cluster import Group
 from reverie.dream.collect import Collection, collect, next_checkpoint
+from reverie.dream.dialogue import is_conversation
 from reverie.dream.decay import merge_observations, observed
 from reverie.dream.dedupe import Routing, fold_converged, teach_apart
 from reverie.dream.dedupe import route as route_duplicates
@@ -34,7 +35,7 @@ from reverie.dream.fallback import fallback_due
 from reverie.dream.memory_step import decay_due, memory_step
 from reverie.dream.pins import has_pins, is_human_edit, keep_pins
 from reverie.dream.plan import Distiller, Evidence, Plan, SplitPart, validate_plan
-from reverie.dream.problems import Grouping, is_problem_page, problem_groups
+from reverie.dream.problems import Grouping, is_knowledge, is_problem_page, problem_groups
 from reverie.dream.promote import journal_lines
 from reverie.dream.promote import promotions as org_promotions
 from reverie.dream.report import CycleWork, fill_extras
@@ -191,7 +192,7 @@ class DreamCycle:
         timer.phase("cluster")
         boilerplate = boilerplate_of(self.store, scope, self.config)
         others = boilerplate.strip(others)  # the cycle never sees the brain's stop phrases
-        grouping, routing = self._group(scope, others)
+        grouping, routing = self._group(scope, others, boilerplate)
         groups = routing.groups
         timer.phase("score")  # insight scores order the group cap
         scores = score_groups(self.store, scope, groups)
@@ -243,19 +244,34 @@ class DreamCycle:
         report.timings["commit"] = round(time.perf_counter() - started, 6)
         return report
 
-    def _group(self, scope: Scope, episodes: Sequence[Episode]) -> tuple[Grouping, Routing]:
+    def _group(
+        self, scope: Scope, episodes: Sequence[Episode], boilerplate: Boilerplate
+    ) -> tuple[Grouping, Routing]:
         """The cycle's problems against the scope's active pages; then each lesson the brain
         holds goes to its page, and pages whose problems converged merge, unless each teaches
         a lesson the other does not or a person edited one."""
         active = self.store.pages(scope, [str(PageStatus.ACTIVE)])
-        grouping = problem_groups(episodes, active, embedder=self.embedder, config=self.config)
+        grouping = problem_groups(
+            episodes, active, embedder=self.embedder, config=self.config, boilerplate=boilerplate
+        )
         routing = route_duplicates(self.store, scope, grouping.groups, self.config, self.embedder)
         converged = [  # a person's page is never merged away for looking alike
             (a, b)
             for a, b in grouping.converged
             if not (has_pins(a) or has_pins(b) or teach_apart(a, b, self.config, self.embedder))
         ]
-        return grouping, fold_converged(routing, converged)
+        routing = fold_converged(routing, converged)
+        known = {p.topic_key for p in active if not boilerplate.holds(p)} | set(routing.merges)
+        kept = []
+        for g in routing.groups:  # routing may have taken away what made a group knowledge
+            if g.topic_key in known or is_conversation(g.episodes) or is_knowledge(
+                g, False, self.config.importance_threshold, self.config.min_pattern
+            ):
+                kept.append(g)
+            else:
+                grouping.passed.extend(g.episodes)
+        routing.groups = kept
+        return grouping, routing
 
     def _evidence(
         self,

@@ -55,7 +55,7 @@ from reverie.dream.cluster import (
 from reverie.dream.dialogue import CONVERSATION
 from reverie.dream.facts import PREFIX as FACT_PREFIX
 from reverie.dream.lessons import FAILING as _FAILING
-from reverie.dream.boilerplate import is_template_lesson
+from reverie.dream.boilerplate import Boilerplate, is_template_lesson
 from reverie.hashing import content_hash
 from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem
@@ -501,9 +501,12 @@ def problem_groups(
     *,
     embedder: Embedder | None,
     config: DreamConfig,
+    boilerplate: Boilerplate | None = None,
 ) -> Grouping:
     """Group a cycle's episodes: conversation turns by speaker key as dialogue, the rest by
-    problem against the scope's active pages; then set aside what is not knowledge."""
+    problem against the scope's active pages; then set aside what is not knowledge. A page
+    that ``boilerplate`` founded (its title or lessons are stop phrases) does not make the
+    routine episodes joining it knowledge."""
     talk = [ep for ep in episodes if (ep.category or "").lower() == CONVERSATION]
     work = [ep for ep in episodes if (ep.category or "").lower() != CONVERSATION]
     leaders = [p for p in pages if p.status is PageStatus.ACTIVE and is_problem_page(p)]
@@ -514,7 +517,7 @@ def problem_groups(
         (config.problem_similarity, config.problem_similarity_lexical),
         (config.problem_merge_similarity, config.problem_merge_similarity_lexical),
     )
-    known = {p.topic_key for p in leaders}
+    known = {p.topic_key for p in leaders if boilerplate is None or not boilerplate.holds(p)}
     kept: list[Group] = []
     passed: list[Group] = []
     for g in groups:

@@ -2,8 +2,10 @@
 
 A brain learns its stop phrases from its own episodes (:mod:`reverie.dream.boilerplate`), so a
 young brain can write a page whose title or lesson is a filler it has not yet seen everywhere.
-Once the filler is known, each such page (:func:`holds_boilerplate`) is distilled again from its
-own history, seen without the stop phrases, with no new episodes and no model:
+Once the filler is known, such a page (:func:`holds_boilerplate`) no longer makes the routine
+episodes that join it knowledge (:func:`~reverie.dream.problems.problem_groups`: they pass, as
+routine work with no page does), and, in a cycle where no knowledge joins it, it is distilled
+again from its own history, seen without the stop phrases, with no model:
 
 * what remains teaches something (:func:`~reverie.dream.problems.is_knowledge`): the page is
   revised, the filler gone from its title and claims, every citation kept;
@@ -24,7 +26,7 @@ from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.pins import has_pins
 from reverie.dream.plan import Evidence, Plan, RetirePage
 from reverie.dream.problems import is_knowledge, is_problem_page
-from reverie.models import TEACHING_ROLES, Page, PageStatus
+from reverie.models import Page, PageStatus
 
 __all__ = ["MAX_PAGES", "holds_boilerplate", "unlearn", "unlearning_groups"]
 
@@ -34,13 +36,8 @@ RETIRED = "its lessons are boilerplate of this brain; what is left is routine ev
 
 def holds_boilerplate(page: Page, boilerplate: Boilerplate) -> bool:
     """Whether an active problem page is titled by, or teaches, a stop phrase."""
-    if page.status is not PageStatus.ACTIVE or not is_problem_page(page):
-        return False
-    if boilerplate.is_stop(page.title):
-        return True
-    return any(
-        c.role in TEACHING_ROLES and boilerplate.is_stop(c.text) for c in page.revision.claims
-    )
+    active = page.status is PageStatus.ACTIVE and is_problem_page(page)
+    return active and boilerplate.holds(page)
 
 
 def unlearning_groups(

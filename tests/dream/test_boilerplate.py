@@ -1,0 +1,227 @@
+"""Boilerplate is learnt from the brain's own episodes, never from a list of words.
+
+Every world here is made of random letters from a seed: problems with their own vocabulary, and
+filler texts the code has never seen, sprinkled over unrelated problems as an agent framework
+would (a status line after routine work, a timeout, a failure). The filler must never title a
+page, become a claim or make an episode knowledge; a lesson that recurs within one problem
+must, however many episodes teach it, and a young brain must not take it for filler.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reverie import Config, DreamConfig, Reverie
+from reverie.dream.boilerplate import Boilerplate, is_template_lesson, learn_boilerplate, phrase_key
+from reverie.models import ClaimRole, Episode, Scope
+from reverie.store.sqlite import SQLiteStore
+
+T0 = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
+SCOPE = Scope(tenant="acme", agent="ops")
+THRESHOLD = DreamConfig().boilerplate_spread
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 9)))
+
+
+def _phrase(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(_word(rng) for _ in range(rng.randint(low, high))).capitalize() + "."
+
+
+@dataclass
+class Problem:
+    """One recurring problem: its own words, tool and category, a few phrasings."""
+
+    core: list[str]
+    tool: str
+    category: str
+    error: str
+    fix: str
+    lesson: str | None = None
+    situations: list[str] = field(default_factory=list)
+
+
+def _problem(rng: random.Random, taught: bool) -> Problem:
+    core = [_word(rng) for _ in range(3)]
+    problem = Problem(
+        core=core,
+        tool=_word(rng),
+        category=_word(rng),
+        error=f"{_word(rng).capitalize()}Error: {_phrase(rng, 3, 5)}",
+        fix=f"{_word(rng)} --{_word(rng)}={rng.randint(2, 90)}",
+        lesson=_phrase(rng, 6, 9) if taught else None,
+    )
+    problem.situations = [" ".join([*core[:2], _word(rng), core[2]]) for _ in range(3)]
+    return problem
+
+
+@dataclass
+class World:
+    problems: list[Problem]
+    fillers: list[str]
+    rows: list[dict[str, Any]]
+
+
+def make_world(seed: int, problems: int = 12, days: int = 14, per_day: int = 8) -> World:
+    """Unrelated problems (every third teaches a lesson, the rest are routine work), and four
+    fillers written on about a third of all episodes, in the lesson or the outcome field."""
+    rng = random.Random(seed)
+    world = World([_problem(rng, taught=i % 3 == 0) for i in range(problems)], [], [])
+    world.fillers = [_phrase(rng, 2, 5) for _ in range(4)]
+    n = 0
+    for day in range(days):
+        for _ in range(per_day):
+            n += 1
+            world.rows.append(_row(rng, world, n, day))
+    return world
+
+
+def _row(rng: random.Random, world: World, n: int, day: int) -> dict[str, Any]:
+    problem = rng.choice(world.problems)
+    row: dict[str, Any] = {
+        "id": f"ep-{n:05d}",
+        "scope": SCOPE.key,
+        "created_at": (T0 + timedelta(days=day, minutes=7 * n)).isoformat(),
+        "situation": f"{rng.choice(problem.situations)} {rng.randint(2, 99)}",
+        "action": f"{problem.tool} {problem.core[0]} {_word(rng)}",
+        "tools": [problem.tool],
+        "category": problem.category,
+        "outcome": "success",
+    }
+    if problem.lesson is not None and rng.random() < 0.6:  # the failure, then the fix
+        row.update(outcome="failure", error=problem.error, lesson=problem.lesson)
+    filler = world.fillers[n % len(world.fillers)]  # each as often as the others
+    if rng.random() < 0.35:
+        row["lesson" if "lesson" not in row else "outcome_details"] = filler
+    return row
+
+
+def episodes(rows: list[dict[str, Any]]) -> list[Episode]:
+    return [Episode.parse({**row, "seq": i + 1}) for i, row in enumerate(rows)]
+
+
+# --- the statistic -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_filler_spread_over_unrelated_problems_is_a_stop_phrase(seed: int) -> None:
+    world = make_world(seed)
+    learnt = learn_boilerplate(episodes(world.rows), THRESHOLD)
+    assert all(learnt.is_stop(text) for text in world.fillers)
+    lessons = [p.lesson for p in world.problems if p.lesson]
+    assert lessons and not any(learnt.is_stop(text) for text in lessons)
+
+
+def test_a_lesson_taught_by_many_episodes_of_one_problem_is_not_filler() -> None:
+    rng = random.Random(7)
+    world = make_world(7)
+    one = world.problems[0]
+    for n in range(len(world.rows) + 1, len(world.rows) + 121):  # 120 more episodes teach it
+        world.rows.append(
+            {
+                "id": f"ep-{n:05d}",
+                "scope": SCOPE.key,
+                "created_at": (T0 + timedelta(days=5, minutes=n)).isoformat(),
+                "situation": f"{rng.choice(one.situations)} {rng.randint(2, 99)}",
+                "action": one.fix,
+                "tools": [one.tool],
+                "category": one.category,
+                "outcome": "success",
+                "lesson": one.lesson,
+            }
+        )
+    learnt = learn_boilerplate(episodes(world.rows), THRESHOLD)
+    assert not learnt.is_stop(one.lesson) and not learnt.is_stop(one.fix)
+    assert all(learnt.is_stop(text) for text in world.fillers)
+
+
+def test_a_young_brain_does_not_take_a_real_lesson_for_filler() -> None:
+    """Three mentions can be three unrelated contexts at most: the spread of n episodes is at
+    most n, below the threshold."""
+    world = make_world(3, problems=8, days=1, per_day=10)
+    lesson = _phrase(random.Random(3), 6, 8)
+    for row in world.rows[:3]:
+        row["lesson"] = lesson
+    learnt = learn_boilerplate(episodes(world.rows), THRESHOLD)
+    assert not learnt.is_stop(lesson)
+
+
+def test_near_duplicates_share_a_key_and_numbers_do_not_count() -> None:
+    assert phrase_key("Run 41 finished, OK.") == phrase_key("run 97 FINISHED ok")
+    assert phrase_key("zorblat quimmed") != phrase_key("zorblat quimmed fastly")
+    learnt = Boilerplate(frozenset({phrase_key("Zorblat quimmed the frandle")}))
+    assert learnt.is_stop("zorblat QUIMMED the frandle (3)")
+    assert not learnt.is_stop("zorblat quimmed the frandle twice before the gloop")
+
+
+def test_the_prior_is_tiny_and_universal() -> None:
+    for text in ("N/A", "n/a.", "None", "ok", "", "  ...  ", None, "it is"):
+        assert is_template_lesson(text)
+    for text in ("approach worked", "Task completed.", "Pin the chart version"):
+        assert not is_template_lesson(text)  # only the brain's statistics can tell
+
+
+def test_stripping_blanks_stop_fields_and_keeps_the_episode() -> None:
+    world = make_world(1)
+    eps = episodes(world.rows)
+    learnt = learn_boilerplate(eps, THRESHOLD)
+    view = learnt.strip(eps)
+    assert [e.id for e in view] == [e.id for e in eps]
+    for ep in view:
+        assert not any(learnt.is_stop(t) for t in (ep.lesson, ep.outcome_details) if t)
+    assert any(e.lesson in world.fillers for e in eps)  # the stored episodes keep their text
+
+
+# --- through the cycle -------------------------------------------------------------------------
+
+
+def _engine(path: Path) -> Reverie:
+    store = SQLiteStore(path)
+    store.migrate()
+    return Reverie(store, config=Config(dream=DreamConfig()))
+
+
+def _dream_daily(rv: Reverie, world: World) -> None:
+    by_day: dict[str, list[dict[str, Any]]] = {}
+    for row in world.rows:
+        by_day.setdefault(row["created_at"][:10], []).append(row)
+    for day, rows in sorted(by_day.items()):
+        rv.ingest(rows)
+        rv.dream(SCOPE, now=datetime.fromisoformat(day).replace(tzinfo=UTC) + timedelta(days=1))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_filler_never_titles_a_page_or_becomes_a_claim(tmp_path: Path, seed: int) -> None:
+    world = make_world(seed)
+    rv = _engine(tmp_path / "brain.db")
+    _dream_daily(rv, world)
+    keys = {phrase_key(text) for text in world.fillers}
+    active = rv.pages(SCOPE.key, "active")
+    for page in active:
+        assert phrase_key(page.title) not in keys, page.title
+        for claim in page.revision.claims:
+            assert claim.role is ClaimRole.EVIDENCE or phrase_key(claim.text) not in keys
+    taught = {p.lesson for p in world.problems if p.lesson}
+    claimed = {c.text for p in active for c in p.revision.claims}
+    assert taught <= claimed  # each genuine lesson is a claim
+
+
+def test_routine_work_founds_no_page_of_its_own(tmp_path: Path) -> None:
+    """Problems with nothing but routine successes and filler teach nothing: no active page
+    cites only their episodes."""
+    world = make_world(2)
+    rv = _engine(tmp_path / "brain.db")
+    _dream_daily(rv, world)
+    routine = {p.tool for p in world.problems if p.lesson is None}
+    tool_of = {row["id"]: row["tools"][0] for row in world.rows}
+    for page in rv.pages(SCOPE.key, "active"):
+        tools = {tool_of[e] for e in page.citations if e in tool_of}
+        assert not tools <= routine, page.title
