@@ -6,8 +6,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from itertools import pairwise
 
-from reverie.bench.synth import TOPICS, synthetic_episodes, synthetic_queries
-from reverie.dream.distill import is_template_lesson
+from reverie.bench.synth import TEMPLATE_LESSONS, TOPICS, synthetic_episodes, synthetic_queries
 from reverie.models import Episode
 
 
@@ -40,7 +39,7 @@ def test_outcome_lesson_and_error_mix() -> None:
     assert all(e.error for e in episodes if str(e.outcome) in ("failure", "timeout"))
     assert not any(e.error for e in episodes if str(e.outcome) == "success")
     lessons = [e.lesson for e in episodes if e.lesson]
-    real = sum(not is_template_lesson(text) for text in lessons)
+    real = sum(text not in TEMPLATE_LESSONS for text in lessons)
     assert 0.12 < real / 10_000 < 0.18
     assert 0.07 < (len(lessons) - real) / 10_000 < 0.13
     assert len({(e.category, tuple(e.tools)) for e in episodes}) == len(TOPICS) >= 40

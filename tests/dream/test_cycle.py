@@ -69,7 +69,7 @@ def test_template_lesson_alone_does_not_make_an_episode_eligible(
     rv: Reverie, make_episode: EpisodeFactory
 ) -> None:
     template = rv.remember(
-        make_episode(outcome="success", error=None, importance=2, lesson="Approach worked.")
+        make_episode(outcome="success", error=None, importance=2, lesson="N/A.")
     )
     lesson = rv.remember(
         make_episode(

@@ -291,51 +291,19 @@ def test_a_preference_page_says_so() -> None:
     assert only_op(ExtractiveDistiller().distill(evidence(eps))).kind == PageKind.PREFERENCE
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "approach worked",
-        "Approach worked.",
-        " IT WORKED! ",
-        "worked",
-        "Success",
-        "succeeded",
-        "failed",
-        "N/A",
-        "n/a.",
-        "None",
-        "ok",
-        "OK!",
-        "Task completed.",
-        "no lesson",
-        "",
-        "  ...  ",
-    ],
-)
+@pytest.mark.parametrize("text", ["N/A", "n/a.", "None", "ok", "OK!", "", "  ...  ", "it is"])
 def test_template_lessons_are_recognised(text: str) -> None:
     assert is_template_lesson(text)
 
 
-@pytest.mark.parametrize("text", ["Pin the chart version", "approach worked after pinning v2"])
+@pytest.mark.parametrize(
+    "text", ["Pin the chart version", "approach worked after pinning v2", "approach worked"]
+)  # "approach worked" is filler only where a brain's statistics show it (dream.boilerplate)
 def test_real_lessons_are_not_templates(text: str) -> None:
     assert not is_template_lesson(text)
 
 
-_TEMPLATES = st.sampled_from(
-    [
-        "approach worked",
-        "it worked",
-        "worked",
-        "success",
-        "succeeded",
-        "failed",
-        "n/a",
-        "none",
-        "ok",
-        "task completed",
-        "no lesson",
-    ]
-)
+_TEMPLATES = st.sampled_from(["n/a", "none", "ok", "null", "todo", "tbd"])  # the prior
 
 
 @st.composite
@@ -365,7 +333,7 @@ def test_lessons_merge_near_duplicates_and_cite_every_teacher() -> None:
         episode(2, lesson="raise the rollout timeout to ten minutes for the API service"),
         episode(3, lesson="Raise the rollout timeout to ten minutes for the api services"),
         episode(4, lesson="Check the node pool has capacity before deploying."),
-        episode(5, lesson="approach worked"),
+        episode(5, lesson="N/A"),
     ]
     op = only_op(ExtractiveDistiller().distill(evidence(eps)))
     lessons = [c for c in op.claims if "rollout" in c.text or "node pool" in c.text]
@@ -379,7 +347,7 @@ def test_lessons_merge_near_duplicates_and_cite_every_teacher() -> None:
     assert (lessons[0].first_seen, lessons[0].last_seen) == (eps[0].created_at, eps[2].created_at)
     assert op.kind == PageKind.LESSON
     assert op.title == "Raise the rollout timeout to ten minutes for the api service"
-    assert not any(c.text.lower().startswith("approach worked") for c in op.claims)
+    assert not any(c.text.lower().startswith("n/a") for c in op.claims)
     assert "ep-00005" in op.claims[-1].episode_ids  # the template's episode: evidence only
 
 

@@ -253,7 +253,7 @@ def _ok(n: int, **fields: Any) -> Episode:
     ("eps", "has_page", "knowledge"),
     [
         ([_ok(1), _ok(2), _ok(3)], False, False),  # routine successes
-        ([_ok(1, lesson="approach worked"), _ok(2, lesson="N/A")], False, False),  # templates
+        ([_ok(1, lesson="none"), _ok(2, lesson="N/A")], False, False),  # the prior
         ([_ok(1), _ok(2)], True, True),  # they revise a known problem's page
         ([_ok(1, lesson="Pin the chart version.")], False, True),  # a stated lesson
         ([_ok(1, importance=8)], False, True),  # marked important

@@ -19,12 +19,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["DEFAULT_START", "TOPICS", "Topic", "synthetic_episodes", "synthetic_queries"]
+__all__ = [
+    "DEFAULT_START",
+    "TEMPLATE_LESSONS",
+    "TOPICS",
+    "Topic",
+    "synthetic_episodes",
+    "synthetic_queries",
+]
 
 DEFAULT_START = datetime(2026, 1, 1, tzinfo=UTC)
 
 _OUTCOMES = (("success", 55), ("failure", 30), ("timeout", 10), ("partial", 5))
-_TEMPLATE_LESSONS = ("approach worked", "Approach worked.", "done", "N/A", "task completed")
+TEMPLATE_LESSONS = ("approach worked", "Approach worked.", "done", "N/A", "task completed")
 
 SERVICES = ("api", "billing", "auth", "search", "ingest", "notifier", "payments", "gateway")
 REPOS = ("acme/web", "acme/api", "acme/infra", "acme/ml-pipeline", "acme/docs", "acme/cli")
@@ -260,7 +267,7 @@ def _lesson(topic: Topic, rng: random.Random, ctx: dict[str, Any]) -> str | None
     if roll < 0.15:
         return rng.choice(topic.lessons).format(**ctx)
     if roll < 0.25:
-        return rng.choice(_TEMPLATE_LESSONS)
+        return rng.choice(TEMPLATE_LESSONS)
     return None
 
 
