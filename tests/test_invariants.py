@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from reverie import Config, DreamConfig, Reverie
-from reverie.dream.distill import is_template_lesson
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.models import Episode, Scope
 from reverie.store.sqlite import SQLiteStore
 
@@ -83,7 +83,10 @@ class CycleMachine(RuleBasedStateMachine):
 
     def _engine(self, cap: int) -> Reverie:
         config = Config(
-            dream=DreamConfig(max_episodes_per_cycle=cap, importance_threshold=THRESHOLD)
+            # No learnt stop phrases: the checks below judge eligibility by the prior alone.
+            dream=DreamConfig(
+                max_episodes_per_cycle=cap, importance_threshold=THRESHOLD, boilerplate_window=0
+            )
         )
         return Reverie(self.store, config=config, on_phase=self._hook)
 

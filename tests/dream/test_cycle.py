@@ -68,9 +68,7 @@ def test_out_of_order_timestamp_is_collected_by_seq(
 def test_template_lesson_alone_does_not_make_an_episode_eligible(
     rv: Reverie, make_episode: EpisodeFactory
 ) -> None:
-    template = rv.remember(
-        make_episode(outcome="success", error=None, importance=2, lesson="N/A.")
-    )
+    template = rv.remember(make_episode(outcome="success", error=None, importance=2, lesson="N/A."))
     lesson = rv.remember(
         make_episode(
             outcome="success",

@@ -51,7 +51,7 @@ from reverie.bench.crash_lanes import (
 )
 from reverie.bench.synth import DEFAULT_START
 from reverie.config import DreamConfig
-from reverie.dream.boilerplate import is_template_lesson
+from reverie.dream.boilerplate import Boilerplate, boilerplate_of
 from reverie.engine import Reverie
 from reverie.models import Episode, Scope
 from reverie.store.sqlite import SQLiteStore
@@ -97,9 +97,11 @@ class CrashResult:
         return not self.violations
 
 
-def _eligible(ep: Episode, config: DreamConfig) -> bool:
-    """Eligible by importance or lesson alone (recurrence may make more eligible; never fewer)."""
-    lesson = bool(ep.lesson and not is_template_lesson(ep.lesson))
+def _eligible(ep: Episode, config: DreamConfig, boilerplate: Boilerplate) -> bool:
+    """Eligible by importance or lesson alone (recurrence may make more eligible; never fewer);
+    a lesson that is boilerplate of the brain (its stop phrases as the store now shows them)
+    makes nothing eligible."""
+    lesson = bool(ep.lesson and not boilerplate.is_stop(ep.lesson))
     return (ep.importance or 0) >= config.importance_threshold or lesson
 
 
@@ -123,10 +125,11 @@ def check_store(store: SQLiteStore, scope: Scope, seen: Observed) -> list[str]:
     problems += _check_pages(store, scope, seen, ids)
     checkpoint = store.checkpoint(scope)
     config = DreamConfig()
+    stops = boilerplate_of(store, scope, config)
     behind = [
         e.id
         for e in episodes
-        if not e.consolidated_in and _eligible(e, config) and (e.seq or 0) <= checkpoint
+        if not e.consolidated_in and _eligible(e, config, stops) and (e.seq or 0) <= checkpoint
     ]
     if behind:
         problems.append(f"checkpoint {checkpoint} passed unconsolidated eligible {behind[:3]}")
@@ -216,7 +219,8 @@ def _settle(db: Path, result: CrashResult, seen: Observed, lane: str | None = No
         result.violations += _lane_problems(store, db, seen, lane)
         episodes = _all_episodes(store, scope)
         config = DreamConfig()
-        never = [e.id for e in episodes if _eligible(e, config) and not e.consolidated_in]
+        stops = boilerplate_of(store, scope, config)
+        never = [e.id for e in episodes if _eligible(e, config, stops) and not e.consolidated_in]
         if never:
             result.violations.append(f"{len(never)} eligible episode(s) never consolidated")
         result.episodes += len(episodes)

@@ -193,29 +193,30 @@ class _Context:
     channel: tuple[str, ...]
 
 
-@lru_cache(maxsize=1 << 14)
-def _context_features(
-    situation: str, error: str | None, category: str | None, tools: tuple[str, ...]
-) -> Mapping[str, float]:
-    """What an episode is about without its lesson, outcome and action: the problem features
-    of its situation, error, category and tools. Cached: each cycle reads the window again."""
-    from reverie.dream.problems import problem_features  # noqa: PLC0415 (problems imports us)
-    from reverie.models import Episode  # noqa: PLC0415
+_FEATURES: dict[tuple[object, ...], Mapping[str, float]] = {}
+_FEATURES_KEPT = 1 << 14
 
-    bare = Episode.model_construct(
-        situation=situation, error=error, category=category, tools=list(tools), lesson=None,
-        action="",
-    )  # fmt: skip
-    return problem_features(bare)
+
+def _context_features(ep: Episode) -> Mapping[str, float]:
+    """What an episode is about without its lesson, outcome and action: the problem features
+    of its situation, error, category and tools. Cached by those fields: each cycle reads its
+    window again."""
+    from reverie.dream.problems import problem_features  # noqa: PLC0415 (problems imports us)
+
+    key = (ep.situation, ep.error, ep.category, *ep.tools)
+    if key not in _FEATURES:
+        if len(_FEATURES) >= _FEATURES_KEPT:
+            _FEATURES.clear()
+        bare = ep.model_copy(update={"lesson": None, "action": "", "outcome_details": None})
+        _FEATURES[key] = problem_features(bare)
+    return _FEATURES[key]
 
 
 def _contexts(wanted: Mapping[str, Episode], everyone: Sequence[Episode]) -> dict[str, _Context]:
     """The unit tf-idf context vector (idf over ``everyone``) and channel of each wanted
     episode."""
 
-    def features(ep: Episode) -> Mapping[str, float]:
-        return _context_features(ep.situation, ep.error, ep.category, tuple(ep.tools))
-
+    features = _context_features
     df = Counter(t for ep in everyone for t in features(ep))
     idf = {t: math.log((len(everyone) + 1) / (n + 1)) + 1.0 for t, n in df.items()}
     out = {}

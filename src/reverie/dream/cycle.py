@@ -24,10 +24,10 @@ from reverie.dream.boilerplate import Boilerplate, boilerplate_of
 from reverie.dream.budget import absorb, model_due, reinforce, with_support
 from reverie.dream.cluster import Group
 from reverie.dream.collect import Collection, collect, next_checkpoint
-from reverie.dream.dialogue import is_conversation
 from reverie.dream.decay import merge_observations, observed
 from reverie.dream.dedupe import Routing, fold_converged, teach_apart
 from reverie.dream.dedupe import route as route_duplicates
+from reverie.dream.dialogue import is_conversation
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
@@ -191,7 +191,6 @@ class DreamCycle:
         fact_slots, others = split_facts(collection.taken)  # facts skip clustering
         timer.phase("cluster")
         boilerplate = boilerplate_of(self.store, scope, self.config)
-        others = boilerplate.strip(others)  # the cycle never sees the brain's stop phrases
         grouping, routing = self._group(scope, others, boilerplate)
         groups = routing.groups
         timer.phase("score")  # insight scores order the group cap
@@ -249,10 +248,15 @@ class DreamCycle:
     ) -> tuple[Grouping, Routing]:
         """The cycle's problems against the scope's active pages; then each lesson the brain
         holds goes to its page, and pages whose problems converged merge, unless each teaches
-        a lesson the other does not or a person edited one."""
+        a lesson the other does not or a person edited one. The cycle sees the episodes without
+        the brain's stop phrases (reverie.dream.boilerplate)."""
         active = self.store.pages(scope, [str(PageStatus.ACTIVE)])
         grouping = problem_groups(
-            episodes, active, embedder=self.embedder, config=self.config, boilerplate=boilerplate
+            boilerplate.strip(episodes),
+            active,
+            embedder=self.embedder,
+            config=self.config,
+            boilerplate=boilerplate,
         )
         routing = route_duplicates(self.store, scope, grouping.groups, self.config, self.embedder)
         converged = [  # a person's page is never merged away for looking alike
@@ -264,8 +268,10 @@ class DreamCycle:
         known = {p.topic_key for p in active if not boilerplate.holds(p)} | set(routing.merges)
         kept = []
         for g in routing.groups:  # routing may have taken away what made a group knowledge
-            if g.topic_key in known or is_conversation(g.episodes) or is_knowledge(
-                g, False, self.config.importance_threshold, self.config.min_pattern
+            if (
+                g.topic_key in known
+                or is_conversation(g.episodes)
+                or is_knowledge(g, False, self.config.importance_threshold, self.config.min_pattern)
             ):
                 kept.append(g)
             else:

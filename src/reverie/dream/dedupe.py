@@ -39,8 +39,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
-from reverie.dream.cluster import STOP_WORDS, Group, order_key
 from reverie.dream.boilerplate import is_template_lesson
+from reverie.dream.cluster import STOP_WORDS, Group, order_key
 from reverie.models import TEACHING_ROLES, Claim, ClaimRole, Episode, Page, PageStatus, Scope
 from reverie.recall.query import stem
 

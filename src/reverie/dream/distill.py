@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.dream.cluster import content_words, error_class, telling_line
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dialogue import conversation_plan, is_conversation
@@ -52,7 +53,6 @@ from reverie.dream.lessons import (
 )
 from reverie.dream.pins import is_human_edit
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
-from reverie.dream.boilerplate import is_template_lesson
 from reverie.models import (
     Claim,
     ClaimRole,

@@ -32,10 +32,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.dream.slots import slot_of
-from reverie.dream.boilerplate import is_template_lesson
 from reverie.models import Claim, ClaimRole, Episode, Outcome
 
 if TYPE_CHECKING:

@@ -44,6 +44,7 @@ from operator import add, mul, truediv
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
+from reverie.dream.boilerplate import Boilerplate, is_template_lesson
 from reverie.dream.cluster import (
     STOP_WORDS,
     Group,
@@ -55,7 +56,6 @@ from reverie.dream.cluster import (
 from reverie.dream.dialogue import CONVERSATION
 from reverie.dream.facts import PREFIX as FACT_PREFIX
 from reverie.dream.lessons import FAILING as _FAILING
-from reverie.dream.boilerplate import Boilerplate, is_template_lesson
 from reverie.hashing import content_hash
 from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem

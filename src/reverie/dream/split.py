@@ -34,12 +34,12 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
+from reverie.dream.boilerplate import is_template_lesson
 from reverie.dream.cluster import error_class
 from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.dream.lessons import current_fix
 from reverie.dream.plan import SplitPart
 from reverie.dream.problems import group_by_problem, is_knowledge
-from reverie.dream.boilerplate import is_template_lesson
 from reverie.models import TEACHING_ROLES, Episode, Page
 
 if TYPE_CHECKING:
