@@ -35,7 +35,7 @@ import sys
 import time
 from collections import Counter
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -99,10 +99,18 @@ class CrashResult:
 
 def _eligible(ep: Episode, config: DreamConfig, boilerplate: Boilerplate) -> bool:
     """Eligible by importance or lesson alone (recurrence may make more eligible; never fewer);
-    a lesson that is boilerplate of the brain (its stop phrases as the store now shows them)
-    makes nothing eligible."""
+    a lesson that may be boilerplate of the brain makes nothing eligible
+    (:func:`_may_be_filler`)."""
     lesson = bool(ep.lesson and not boilerplate.is_stop(ep.lesson))
     return (ep.importance or 0) >= config.importance_threshold or lesson
+
+
+def _may_be_filler(store: SQLiteStore, scope: Scope, config: DreamConfig) -> Boilerplate:
+    """The lessons a cycle may have judged boilerplate: a cycle judged them on the episodes it
+    saw, which kills, erasures and later arrivals have changed since, so the check takes every
+    phrase spread over half the cycle's threshold now (reverie.dream.boilerplate)."""
+    half = replace(config, boilerplate_spread=config.boilerplate_spread / 2)
+    return boilerplate_of(store, scope, half)
 
 
 def _all_episodes(store: SQLiteStore, scope: Scope) -> list[Episode]:
@@ -125,7 +133,7 @@ def check_store(store: SQLiteStore, scope: Scope, seen: Observed) -> list[str]:
     problems += _check_pages(store, scope, seen, ids)
     checkpoint = store.checkpoint(scope)
     config = DreamConfig()
-    stops = boilerplate_of(store, scope, config)
+    stops = _may_be_filler(store, scope, config)
     behind = [
         e.id
         for e in episodes
@@ -219,7 +227,7 @@ def _settle(db: Path, result: CrashResult, seen: Observed, lane: str | None = No
         result.violations += _lane_problems(store, db, seen, lane)
         episodes = _all_episodes(store, scope)
         config = DreamConfig()
-        stops = boilerplate_of(store, scope, config)
+        stops = _may_be_filler(store, scope, config)
         never = [e.id for e in episodes if _eligible(e, config, stops) and not e.consolidated_in]
         if never:
             result.violations.append(f"{len(never)} eligible episode(s) never consolidated")
