@@ -104,6 +104,8 @@ class _Packer:
             self._cut(item, "says only its page's title, which a packed line already wrote")
             return
         tokens = self._price_in_place(item, listed)
+        if tokens != listed and self.trace is not None:  # ranked at ``listed``, costs ``tokens``
+            self.trace.priced(item, tokens, _value_per_token(item.score, listed))
         if tokens > self.room:
             self._cut(item, f"no room: needs {tokens} tokens, {self.room} left of the budget")
             return
