@@ -61,9 +61,10 @@ def pack(
     answers for) is not taken beside it (skipped, or taken out with its room given back when
     the page comes later) while other units still compete for the room; what room is left
     after them goes to those episodes, in the same order, so a section stops short of its
-    budget only when nothing relevant is left. Returns copies whose ``tokens`` is their
-    measured price where they stand. A ``trace`` gets each unit's price and the decision about
-    it (:mod:`reverie.recall.trace`).
+    budget only when nothing relevant is left. An episode whose excerpt repeats a packed
+    episode's word for word (a routine run logged the same way every day) is left out. Returns
+    copies whose ``tokens`` is their measured price where they stand. A ``trace`` gets each
+    unit's price and the decision about it (:mod:`reverie.recall.trace`).
     """
     packer = _Packer(budget_tokens - header_tokens(), covers or {}, trace)
     if packer.room <= 0:
@@ -91,11 +92,15 @@ class _Packer:
         self.taken: list[tuple[int, RecallItem]] = []  # (packing rank, unit priced in place)
         self.covered: set[str] = set()
         self.titled: set[str] = set()  # pages with a line packed: their title is written
+        self.excerpts: set[str] = set()  # what the packed episodes say
         self.waiting: list[tuple[int, RecallItem, int]] = []
 
     def offer(self, rank: int, item: RecallItem, listed: int) -> None:
         """Take ``item`` (``listed``: its price with a title) if it fits; an episode a packed
         page answers for waits for :meth:`fill`."""
+        if item.kind == "episode" and item.text in self.excerpts:
+            self._cut(item, "says what a packed episode says, word for word")
+            return
         if item.kind == "episode" and item.id in self.covered:
             self.waiting.append((rank, item, listed))
             self._cut(item, "a packed page already answers for this episode")
@@ -118,7 +123,7 @@ class _Packer:
     def fill(self) -> None:
         """The room left after every other unit, to the covered episodes, in packing order."""
         for rank, item, tokens in sorted(self.waiting, key=lambda t: t[0]):
-            if tokens <= self.room:
+            if tokens <= self.room and item.text not in self.excerpts:
                 self._take(rank, item, tokens, "room left after the knowledge that covers it")
 
     @property
@@ -137,6 +142,8 @@ class _Packer:
         priced = item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
         self.taken.append((rank, priced))
         self.room -= tokens
+        if item.kind == "episode":
+            self.excerpts.add(item.text)
         if self.trace is not None:
             self.trace.packed(item, self.room, why)
 
@@ -148,6 +155,7 @@ class _Packer:
         for rank, unit in self.taken:
             if unit.kind == "episode" and unit.id in cites:
                 self.room += unit.tokens
+                self.excerpts.discard(unit.text)
                 self.waiting.append((rank, unit, unit.tokens))
                 self._cut(unit, f"taken out, its room given back: page {page.id} answers for it")
             else:
