@@ -51,7 +51,7 @@ from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.intake import IngestResult
 from reverie.models import PageStatus, Scope, now_utc
-from reverie.recall.render import FENCE_CLOSE, header, quoted
+from reverie.recall.render import FENCE_CLOSE, MODEL_GUIDANCE, header, quoted
 from reverie.runtime.daemon import run_daemon
 from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Schedules
@@ -90,14 +90,16 @@ def _index(rv: Reverie, scope: Scope) -> str:
     if not pages:
         return ""
     lines = [f"- {quoted(p.title)} ({p.kind}, page {p.id})" for p in pages[:INDEX_LINES]]
-    return "\n".join([header(scope), *lines, FENCE_CLOSE])  # titles are stored text: fenced
+    return "\n".join([header(), *lines, FENCE_CLOSE])  # titles are stored text: fenced
 
 
 def session_start(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, Any]:
     """The SessionStart hook's JSON answer: recall for the project as additional context."""
     cwd = str(hook.get("cwd") or ".")
     query = " ".join(_NAME.sub(" ", Path(cwd).resolve().name).split()) or scope.agent
-    context = rv.recall(query, scope).text or _index(rv, scope)
+    section = rv.recall(query, scope).text
+    context = section or _index(rv, scope)
+    context = f"{MODEL_GUIDANCE}\n{context}" if context else ""
     output: dict[str, Any] = {"hookEventName": "SessionStart"}
     if context:
         output["additionalContext"] = context
@@ -107,10 +109,10 @@ def session_start(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, 
 def user_prompt(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, Any]:
     """The UserPromptSubmit hook's JSON answer: recall for the prompt, when anything is relevant."""
     prompt = str(hook.get("prompt") or "").strip()
-    context = rv.recall(prompt, scope).text if prompt else ""
+    section = rv.recall(prompt, scope).text if prompt else ""
     output: dict[str, Any] = {"hookEventName": "UserPromptSubmit"}
-    if context:
-        output["additionalContext"] = context
+    if section:
+        output["additionalContext"] = f"{MODEL_GUIDANCE}\n{section}"
     return {"hookSpecificOutput": output}
 
 
