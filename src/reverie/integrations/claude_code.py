@@ -51,7 +51,7 @@ from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.intake import IngestResult
 from reverie.models import PageStatus, Scope, now_utc
-from reverie.recall.render import FENCE_CLOSE, MODEL_GUIDANCE, header, quoted
+from reverie.recall.render import FENCE_CLOSE, header, quoted
 from reverie.runtime.daemon import run_daemon
 from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Schedules
@@ -97,9 +97,7 @@ def session_start(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, 
     """The SessionStart hook's JSON answer: recall for the project as additional context."""
     cwd = str(hook.get("cwd") or ".")
     query = " ".join(_NAME.sub(" ", Path(cwd).resolve().name).split()) or scope.agent
-    section = rv.recall(query, scope).text
-    context = section or _index(rv, scope)
-    context = f"{MODEL_GUIDANCE}\n{context}" if context else ""
+    context = rv.recall(query, scope).text or _index(rv, scope)
     output: dict[str, Any] = {"hookEventName": "SessionStart"}
     if context:
         output["additionalContext"] = context
@@ -109,10 +107,10 @@ def session_start(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, 
 def user_prompt(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, Any]:
     """The UserPromptSubmit hook's JSON answer: recall for the prompt, when anything is relevant."""
     prompt = str(hook.get("prompt") or "").strip()
-    section = rv.recall(prompt, scope).text if prompt else ""
+    context = rv.recall(prompt, scope).text if prompt else ""
     output: dict[str, Any] = {"hookEventName": "UserPromptSubmit"}
-    if section:
-        output["additionalContext"] = f"{MODEL_GUIDANCE}\n{section}"
+    if context:
+        output["additionalContext"] = context
     return {"hookSpecificOutput": output}
 
 
