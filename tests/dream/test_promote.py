@@ -4,6 +4,7 @@ reads the org brain only when asked, labelled; nothing else ever crosses a scope
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -96,7 +97,7 @@ def test_recall_reads_the_org_brain_only_when_asked_and_labels_it(rv: Reverie) -
     shared = rv.recall(QUERY, RESEARCHER, 2000, now=DAY0 + timedelta(days=3), include_org=True)
     from_org = [i for i in shared.items if i.id in org_ids]
     assert from_org and all((i.page_kind or "").startswith("org ") for i in from_org)
-    assert "[org " in shared.text
+    assert re.search(r"^\[\d+, org\b", shared.text, re.MULTILINE)  # labelled "[n, org]"
     own = rv.recall(QUERY, CODER, 2000, now=DAY0 + timedelta(days=3), include_org=True)
     assert not {i.id for i in own.items} & org_ids  # the coder already holds the source
 

@@ -160,9 +160,9 @@ def test_relevant_claim_is_recalled_with_its_citations(brain: SQLiteStore) -> No
     assert top.text == "Increase --timeout to 10m for large manifests."
     assert top.citations == ["ep-1", "ep-4"]
     assert "pg-python" not in {i.id for i in r.items}
-    assert r.text.startswith("## Reverie memory (acme/coder)\n")
-    line = "- [lesson, 3 November 2026] kubectl deploys: Increase --timeout to 10m for large"
-    assert line + " manifests. [ep-1, ep-4]" in r.text
+    assert r.text.startswith("<reverie-memory>\n") and top.ref == 1
+    line = "[1, 3 November 2026] kubectl deploys: Increase --timeout to 10m for large manifests."
+    assert line in r.text.split("\n")  # the ids are on the item; the line is cited by [1]
     assert r.used_tokens == count_tokens(r.text) <= 200
     assert r.warning is None
 
@@ -178,7 +178,7 @@ def test_episode_unit_is_its_best_sentence_with_a_date(brain: SQLiteStore) -> No
     r = recall(brain, "helm rollback", CODER, 200, config=CONFIG)
     assert [(i.kind, i.id) for i in r.items] == [("episode", "ep-5")]
     assert r.items[0].text == "Ran helm rollback to unstick the release."
-    assert "- [episode ep-5, 2 November 2026, success] Ran helm rollback" in r.text
+    assert "[1, 2026-11-02, success] Ran helm rollback" in r.text and r.items[0].ref == 1
 
 
 def test_question_about_something_never_stored_recalls_nothing(brain: SQLiteStore) -> None:
@@ -232,7 +232,7 @@ def test_recall_never_crosses_scopes(brain: SQLiteStore) -> None:
     assert coder.items and writer.items
     assert {i.id for i in coder.items}.isdisjoint({"pg-writer", "ep-w1"})
     assert {i.id for i in writer.items} <= {"pg-writer", "ep-w1"}
-    assert "acme/writer" in writer.text and "acme/coder" not in writer.text
+    assert writer.scope == WRITER and "Increase --timeout" not in writer.text
 
 
 def test_pages_not_valid_now_are_not_recalled(store: SQLiteStore) -> None:

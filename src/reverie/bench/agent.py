@@ -26,6 +26,10 @@ letters and digits):
 * *current-fact rate*: share of fact probes whose section holds the newest value; *stale-fact
   rate*: share whose section holds any older value (both can be true);
 * *never-stored → empty*: share of never-stored questions whose section is empty;
+* *framing @N*: over the probes whose section at N words is not empty, the mean share of its
+  words that are not memory text: the fence lines and each line's bracketed label (reference,
+  date, outcome; for BM25 its bullet and label), against the quoted titles, claims and excerpts
+  (:func:`framing_share`);
 * *leaks*: probes whose section holds an episode (by id, of a line or a cited claim) of another
   scope, plus cross-tenant probes whose section holds ≥ 60% of the other tenant's answer keys.
 
@@ -52,7 +56,7 @@ from reverie.bench.model_calls import ModelCalls, measure_model_calls
 from reverie.embed import resolve_embedder
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, ReverieError
-from reverie.recall.render import format_date, quoted_lines
+from reverie.recall.render import FENCE_CLOSE, FENCE_OPEN, format_date, quoted_lines
 
 __all__ = [
     "BUDGETS",
@@ -62,6 +66,7 @@ __all__ = [
     "Section",
     "SystemResult",
     "episode_line",
+    "framing_share",
     "has_key",
     "keys_found",
     "leak_reasons",
@@ -94,6 +99,8 @@ class Section:
     text: str
     ids: frozenset[str]
     """The episode ids behind the kept lines (a page line: its citations)."""
+    framing: float | None = None
+    """Share of the section's words that are not memory text; ``None`` for an empty one."""
 
 
 _System = Callable[[Probe, int], Section]
@@ -106,6 +113,7 @@ class SystemResult:
     facts: dict[int, dict[str, tuple[bool, bool]]] = field(default_factory=dict)
     empty: dict[str, bool] = field(default_factory=dict)
     leaks: dict[str, list[str]] = field(default_factory=dict)
+    framing: dict[int, list[float]] = field(default_factory=dict)
     counts: dict[str, float] = field(default_factory=dict)
     skipped: str | None = None
 
@@ -117,6 +125,8 @@ class SystemResult:
         for budget, facts in self.facts.items():
             out[f"fact_current@{budget}"] = _share(c for c, _s in facts.values())
             out[f"fact_stale@{budget}"] = _share(s for _c, s in facts.values())
+        for budget, shares in self.framing.items():
+            out[f"framing@{budget}"] = round(sum(shares) / len(shares), 4) if shares else 0.0
         out["never_empty"] = _share(self.empty.values())
         out["leaks"] = float(sum(bool(v) for v in self.leaks.values()))
         return out
@@ -129,6 +139,17 @@ class SystemResult:
                       for b, f in self.facts.items()},
             "never_empty": self.empty, "leaks": {k: v for k, v in self.leaks.items() if v},
         }  # fmt: skip
+
+
+def framing_share(lines: Sequence[str], fence: Sequence[str] = ()) -> float | None:
+    """Share of the words of ``fence`` and ``lines`` that are not memory text: the fence lines
+    and each line's label, everything up to its first ``"] "``; ``None`` without lines."""
+    if not lines:
+        return None
+    label_words = sum(len(line.partition("] ")[0].split()) for line in lines if "] " in line)
+    framing = sum(len(f.split()) for f in fence) + label_words
+    total = sum(len(f.split()) for f in fence) + sum(len(line.split()) for line in lines)
+    return framing / total if total else None
 
 
 def _share(flags: Any) -> float:
@@ -184,11 +205,13 @@ def _score(data: Dataset, result: SystemResult, system: _System, budgets: Sequen
     are judged on the largest budget."""
     owner = {ep["id"]: ep["scope"] for ep in data.episodes()}
     for budget in budgets:
-        result.lessons[budget], result.facts[budget] = {}, {}
+        result.lessons[budget], result.facts[budget], result.framing[budget] = {}, {}, []
     for probe in data.probes:
         for budget in budgets:
             section = system(probe, budget)
             _record(result, probe, budget, section)
+            if section.framing is not None:
+                result.framing[budget].append(section.framing)
         result.leaks[f"{probe.kind}:{probe.key}@{probe.scope}"] = leak_reasons(
             probe, section, owner
         )
@@ -228,8 +251,8 @@ def _bm25_system(data: Dataset) -> _System:
         ranked = index[probe.scope].rank(probe.query)
         eps = by_scope[probe.scope]
         taken = [ranked[i] for i in fit_lines([lines[probe.scope][r] for r in ranked], budget)]
-        text = "\n".join(lines[probe.scope][r] for r in taken)
-        return Section(text, frozenset(eps[r]["id"] for r in taken))
+        kept = [lines[probe.scope][r] for r in taken]
+        return Section("\n".join(kept), frozenset(eps[r]["id"] for r in taken), framing_share(kept))
 
     return section
 
@@ -268,10 +291,12 @@ def _reverie_system(rv: Reverie, data: Dataset, counts: dict[str, float]) -> _Sy
         counts["recall_s"] = counts.get("recall_s", 0.0) + time.perf_counter() - started
         counts["warnings"] = counts.get("warnings", 0.0) + bool(recalled.warning)
         lines = quoted_lines(recalled.text)
+        taken = fit_lines(lines, budget)
+        framing = framing_share([lines[i] for i in taken], (FENCE_OPEN, FENCE_CLOSE))
         if len(recalled.items) != len(lines):  # cannot tell the lines apart: count them all
-            return Section(cut_words(lines, budget), frozenset(_ids(recalled.items)))
-        kept = [recalled.items[i] for i in fit_lines(lines, budget)]
-        return Section(cut_words(lines, budget), frozenset(_ids(kept)))
+            return Section(cut_words(lines, budget), frozenset(_ids(recalled.items)), framing)
+        kept = [recalled.items[i] for i in taken]
+        return Section(cut_words(lines, budget), frozenset(_ids(kept)), framing)
 
     return section
 

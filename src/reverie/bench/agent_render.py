@@ -32,6 +32,7 @@ def _rows(result: AgentResult) -> list[tuple[str, str]]:
              (f"unstated@{top}", f"  unstated lessons @{top}")]  # fmt: skip
     rows += [(f"fact_current@{b}", f"current fact @{b}") for b in result.budgets]
     rows += [(f"fact_stale@{b}", f"stale fact @{b} (lower is better)") for b in result.budgets]
+    rows += [(f"framing@{b}", f"framing words @{b} (lower is better)") for b in result.budgets]
     return [*rows, ("never_empty", "never-stored → empty"), ("leaks", "leaks (count)")]
 
 

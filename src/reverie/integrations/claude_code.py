@@ -90,7 +90,7 @@ def _index(rv: Reverie, scope: Scope) -> str:
     if not pages:
         return ""
     lines = [f"- {quoted(p.title)} ({p.kind}, page {p.id})" for p in pages[:INDEX_LINES]]
-    return "\n".join([header(scope), *lines, FENCE_CLOSE])  # titles are stored text: fenced
+    return "\n".join([header(), *lines, FENCE_CLOSE])  # titles are stored text: fenced
 
 
 def session_start(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, Any]:

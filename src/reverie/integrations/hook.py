@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from reverie.models import Episode, Recall, ScopeLike, now_utc
+from reverie.recall.render import MODEL_GUIDANCE
 
 __all__ = ["AgentHook", "Memory", "Turn", "recall_text", "with_context"]
 
@@ -86,8 +87,10 @@ def recall_text(
 
 
 def with_context(task: str, context: str) -> str:
-    """The task with the recalled knowledge above it (the task alone when there is none)."""
-    return f"{context}\n\n{task}" if context else task
+    """The task with the recalled knowledge above it, introduced by :data:`MODEL_GUIDANCE`
+    (what the fence means: the section spends none of its budget saying it); the task alone
+    when there is none."""
+    return f"{MODEL_GUIDANCE}\n{context}\n\n{task}" if context else task
 
 
 class AgentHook:

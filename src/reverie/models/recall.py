@@ -36,6 +36,9 @@ class RecallItem(BaseModel):
     """A page claim's role (lesson, fix, anecdote, ...), when it has one."""
     support: int | None = None
     """How many episodes back a page claim, when its page counts them."""
+    ref: int | None = None
+    """Its reference in the section's text (``[1]``): the source's place among the section's
+    sources (pages and episodes, in order of first appearance); set on a recall's items."""
 
 
 class Recall(BaseModel):
@@ -43,7 +46,8 @@ class Recall(BaseModel):
 
     ``text`` is Reverie's header, then the items as quoted lines between ``<reverie-memory>``
     and ``</reverie-memory>`` that stored text cannot close (:mod:`reverie.recall.render`);
-    ``items`` hold the raw stored text, unescaped.
+    ``items`` hold the raw stored text, unescaped, and resolve each line's ``[n]`` reference
+    (``RecallItem.ref``) to its full ids and citations.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -1,16 +1,18 @@
 """Choose which recall units fit an agent's token budget.
 
-The budget is a hard promise: ``count_tokens(render(pack(items, b, scope=s), scope=s)) <= b``
-for every input, the section header and each line's bullet, label and citations included (a
-hypothesis property test holds us to it). Prices come from :mod:`reverie.recall.render`, never
-from the ``tokens`` a caller put on an item, which :func:`pack` overwrites.
+The budget is a hard promise: ``count_tokens(render(pack(items, b))) <= b`` for every input,
+the fence lines and each line's label included (a hypothesis property test holds us to it).
+Prices come from :mod:`reverie.recall.render`, never from the ``tokens`` a caller put on an
+item, which :func:`pack` overwrites.
 
 Packing is the greedy approximation of a 0/1 knapsack: units in order of value per token
 (``score / max(tokens, MIN_UNIT_TOKENS)``: a line shorter than that competes on score alone, so
 "Wow, Caroline!" never outranks the line that answers), each taken when it still fits, a unit
 that does not fit skipped so that smaller ones behind it can use the room. Ties fall to the
 higher score, then to the id and text, so the same candidates always give the same section
-whatever order they arrive in.
+whatever order they arrive in. A page's title is written on its first packed line only, so a
+later line of the same page is priced, and taken, without it: a page's second claim costs its
+own words.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from reverie.models import RecallItem, Scope
-from reverie.recall.render import header_tokens, line_price, render, render_line
+from reverie.models import RecallItem
+from reverie.recall.render import header_tokens, line_price, render, render_line, says_title
 from reverie.recall.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -48,59 +50,121 @@ def pack(
     candidates: Sequence[RecallItem],
     budget_tokens: int,
     *,
-    scope: Scope | None = None,
     covers: Mapping[str, frozenset[str]] | None = None,
     trace: RecallTrace | None = None,
 ) -> list[RecallItem]:
     """The units to render, densest first, whose section fits ``budget_tokens``.
 
-    Pass the ``scope`` that :func:`reverie.recall.render.render` will get: the header names it
-    and costs tokens. Units with a score that is not a positive finite number are worth nothing
-    and never packed; units that render the same line are packed once. An episode that a packed
-    page already covers (``covers``: page id -> the episodes it answers for) is not repeated
-    beside it: skipped, or taken out with its room given back when the page comes later.
-    Returns copies whose ``tokens`` is their measured price. A ``trace`` gets each unit's
-    price and the decision about it (:mod:`reverie.recall.trace`).
+    Units with a score that is not a positive finite number are worth nothing and never
+    packed; units that render the same line are packed once. Knowledge before its evidence:
+    an episode that a packed page already covers (``covers``: page id -> the episodes it
+    answers for) is not taken beside it (skipped, or taken out with its room given back when
+    the page comes later) while other units still compete for the room; what room is left
+    after them goes to those episodes, in the same order, so a section stops short of its
+    budget only when nothing relevant is left. An episode whose excerpt repeats a packed
+    episode's word for word (a routine run logged the same way every day) is left out. Returns
+    copies whose ``tokens`` is their measured price where they stand. A ``trace`` gets each
+    unit's price and the decision about it (:mod:`reverie.recall.trace`).
     """
-    room = budget_tokens - header_tokens(scope)
-    chosen: list[RecallItem] = []
-    if room <= 0:
+    packer = _Packer(budget_tokens - header_tokens(), covers or {}, trace)
+    if packer.room <= 0:
         if trace is not None:
-            trace.notes.append(f"the header alone costs {header_tokens(scope)} tokens: no room")
-        return chosen
-    covered: set[str] = set()
-    for item, tokens in _ranked(candidates, trace):
-        if item.kind == "episode" and item.id in covered:
-            if trace is not None:
-                trace.cut(item, "a packed page already answers for this episode")
-            continue
-        if tokens > room:
-            if trace is not None:
-                trace.cut(item, f"no room: needs {tokens} tokens, {room} left of the budget")
-            continue
-        chosen.append(item if item.tokens == tokens else item.model_copy(update={"tokens": tokens}))
-        room -= tokens
-        if item.kind != "episode" and (cites := (covers or {}).get(item.id)):
-            covered |= cites
-            room += sum(c.tokens for c in chosen if c.kind == "episode" and c.id in cites)
-            if trace is not None:
-                _taken_out(trace, chosen, cites, item)
-            chosen = [c for c in chosen if c.kind != "episode" or c.id not in cites]
-        if trace is not None:
-            trace.packed(item, room)
-    packed = _within(chosen, budget_tokens, scope)
+            trace.notes.append(f"the fence alone costs {header_tokens()} tokens: no room")
+        return []
+    for rank, (item, listed) in enumerate(_ranked(candidates, trace)):
+        packer.offer(rank, item, listed)
+    packer.fill()
+    packed = _within(packer.chosen, budget_tokens)
     if trace is not None:
-        trace.dropped(chosen, packed, "dropped to keep the rendered section within the budget")
+        trace.dropped(packer.chosen, packed, "dropped to keep the rendered section within budget")
         trace.ranked(packed)
     return packed
 
 
-def _taken_out(
-    trace: RecallTrace, chosen: Sequence[RecallItem], cites: frozenset[str], page: RecallItem
-) -> None:
-    for unit in chosen:
-        if unit.kind == "episode" and unit.id in cites:
-            trace.cut(unit, f"taken out, its room given back: page {page.id} answers for it")
+class _Packer:
+    """The greedy pass of :func:`pack`: the room left, what is taken, which pages have written
+    their title, and the covered episodes waiting for room left after the knowledge."""
+
+    def __init__(
+        self, room: int, covers: Mapping[str, frozenset[str]], trace: RecallTrace | None
+    ) -> None:
+        self.room, self.covers, self.trace = room, covers, trace
+        self.taken: list[tuple[int, RecallItem]] = []  # (packing rank, unit priced in place)
+        self.covered: set[str] = set()
+        self.titled: set[str] = set()  # pages with a line packed: their title is written
+        self.excerpts: set[str] = set()  # what the packed episodes say
+        self.waiting: list[tuple[int, RecallItem, int]] = []
+
+    def offer(self, rank: int, item: RecallItem, listed: int) -> None:
+        """Take ``item`` (``listed``: its price with a title) if it fits; an episode a packed
+        page answers for waits for :meth:`fill`."""
+        if item.kind == "episode" and item.text in self.excerpts:
+            self._cut(item, "says what a packed episode says, word for word")
+            return
+        if item.kind == "episode" and item.id in self.covered:
+            self.waiting.append((rank, item, listed))
+            self._cut(item, "a packed page already answers for this episode")
+            return
+        if item.kind != "episode" and item.id in self.titled and says_title(item):
+            self._cut(item, "says only its page's title, which a packed line already wrote")
+            return
+        tokens = self._price_in_place(item, listed)
+        if tokens != listed and self.trace is not None:  # ranked at ``listed``, costs ``tokens``
+            self.trace.priced(item, tokens, _value_per_token(item.score, listed))
+        if tokens > self.room:
+            self._cut(item, f"no room: needs {tokens} tokens, {self.room} left of the budget")
+            return
+        self._take(rank, item, tokens)
+        if item.kind != "episode":
+            self.titled.add(item.id)
+            if cites := self.covers.get(item.id):
+                self._cover(cites, item)
+
+    def fill(self) -> None:
+        """The room left after every other unit, to the covered episodes, in packing order."""
+        for rank, item, tokens in sorted(self.waiting, key=lambda t: t[0]):
+            if tokens <= self.room and item.text not in self.excerpts:
+                self._take(rank, item, tokens, "room left after the knowledge that covers it")
+
+    @property
+    def chosen(self) -> list[RecallItem]:
+        """The units taken, in the order taken: the section's order."""
+        return [item for _, item in self.taken]
+
+    def _price_in_place(self, item: RecallItem, listed: int) -> int:
+        """What ``item`` costs where it would stand: ``listed`` unless a line of its page is
+        packed already, which wrote the title."""
+        if item.kind != "episode" and item.id in self.titled:
+            return line_price(render_line(item, titled=False))
+        return listed
+
+    def _take(self, rank: int, item: RecallItem, tokens: int, why: str = "") -> None:
+        priced = item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
+        self.taken.append((rank, priced))
+        self.room -= tokens
+        if item.kind == "episode":
+            self.excerpts.add(item.text)
+        if self.trace is not None:
+            self.trace.packed(item, self.room, why)
+
+    def _cover(self, cites: frozenset[str], page: RecallItem) -> None:
+        """``page`` answers for the episodes ``cites``: those already taken are taken out,
+        their room given back, and wait with the others."""
+        self.covered |= cites
+        kept = []
+        for rank, unit in self.taken:
+            if unit.kind == "episode" and unit.id in cites:
+                self.room += unit.tokens
+                self.excerpts.discard(unit.text)
+                self.waiting.append((rank, unit, unit.tokens))
+                self._cut(unit, f"taken out, its room given back: page {page.id} answers for it")
+            else:
+                kept.append((rank, unit))
+        self.taken = kept
+
+    def _cut(self, item: RecallItem, reason: str) -> None:
+        if self.trace is not None:
+            self.trace.cut(item, reason)
 
 
 def _ranked(
@@ -137,12 +201,13 @@ def _before(key: _Key, unit: RecallItem, held: tuple[_Key, RecallItem, int]) -> 
     return unit.model_dump_json() < held[1].model_dump_json()
 
 
-def _within(chosen: list[RecallItem], budget_tokens: int, scope: Scope | None) -> list[RecallItem]:
+def _within(chosen: list[RecallItem], budget_tokens: int) -> list[RecallItem]:
     """Belt and braces: drop the least dense units while the rendered section is over budget.
 
-    Never triggers while the estimate stays additive over lines; it keeps the promise if a
-    future change to rendering or tokenizing breaks that.
+    Never triggers while the estimate stays additive over lines and references stay under
+    1000; it keeps the promise if a future change to rendering or tokenizing breaks that.
+    Dropping from the end never takes a page's titled line from under a later one of it.
     """
-    while chosen and count_tokens(render(chosen, scope=scope)) > budget_tokens:
+    while chosen and count_tokens(render(chosen)) > budget_tokens:
         chosen.pop()
     return chosen

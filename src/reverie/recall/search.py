@@ -45,21 +45,19 @@ from reverie.config import RecallConfig
 from reverie.dream.dialogue import is_conversation
 from reverie.dream.slots import SlotValue, slot_of
 from reverie.models import (
-    ACTIONABLE_ROLES,
-    Claim,
     Episode,
     Page,
     Recall,
     RecallItem,
     Scope,
-    recall_weight,
     utc,
 )
+from reverie.recall.answers import leads_lifted, lessons_behind
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
 from reverie.recall.pack import pack
 from reverie.recall.query import query_terms, stem, stems
-from reverie.recall.render import header_tokens, render
+from reverie.recall.render import header_tokens, numbered, render
 from reverie.recall.tokens import count_tokens
 from reverie.recall.units import (
     BM25_SHARE,
@@ -71,7 +69,6 @@ from reverie.recall.units import (
     TermNeed,
     cited_by_claims,
     cited_ids,
-    claim_item,
     claim_units,
     coverage,
     episode_units,
@@ -79,10 +76,9 @@ from reverie.recall.units import (
     excerpt,
     is_current,
     is_recallable,
-    term_share,
 )
 from reverie.redaction import Redactor
-from reverie.store.base import History, Store
+from reverie.store.base import Store
 
 if TYPE_CHECKING:
     from reverie.recall.trace import RecallTrace
@@ -103,10 +99,6 @@ __all__ = [
 
 log = logging.getLogger("reverie.recall")
 
-THROUGH_EVIDENCE = 0.9
-"""A page's lead claim reached through a matching episode it cites is worth this much of it."""
-LEAD_CLAIMS = 2
-"""Lead claims of a page reached through its evidence."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DATED = re.compile(
     r"\b(?:19|20)\d\d\b"
@@ -189,8 +181,8 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
                 trace.renamed(list(zip(units, redacted, strict=True)))
             units = redacted
         covers = {pid: cited_ids(page) for pid, page in read.items() if _whole(page)}
-        items = pack(units, budget_tokens, scope=scope, covers=covers, trace=trace)
-        text = render(items, scope=scope)
+        items = numbered(pack(units, budget_tokens, covers=covers, trace=trace))
+        text = render(items)
     except Exception as exc:
         log.warning("recall failed for scope %s: %s: %s", scope.key, type(exc).__name__, exc)
         warning = f"recall unavailable: {type(exc).__name__}: {exc}"
@@ -198,7 +190,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
             trace.notes.append(warning)
         return _empty(query, scope, budget_tokens, warning=warning)
     if trace is not None:
-        trace.used_tokens, trace.header_tokens = count_tokens(text), header_tokens(scope)
+        trace.used_tokens, trace.header_tokens = count_tokens(text), header_tokens()
     return Recall(
         query=query,
         scope=scope,
@@ -273,12 +265,15 @@ def _units(  # noqa: PLR0913 (keyword-only: how this recall searches, and its tr
     if config.include_org and config.include_pages and not scope.is_org:  # labelled org
         units += org_units(store, scope, terms, config, now, statuses, trace=trace)
     read = {page.id: page for page, _ in pages}
+    found: list[RecallItem] = []
     if config.include_episodes:
         found = episode_units(episodes, query, trace=trace)
-        if config.include_pages and not history:  # the lesson behind, at the episode's worth
-            behind, more = _lessons_behind(store, scope, found, units, now, wanted, trace)
+        if config.include_pages and not history:  # the lesson behind (reverie.recall.answers)
+            behind, more = lessons_behind(store, scope, found, units, now, query, trace)
             units += behind
             read.update(more)
+    units = leads_lifted(units, read, trace)
+    if config.include_episodes:
         among = {e.id for e, _ in episodes}
         known = cited_by_claims(units, among) | _answered_for(read.values(), among)
         units += _demoted(found, known | _passed(store, scope, episodes), trace)
@@ -300,55 +295,6 @@ def _demoted(
             trace.signal(demoted, covered_weight=COVERED_EPISODE)
         out.append(demoted)
     return out
-
-
-def _lead_claims(page: Page) -> list[Claim]:
-    """What a page answers with: its actionable claims (lessons, fixes, warnings, facts) up to
-    :data:`LEAD_CLAIMS`; none for a page of plain statements (a dialogue's), whose lines
-    recall finds one by one."""
-    return [c for c in page.revision.claims if c.role in ACTIONABLE_ROLES][:LEAD_CLAIMS]
-
-
-def _lessons_behind(
-    store: Store,
-    scope: Scope,
-    episodes: Sequence[RecallItem],
-    have: Sequence[RecallItem],
-    now: datetime,
-    wanted: Sequence[str] = (),
-    trace: RecallTrace | None = None,
-) -> tuple[list[RecallItem], dict[str, Page]]:
-    """Knowledge through evidence: an episode that matches the question is the situation; the
-    page that cites it holds the lesson. Each such page's lead claims become units worth
-    :data:`THROUGH_EVIDENCE` of the best episode behind them (times the page preference), from
-    three quarters to all of that as the claim itself holds more of the question's terms, so a
-    weak match of a stray episode lifts an unrelated lesson less. The episodes are then covered
-    and not repeated. Returns the units and the pages read."""
-    if not episodes or not isinstance(store, History):
-        return [], {}
-    citing = store.pages_citing(scope, [u.id for u in episodes])
-    best: dict[str, float] = {}
-    for unit in episodes:
-        for page_id in citing.get(unit.id, ()):
-            best[page_id] = max(best.get(page_id, 0.0), unit.score)
-    pages = store.pages_by_id(scope, best)
-    shown = {(u.id, u.text) for u in have if u.kind != "episode"}
-    out: list[RecallItem] = []
-    for page_id, score in sorted(best.items()):
-        page = pages.get(page_id)
-        if page is None or not is_current(page, now):
-            continue
-        for claim in _lead_claims(page):
-            if (page_id, claim.text) not in shown:
-                weight = recall_weight(claim.role, claim.support)
-                own = term_share(wanted, stems(f"{page.title} {claim.text}")) if wanted else 1.0
-                value = PAGE_PREFERENCE * THROUGH_EVIDENCE * weight * score * (0.75 + 0.25 * own)
-                unit = claim_item(page, claim, value)
-                if trace is not None:
-                    signals = {"evidence_score": score, "claim_coverage": own}
-                    trace.found(unit, "through evidence", role_weight=weight, **signals)
-                out.append(unit)
-    return out, pages
 
 
 _NAME = re.compile(r"[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]")

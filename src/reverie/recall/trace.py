@@ -136,11 +136,12 @@ class RecallTrace:
             held.tokens, held.score = tokens, unit.score
             held.signals["value_per_token"] = density
 
-    def packed(self, unit: RecallItem, room_left: int) -> None:
+    def packed(self, unit: RecallItem, room_left: int, why: str = "") -> None:
         held = self.units.get(_key(unit))
         if held is not None:
             held.decision = PACKED
             held.reason = f"fits: {room_left} tokens of the budget left after it"
+            held.reason += f" ({why})" if why else ""
 
     def ranked(self, items: list[RecallItem]) -> None:
         """The section's final order; a unit the packer took that is not in it was taken out."""

@@ -161,6 +161,11 @@ class QueryTerms:
         """The weighted share of the terms in ``have``."""
         return term_share(self.terms, have, self.weights)
 
+    def mentions(self, have: frozenset[str], need: int) -> bool:
+        """Whether the terms ``have`` hold some of the question, and ``need`` of its terms
+        (:func:`_enough_terms`): a text that speaks of the question, at any coverage."""
+        return not have.isdisjoint(self.terms) and _enough_terms(self.terms, have, need)
+
     def passes(self, cov: float, have: frozenset[str], need: int) -> bool:
         """A unit of coverage ``cov`` holding the terms ``have`` clears the floor and shares
         ``need`` of the terms (:func:`_enough_terms`)."""
