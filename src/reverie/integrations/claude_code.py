@@ -53,7 +53,7 @@ from reverie.intake import IngestResult
 from reverie.models import PageStatus, Scope, now_utc
 from reverie.recall.render import FENCE_CLOSE, header, quoted
 from reverie.runtime.daemon import run_daemon
-from reverie.runtime.schedule import ScheduleConfig, next_due
+from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Schedules
 from reverie.store.schedule import ScheduleStore
 
@@ -119,7 +119,8 @@ def dream_is_due(rv: Reverie, scope: Scope, now: datetime) -> bool:
     store = rv.store
     if not isinstance(store, ScheduleStore):
         return False
-    return next_due(store.schedule_record(scope, now).state(), ScheduleConfig(), now).ready(now)
+    state = ScheduleState.of(store.schedule_record(scope, now))
+    return next_due(state, ScheduleConfig(), now).ready(now)
 
 
 def _dream_in_background(db: str, scope: Scope) -> None:
