@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from reverie.errors import Conflict, MigrationError, NotFound, StoreReadOnly
+from reverie.errors import Conflict, MigrationError, NotFound, StoreDamaged, StoreReadOnly
 from reverie.models import Cycle, Episode, Page, Revision, Scope
 from reverie.store.base import JournalEntry, StoreStats, Strength
 from reverie.store.cumulative import CumulativeSQL
@@ -320,8 +320,10 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         return [JournalEntry(scope, r[0], self.dialect.at(r[1]), r[2]) for r in reversed(rows)]
 
     def scopes(self) -> list[Scope]:
-        rows = self._read("SELECT scope_key FROM scopes")
-        return [self._scope(key) for key in sorted(r[0] for r in rows)]
+        keys = [r[0] for r in self._read("SELECT scope_key FROM scopes")]
+        if not all(isinstance(k, str) for k in keys):
+            raise StoreDamaged("a scope row holds no key: the database file is damaged")
+        return [self._scope(key) for key in sorted(keys)]
 
     def pending_scopes(self) -> list[Scope]:
         """Scopes with episodes past their checkpoint that no cycle has consolidated."""
