@@ -11,9 +11,11 @@ many unrelated similarities grows with their number. So the floor is the null of
   scope's claims and its newest ``vector_window`` episodes). Were none of them about the
   question, the best cosine would be the largest of ``n`` null draws, whose expected value is
   ``mean + std * k(n)``, ``k(n)`` the expected largest of ``n`` standard normal draws (Blom's
-  approximation): 0.85 for 3 units, 2.5 for 100, 3.9 for 20,000, 4.4 for 100,000. Below that
+  approximation): 0.87 for 3 units, 2.5 for 100, 4.0 for 20,000, 4.4 for 100,000. Below that
   line a cosine is background (:attr:`Floors.unit`); a section answers only when its best unit
-  clears it by :data:`MARGIN` standard deviations (:attr:`Floors.answer`).
+  clears it by :data:`MARGIN` standard deviations (:attr:`Floors.answer`), or by half that when
+  the unit is a plain statement (:attr:`Floors.plain`: a line of a dialogue, which a question
+  about a person's life matches only loosely, one line of several).
 
 The query's own background (its mean cosine with the brain's units) is deliberately not the
 location: in a brain about one subject a question on that subject is alike to everything in
@@ -38,10 +40,12 @@ MARGIN = 1.0
 
 @dataclass(frozen=True)
 class Floors:
-    """``unit``: below it a cosine is background; ``answer``: the best unit must reach it."""
+    """``unit``: below it a cosine is background; ``answer``: the best unit must reach it;
+    ``plain``: the best plain statement must reach it."""
 
     unit: float
     answer: float
+    plain: float
 
 
 def expected_max(n: int) -> float:
@@ -59,4 +63,4 @@ def calibrated(model_id: str, units: int) -> Floors | None:
         return None
     mean, std = null
     unit = mean + std * expected_max(units)
-    return Floors(unit=unit, answer=unit + MARGIN * std)
+    return Floors(unit=unit, answer=unit + MARGIN * std, plain=unit + MARGIN * std / 2)

@@ -192,10 +192,10 @@ def fuse(
     if trace is not None and floors is not None:
         trace.notes.append(
             f"floors for this brain's size: unit cosine {floors.unit:.3f},"
-            f" answer {floors.answer:.3f}"
+            f" answer {floors.answer:.3f}, plain statement {floors.plain:.3f}"
         )
     strong = () if ask.stranger else lexical
-    plain = floor if gate is None else min(floor, gate)
+    plain = floor if floors is None else min(cosine_floor(vectors.embedder), floors.plain)
     if gate is not None and not _answers(units.values(), gate, strong, ask.wanted, plain):
         if trace is not None:
             _gated(trace, [u for u, _ in units.values()], gate)
