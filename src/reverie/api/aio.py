@@ -138,6 +138,7 @@ class AsyncReverie:
     dream = offload(Reverie.dream)
     dream_all = offload(Reverie.dream_all)
     index = offload(Reverie.index)
+    reembed = offload(Reverie.reembed)
     undo = offload(Reverie.undo)
     # review mode
     plans = offload(Reverie.plans)

@@ -11,7 +11,8 @@ process. numpy is imported inside functions so that importing :mod:`reverie` sta
 
 :func:`resolve_embedder` turns a name into an embedder: ``"auto"`` is the offline MiniLM model
 (:mod:`reverie.embed.onnx`) when the ``embed`` extra is installed and the hashing embedder when
-it is not; ``"minilm"`` insists on the model; ``"hashing"``; ``"openai:<model>"`` an
+it is not (logging one warning per process that says how to install the extra); ``"minilm"``
+insists on the model; ``"hashing"``; ``"openai:<model>"`` an
 OpenAI-compatible endpoint (:mod:`reverie.embed.openai`); ``"st:<model>"`` a sentence-transformers
 model (:mod:`reverie.embed.st`). ``None`` means no embedder: recall
 then runs its lexical path alone (DESIGN invariant 8).

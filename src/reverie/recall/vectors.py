@@ -5,7 +5,8 @@ calls :func:`index_scope` after each dream cycle: it embeds the scope's episodes
 one embedded (by ``seq``, so each is embedded once, in batches) and the claims of its active
 pages. Every vector is cached under ``(model_id, content hash of the text)``, so a claim that a
 new revision keeps, or two episodes with the same text, are embedded once. Episodes stored
-since the last cycle are not yet embedded; recall still finds them by full-text search.
+since the last cycle are embedded by the next recall of their scope, at most :data:`CATCH_UP`
+at a time (:meth:`VectorSearch.catch_up`), so what was just added is found by meaning at once.
 
 **Search.** :class:`VectorIndex` keeps one float32 matrix per scope and model in memory, loaded
 on the first query (every claim, the newest ``vector_window`` episodes) and then extended with
