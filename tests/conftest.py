@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,10 @@ from reverie.models import Episode
 from reverie.store.base import BrainStore
 from reverie.store.sqlite import SQLiteStore
 from tests.pg import postgres_store
+
+# The suite runs lexical unless a test names an embedder (or clears this to test the default,
+# MiniLM): most tests are about the lexical path, and loading a model per engine is slow.
+os.environ.setdefault("REVERIE_EMBEDDER", "none")
 
 BACKENDS = ["sqlite", "postgres"]  # postgres: a real server, see tests/pg.py
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

@@ -1,17 +1,22 @@
 """Settings, with defaults that are safe for an embedded, single-user brain.
 
 Where the data lives: ``--db``, then ``REVERIE_DB``, then a per-user data directory.
+Which embedder recall uses (:func:`configured_embedder`): ``--embedder`` (or the ``embedder=``
+argument), then ``REVERIE_EMBEDDER``, then ``embedder = "…"`` in the config file
+(``REVERIE_CONFIG``, else ``<user config dir>/reverie/config.toml``), then the one the brain
+recorded, then ``auto`` (docs/recall.md, "Which embedder").
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
-from platformdirs import user_data_dir
+from platformdirs import user_config_dir, user_data_dir
 
 from reverie.errors import InvalidInput
 
@@ -25,6 +30,8 @@ __all__ = [
     "PIIPolicy",
     "RecallConfig",
     "RedactionConfig",
+    "config_file",
+    "configured_embedder",
     "default_db_path",
     "resolve_db",
 ]
@@ -214,3 +221,28 @@ def resolve_db(explicit: str | None) -> str:
     if env:
         return env
     return str(default_db_path())
+
+
+def config_file() -> Path:
+    """``REVERIE_CONFIG``, else ``<user config dir>/reverie/config.toml`` (platformdirs)."""
+    env = os.environ.get("REVERIE_CONFIG")
+    return Path(env) if env else Path(user_config_dir("reverie", appauthor=False)) / "config.toml"
+
+
+def configured_embedder() -> str | None:
+    """The embedder the environment names: ``REVERIE_EMBEDDER``, else the config file's
+    ``embedder`` key; None when neither does (a missing file is no error, a broken one is)."""
+    env = os.environ.get("REVERIE_EMBEDDER", "").strip()
+    if env:
+        return env
+    path = config_file()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInput("config", f"cannot read {path}: {exc}") from None
+    value = data.get("embedder")
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput("config", f"{path}: embedder must be a string such as 'minilm'")
+    return value.strip() or None if value else None

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reverie.api import verbs
+from reverie.api.embedding import CONFIGURED, choose_embedder, read_record, record_embedder
+from reverie.api.embedding import reembed as run_reembed
 from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
 from reverie.config import Config
 from reverie.dream import review as _review
@@ -23,7 +25,7 @@ from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.llm_distill import llm_distiller_from_env
 from reverie.dream.plan import Distiller
 from reverie.dream.stats import TalliedCycle
-from reverie.embed import EmbedderLike, resolve_embedder
+from reverie.embed import EmbedderLike
 from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
 from reverie.intake import IngestClock, IngestResult, admit
 from reverie.intake import ingest as ingest_items
@@ -101,7 +103,7 @@ class Reverie:
         store: BrainStore,
         *,
         config: Config | None = None,
-        embedder: EmbedderLike = None,
+        embedder: EmbedderLike = CONFIGURED,
         distiller: Distiller | None = None,
         on_phase: Callable[[str], None] | None = None,
     ) -> None:
@@ -109,14 +111,17 @@ class Reverie:
         self.config = config or Config()
         self.redactor = Redactor(self.config.redaction)
         """Redaction under this engine's policy: pages, recall, model prompts, training export."""
-        # a name ("auto", "minilm", "hashing", "openai:MODEL") or an Embedder; None
-        # keeps recall lexical. Vectors are computed after cycles, never at ingest.
-        self.embedder = resolve_embedder(embedder)
+        # a name ("auto", "minilm", "hashing", "openai:MODEL"), an Embedder, CONFIGURED (the
+        # environment's, else the brain's recorded one, else auto: reverie.api.embedding) or
+        # None (lexical recall). Vectors are computed after cycles and by recall, never at ingest.
+        self.embedder, self.embedder_name = choose_embedder(store, embedder)
+        self._recorded = False
         self._vectors = (
             VectorSearch(
                 self.embedder,
                 window=self.config.recall.vector_window,
                 kept=self.config.recall.vector_indexes,
+                before_write=self._record_embedder,
             )
             if self.embedder is not None
             else None
@@ -132,7 +137,7 @@ class Reverie:
         target: str | Path,
         *,
         config: Config | None = None,
-        embedder: EmbedderLike = None,
+        embedder: EmbedderLike = CONFIGURED,
         distiller: Distiller | None = None,
     ) -> Reverie:
         """Open (creating and migrating if needed) the brain store at ``target``.
@@ -144,6 +149,11 @@ class Reverie:
         With no ``distiller`` given, a model configured by ``REVERIE_LLM_MODEL`` (and
         ``REVERIE_LLM_BASE_URL`` / ``REVERIE_LLM_API_KEY`` / ``REVERIE_LLM_PROVIDER``) distills;
         with none configured, the deterministic extractive distiller does.
+
+        ``embedder``: by default the one ``--embedder`` / ``REVERIE_EMBEDDER`` / the config file
+        names, else the one this brain recorded, else ``auto`` (MiniLM with the ``embed`` extra);
+        one whose model differs from the brain's recorded embedder raises
+        :class:`~reverie.errors.EmbedderMismatch` (:mod:`reverie.api.embedding`).
         """
         return cls.from_store(
             open_store(target), config=config, embedder=embedder, distiller=distiller
@@ -155,7 +165,7 @@ class Reverie:
         store: BrainStore,
         *,
         config: Config | None = None,
-        embedder: EmbedderLike = None,
+        embedder: EmbedderLike = CONFIGURED,
         distiller: Distiller | None = None,
     ) -> Reverie:
         """:meth:`open` over a store already made (migrated here, the distiller chosen so)."""
@@ -279,7 +289,25 @@ class Reverie:
             raise InvalidInput("embedder", "indexing needs an embedder; open with embedder='auto'")
         target = Scope.parse(scope)
         pages = self.store.pages(target, ["active"])
+        self._record_embedder()
         return index_scope(self.store, self.embedder, target, pages, limit=limit)
+
+    def _record_embedder(self) -> None:
+        """Record this engine's embedder in the brain before its first vector is stored."""
+        if self._recorded or self.embedder is None:
+            return
+        if read_record(self.store) is None:
+            record_embedder(self.store, self.embedder_name, self.embedder)
+        self._recorded = True
+
+    def reembed(self, embedder: EmbedderLike) -> int:
+        """Switch the brain to ``embedder``: embed every scope's episodes and active pages with
+        it and record it, so later opens use it; return how many texts were embedded. Open the
+        engine with ``embedder=None`` to switch a brain whose recorded embedder differs."""
+        computed = run_reembed(self.store, embedder)
+        if self._vectors is not None:
+            self._vectors.drop(s.key for s in self.store.scopes())
+        return computed
 
     def _index_quietly(self, scope: Scope) -> None:
         try:

@@ -9,6 +9,7 @@ The tree::
     ├── Conflict              the request contradicts stored state (same id, other content)
     │   ├── LeaseLost         another worker took over a scope's lease
     │   ├── PlanPending       a scope's plan awaits review; apply or reject it first
+    │   ├── EmbedderMismatch  the brain's vectors were made by another embedder; names both
     │   └── PlanStale         a reviewed plan's pages or checkpoint moved since it was made
     ├── UndoRefused           an undo that would lose later work, or one already done
     ├── PlanRejected          a distiller's plan failed validation; nothing was changed
@@ -36,6 +37,7 @@ from typing import Generic, TypeVar
 __all__ = [
     "ArchiveUnreadable",
     "Conflict",
+    "EmbedderMismatch",
     "GroupDeferred",
     "InvalidInput",
     "InvalidScope",
@@ -101,6 +103,20 @@ class PlanPending(Conflict):
         super().__init__(
             f"scope {scope_key} has plan {plan_id} pending review; apply it or reject it first"
             f" (reverie plan apply {plan_id} / reverie plan reject {plan_id})"
+        )
+
+
+class EmbedderMismatch(Conflict):
+    """A brain opened with another embedder than the one that made its vectors (``recorded``);
+    the two models' vectors are not comparable, so recall would be wrong. Nothing was changed."""
+
+    def __init__(self, recorded: str, asked: str, recorded_model: str, asked_model: str) -> None:
+        self.recorded, self.asked = recorded, asked
+        super().__init__(
+            f"this brain's vectors were made by embedder {recorded!r} ({recorded_model}), not"
+            f" {asked!r} ({asked_model}): open it with --embedder {recorded} (or"
+            f" REVERIE_EMBEDDER={recorded}), or switch it with `reverie reembed {asked}`,"
+            " which embeds every brain again with the new one"
         )
 
 

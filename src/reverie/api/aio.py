@@ -25,10 +25,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
+from reverie.api.embedding import CONFIGURED
 from reverie.api.workers import EnginePool
 from reverie.config import Config
 from reverie.dream.plan import Distiller
-from reverie.embed import EmbedderLike, resolve_embedder
+from reverie.embed import EmbedderLike
 from reverie.engine import Reverie
 from reverie.store import open_store
 from reverie.store.base import BrainStore
@@ -87,7 +88,7 @@ class AsyncReverie:
         target: str | Path,
         *,
         config: Config | None = None,
-        embedder: EmbedderLike = None,
+        embedder: EmbedderLike = CONFIGURED,
         distiller: Distiller | None = None,
         workers: int = DEFAULT_WORKERS,
     ) -> AsyncReverie:
@@ -100,12 +101,16 @@ class AsyncReverie:
         """
         loop = asyncio.get_running_loop()
         make_store = _store_maker(target, loop)
-        shared = resolve_embedder(embedder)
+        shared: list[EmbedderLike] = []  # the first worker's choice, then shared by all
 
         def make() -> Reverie:
-            return Reverie.from_store(
-                make_store(), config=config, embedder=shared, distiller=distiller
+            chosen = shared[0] if shared else embedder
+            rv = Reverie.from_store(
+                make_store(), config=config, embedder=chosen, distiller=distiller
             )
+            if not shared:
+                shared.append(rv.embedder)
+            return rv
 
         pool = EnginePool(make, 1 if _in_memory(target) else workers, loop)
         await pool.start()
@@ -133,6 +138,7 @@ class AsyncReverie:
     dream = offload(Reverie.dream)
     dream_all = offload(Reverie.dream_all)
     index = offload(Reverie.index)
+    reembed = offload(Reverie.reembed)
     undo = offload(Reverie.undo)
     # review mode
     plans = offload(Reverie.plans)

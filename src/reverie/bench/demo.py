@@ -37,6 +37,8 @@ SAMPLE = "data/sample_episodes.jsonl"
 DEMO_SCOPE = "acme/coder"
 DEMO_QUERY = "deploying the api to kubernetes keeps timing out"
 DEMO_BUDGET = 250
+PARAPHRASE = "how do I ship the service to the cluster"
+"""The deploy knowledge asked with none of its words: found only by meaning."""
 
 _INTRO = (
     "Reverie gives an AI agent a sleep cycle. During the day the agent appends [bold]episodes[/]: "
@@ -112,16 +114,31 @@ def _show_lineage(rv: Reverie, console: Console, page: Page) -> None:
     console.print(episodes_table(lineage.episodes))
 
 
-def _show_recall(rv: Reverie, console: Console, now: datetime) -> None:
-    result = rv.recall(DEMO_QUERY, DEMO_SCOPE, DEMO_BUDGET, now=now)
+def _show_recall(rv: Reverie, console: Console, now: datetime, query: str = DEMO_QUERY) -> None:
+    result = rv.recall(query, DEMO_SCOPE, DEMO_BUDGET, now=now)
     body = Text(result.text) if result.text else Text("(empty: nothing relevant)", style="dim")
     console.print(
         Panel(
             body,
-            title=f"recall({DEMO_QUERY!r}, budget={DEMO_BUDGET})",
+            title=f"recall({query!r}, budget={DEMO_BUDGET})",
             subtitle=f"{result.used_tokens} of {DEMO_BUDGET} tokens · what the agent's prompt gets",
         )
     )
+
+
+def _show_paraphrase(rv: Reverie, console: Console, now: datetime) -> None:
+    """The same knowledge asked in other words: found by meaning, or why not."""
+    if rv.embedder is None or rv.embedder.model_id.startswith("hashing"):
+        console.print(
+            Text(
+                "recall matches words only here; install the embed extra"
+                " (pip install 'reverie[embed]') to recall by meaning",
+                style="yellow",
+            )
+        )
+        return
+    console.print(Text(f"in other words, by meaning (embedder {rv.embedder_name}):"))
+    _show_recall(rv, console, now, PARAPHRASE)
 
 
 def run_demo(db_path: Path, console: Console) -> None:
@@ -140,6 +157,7 @@ def run_demo(db_path: Path, console: Console) -> None:
             _show_lineage(rv, console, top)
         console.rule("4 · recall: the prompt section the agent receives before its next deploy")
         _show_recall(rv, console, last)
+        _show_paraphrase(rv, console, last)
     db = shlex.quote(str(db_path))
     console.print(
         Text(

@@ -23,9 +23,11 @@ from rich.text import Text
 
 from reverie import __version__
 from reverie.adapters import parse
+from reverie.api.embedding import read_record
 from reverie.bench.demo import run_demo
 from reverie.cli.bench import bench_app
 from reverie.cli.common import (
+    EMBEDDER_KEY,
     REPORTED,
     CycleArg,
     JsonFlag,
@@ -110,14 +112,45 @@ def _root(
             help="Database file or URL (default: $REVERIE_DB, then the per-user data directory).",
         ),
     ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder",
+            metavar="NAME",
+            help="auto, minilm, hashing, none, openai:MODEL or st:MODEL (default:"
+            " $REVERIE_EMBEDDER, the config file, then the one the brain recorded, then auto).",
+        ),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
     ctx.obj = db
+    ctx.meta[EMBEDDER_KEY] = embedder
 
 
 # -- writing -------------------------------------------------------------------------------------
+
+
+@app.command()
+def reembed(
+    ctx: typer.Context,
+    embedder: Annotated[
+        str, typer.Argument(metavar="NAME", help="minilm, hashing, openai:MODEL or st:MODEL.")
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Switch the brain to another embedder: embed every brain's episodes and pages with it and
+    record it, so every later open (CLI, serve, mcp, workers) uses it."""
+    ctx.meta[EMBEDDER_KEY] = "none"  # open without checking the old record: it is replaced
+    with open_brain(ctx) as rv:
+        computed = rv.reembed(embedder)
+        record = read_record(rv.store)
+    name = record.name if record else embedder
+    if as_json:
+        emit_json({"embedder": name, "embedded": computed})
+        return
+    typer.echo(f"brain now embedded by {name}: {computed} texts embedded")
 
 
 @app.command()

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from rich.console import Console, RenderableType
 from rich.text import Text
 
+from reverie.api.embedding import CONFIGURED
 from reverie.config import resolve_db
 from reverie.engine import Reverie
 from reverie.errors import (
@@ -50,7 +51,9 @@ from reverie.store.sqlite.target import MEMORY, database_file
 
 __all__ = [
     "EDGE_ERRORS",
+    "EMBEDDER_KEY",
     "REPORTED",
+    "chosen_embedder",
     "edge_error",
     "emit_json",
     "fail",
@@ -65,6 +68,9 @@ __all__ = [
     "refuse_missing",
     "sqlite_path",
 ]
+
+EMBEDDER_KEY = "reverie.embedder"
+"""Where the root command keeps ``--embedder`` for every subcommand (``ctx.meta``)."""
 
 EDGE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, RecursionError)
 REPORTED: tuple[type[Exception], ...] = (ReverieError, *EDGE_ERRORS)
@@ -186,7 +192,7 @@ def open_brain(ctx: typer.Context, *, create: bool = False) -> Iterator[Reverie]
     try:
         if not create:
             refuse_missing(db)
-        with Reverie.open(db) as rv:
+        with Reverie.open(db, embedder=chosen_embedder(ctx)) as rv:
             yield rv
     except ReverieError as exc:
         fail(exc)
@@ -206,6 +212,13 @@ def known_scope(rv: Reverie, target: Scope) -> Scope:
     else:
         hint = f"it holds {', '.join(held[:5])}" if held else "the brain holds no scope yet"
     raise NotFound(f"unknown scope {target}: nothing was ever stored there; {hint}")
+
+
+def chosen_embedder(ctx: typer.Context) -> str:
+    """``--embedder`` when given, else :data:`~reverie.api.embedding.CONFIGURED` (the
+    environment's, the config file's, the brain's recorded one, then auto)."""
+    given = ctx.meta.get(EMBEDDER_KEY)
+    return given if isinstance(given, str) and given else CONFIGURED
 
 
 def parse_scope(value: str) -> Scope:

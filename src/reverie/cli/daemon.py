@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import fail, open_brain, parse_scope
+from reverie.cli.common import chosen_embedder, fail, open_brain, parse_scope
 from reverie.config import resolve_db
 from reverie.errors import ReverieError
 from reverie.models import now_utc
@@ -125,6 +125,7 @@ def daemon(  # noqa: PLR0913 (typer: one parameter per CLI option)
             once=once,
             on_event=emit,
             on_phase=phase if hold else None,
+            embedder=chosen_embedder(ctx),
         )
     except ReverieError as exc:
         fail(exc)

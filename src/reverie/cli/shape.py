@@ -55,6 +55,7 @@ PANELS: dict[str, tuple[str, ...]] = {
         "doctor",
         "worker",
         "migrate",
+        "reembed",
     ),
     "Service": ("serve", "mcp", "keys", "hook"),
     "Bench": ("bench",),

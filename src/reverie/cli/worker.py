@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from reverie.cli.common import chosen_embedder
 from reverie.config import resolve_db
 from reverie.engine import Reverie
 from reverie.errors import ReverieError
@@ -69,7 +70,7 @@ def worker_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda _s, _f: stop.set())
     try:
-        with Reverie.open(target) as rv:
+        with Reverie.open(target, embedder=chosen_embedder(ctx)) as rv:
             leases = open_store(target)
             try:
                 worker = Worker(

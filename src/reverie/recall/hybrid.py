@@ -29,6 +29,7 @@ from reverie.config import RecallConfig
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
 from reverie.models import Page, PageStatus, RecallItem, Scope, recall_weight
+from reverie.recall.floor import Floors, calibrated
 from reverie.recall.units import (
     COVERED_EPISODE,
     PAGE_PREFERENCE,
@@ -80,15 +81,19 @@ def cosine_floor(embedder: Embedder) -> float:
     return COSINE_FLOORS.get(embedder.model_id, DEFAULT_COSINE_FLOOR)
 
 
-def answer_floor(embedder: Embedder) -> float | None:
-    """Below this best cosine a section has nothing to say about the question (per model,
-    calibrated in docs/recall.md). ``None`` for a model without a calibrated value: its cosine
-    floor is a bar for units only the vectors found, not for the question as a whole (the
-    hashing embedder's cosine is word overlap, under 0.5 for a stored action quoted verbatim),
-    so there the lexical floors alone decide."""
+def answer_floor(embedder: Embedder, floors: Floors | None = None) -> float | None:
+    """Below this best cosine a section has nothing to say about the question: the floor an
+    embedder declares, else the one ``floors`` calibrated against the brain's background
+    (:mod:`reverie.recall.floor`), else the model's fixed one (where no background is measured:
+    PostgreSQL). ``None`` for a model without either: its cosine floor is a bar for units only
+    the vectors found, not for the question as a whole (the hashing embedder's cosine is word
+    overlap, under 0.5 for a stored action quoted verbatim), so there the lexical floors alone
+    decide."""
     floor = getattr(embedder, "answer_floor", None)
     if isinstance(floor, float):
         return floor
+    if floors is not None:
+        return floors.answer
     return ANSWER_FLOORS.get(embedder.model_id)
 
 
@@ -165,7 +170,10 @@ def fuse(
     if index.empty():
         return list(lexical)
     query_vector = vectors.embed_query(ask.text)
+    floors = calibrated(vectors.embedder.model_id, index.compared(newest=ask.config.vector_window))
     floor = cosine_floor(vectors.embedder)
+    if floors is not None:  # a small brain's background is lower than the model's fixed floor
+        floor = min(floor, floors.unit)
     seen = {u.id for u in lexical if u.kind == "episode"}
     claim_hashes = {u.text: content_hash(u.text) for u in lexical if u.kind != "episode"}
     by_ref, by_hash = index.cosines(query_vector, list(seen), list(claim_hashes.values()))
@@ -180,9 +188,15 @@ def fuse(
         if _key(unit) not in units and trace is not None:
             trace.found(unit, "vectors")
         units.setdefault(_key(unit), (unit, cos))
-    gate = answer_floor(vectors.embedder)
+    gate = answer_floor(vectors.embedder, floors)
+    if trace is not None and floors is not None:
+        trace.notes.append(
+            f"floors for this brain's size: unit cosine {floors.unit:.3f},"
+            f" answer {floors.answer:.3f}, plain statement {floors.plain:.3f}"
+        )
     strong = () if ask.stranger else lexical
-    if gate is not None and not _answers(units.values(), gate, strong, ask.wanted, floor):
+    plain = floor if floors is None else min(cosine_floor(vectors.embedder), floors.plain)
+    if gate is not None and not _answers(units.values(), gate, strong, ask.wanted, plain):
         if trace is not None:
             _gated(trace, [u for u, _ in units.values()], gate)
         return []  # nothing here is about the question, whatever words it shares with it

@@ -78,7 +78,7 @@ from reverie.recall.units import (
     is_recallable,
 )
 from reverie.redaction import Redactor
-from reverie.store.base import Store
+from reverie.store.base import BrainStore, Store
 
 if TYPE_CHECKING:
     from reverie.recall.trace import RecallTrace
@@ -172,7 +172,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
             ask = HybridQuery(
                 store, scope, query, config, when, as_of is not None, wanted, read, stranger
             )
-            units = fuse(units, ask, vectors, trace=trace)
+            units = _hybrid(units, ask, vectors, trace)
         valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
         units = _newest(units, valid, trace)
         if redactor is not None and redactor.handles_personal_data:
@@ -278,6 +278,43 @@ def _units(  # noqa: PLR0913 (keyword-only: how this recall searches, and its tr
         known = cited_by_claims(units, among) | _answered_for(read.values(), among)
         units += _demoted(found, known | _passed(store, scope, episodes), trace)
     return units, read
+
+
+def _hybrid(
+    units: list[RecallItem], ask: HybridQuery, vectors: VectorSearch, trace: RecallTrace | None
+) -> list[RecallItem]:
+    """The lexical ``units`` fused with the vector side (the episodes stored since the last
+    indexing embedded first, :meth:`VectorSearch.catch_up`), then the knowledge behind the
+    episodes only meaning found."""
+    if ask.config.include_episodes and isinstance(ask.store, BrainStore):  # added since the
+        vectors.catch_up(ask.store, ask.scope)  # last cycle: found by meaning too
+    lexical_ids = {u.id for u in units if u.kind == "episode"}
+    units = fuse(units, ask, vectors, trace=trace)
+    if not ask.config.include_pages or ask.history:
+        return units
+    return _behind_dense(ask.store, ask.scope, units, lexical_ids, ask.now, ask.wanted, trace)
+
+
+def _behind_dense(
+    store: Store,
+    scope: Scope,
+    units: list[RecallItem],
+    lexical_ids: set[str],
+    now: datetime,
+    wanted: Sequence[str],
+    trace: RecallTrace | None,
+) -> list[RecallItem]:
+    """Knowledge through evidence for the episodes only meaning found, as
+    :func:`_lessons_behind` does for those the words found: the lead claims of the pages citing
+    them join the units, and those episodes are then covered."""
+    dense = [u for u in units if u.kind == "episode" and u.id not in lexical_ids]
+    query = QueryTerms(list(wanted), 0.0)  # a claim's own share of the terms, unweighted
+    behind, _pages = lessons_behind(store, scope, dense, units, now, query, trace)
+    if not behind:
+        return units
+    covered = cited_by_claims(behind, {u.id for u in dense})
+    rest = [u for u in units if not (u.kind == "episode" and u.id in covered)]
+    return rest + behind + _demoted([u for u in dense if u.id in covered], covered, trace)
 
 
 def _demoted(

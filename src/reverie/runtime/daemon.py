@@ -28,6 +28,8 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from reverie.api.embedding import CONFIGURED
+from reverie.embed import EmbedderLike
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.models import Scope
@@ -94,9 +96,11 @@ def run_daemon(  # noqa: PLR0913 (keyword-only options, one per `reverie daemon`
     once: bool = False,
     on_event: Callable[[Event], None] | None = None,
     on_phase: Callable[[str], None] | None = None,
+    embedder: EmbedderLike = CONFIGURED,
 ) -> list[Any]:
-    """Run the scheduler until SIGINT/SIGTERM (or one pass with ``once``); the reports made."""
-    with Reverie.open(db) as opened, Reverie.open(db) as control:
+    """Run the scheduler until SIGINT/SIGTERM (or one pass with ``once``); the reports made.
+    ``embedder``: as :meth:`Reverie.open` takes it (the control engine reads no vectors)."""
+    with Reverie.open(db, embedder=embedder) as opened, Reverie.open(db, embedder=None) as control:
         rv = opened
         if on_phase is not None:
             rv = Reverie(

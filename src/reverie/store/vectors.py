@@ -11,7 +11,7 @@ idempotent (``ON CONFLICT DO NOTHING``) and can be rebuilt from episodes and rev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from reverie.models import Episode, Scope
 from reverie.store.base import NearestNeighbours
@@ -21,6 +21,7 @@ from reverie.store.sql.rows import EPISODE_COLUMNS
 
 __all__ = [
     "EMBED_CHARS",
+    "BrainMeta",
     "NearestNeighbours",
     "VectorRow",
     "VectorUnit",
@@ -36,6 +37,20 @@ EMBED_CHARS = 1000
 def embedded_text(episode: Episode) -> str:
     """The text of ``episode`` that gets a vector (its content hash keys the cache)."""
     return episode.text[:EMBED_CHARS]
+
+
+@runtime_checkable
+class BrainMeta(Protocol):
+    """Settings a database records about itself (migration 0015), such as the embedder that made
+    its vectors. Values are text; writing a key replaces its value."""
+
+    def meta_get(self, key: str) -> str | None:
+        """The value recorded under ``key``, or None."""
+        ...
+
+    def meta_put(self, key: str, value: str) -> None:
+        """Record ``value`` under ``key`` (replacing what was there)."""
+        ...
 
 
 def vector_rows_query(
@@ -68,6 +83,18 @@ class VectorsSQL(SQLBase):
 
     def _ensure_vector_index(self, c: Any, dim: int) -> None:
         """Prepare the index for vectors of ``dim`` dimensions (PostgreSQL's HNSW)."""
+
+    def meta_get(self, key: str) -> str | None:
+        rows = self._read("SELECT value FROM brain_meta WHERE key = ?", [key])
+        return str(rows[0][0]) if rows else None
+
+    def meta_put(self, key: str, value: str) -> None:
+        with self._write() as c:
+            c.execute(
+                "INSERT INTO brain_meta VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
     def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
