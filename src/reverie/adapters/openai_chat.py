@@ -165,11 +165,15 @@ def _task(
         return
     scope, key = where
     given = chat.get("task")
-    request = given if isinstance(given, str) and given.strip() else request_of(
-        [t.request for t in turns]
+    request = (
+        given
+        if isinstance(given, str) and given.strip()
+        else request_of([t.request for t in turns])
     )
     errors = [e for t in turns for e in t.errors]
-    item = task_fields(request, [c for t in turns for c in t.made], result, next(iter(errors), None))
+    item = task_fields(
+        request, [c for t in turns for c in t.made], result, next(iter(errors), None)
+    )
     item["id"] = episode_id(scope, SOURCE, key, "task")
     item["metadata"] = {"source": SOURCE, "conversation": key, **item["metadata"]}
     if when := _when(chat):

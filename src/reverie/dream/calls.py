@@ -85,7 +85,9 @@ def _listed_call(value: Any) -> ToolCall | None:
         parsed = parse_call(f"{value['tool']} {args}")
         args = parsed[1] if parsed else {"input": args}
     ok = value.get("ok")
-    return ToolCall(value["tool"], args if isinstance(args, dict) else {}, ok if isinstance(ok, bool) else None)
+    return ToolCall(
+        value["tool"], args if isinstance(args, dict) else {}, ok if isinstance(ok, bool) else None
+    )
 
 
 def arg_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:

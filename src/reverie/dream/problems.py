@@ -56,6 +56,7 @@ from reverie.dream.cluster import (
 from reverie.dream.dialogue import CONVERSATION
 from reverie.dream.facts import PREFIX as FACT_PREFIX
 from reverie.dream.lessons import FAILING as _FAILING
+from reverie.dream.tasks import is_task
 from reverie.hashing import content_hash
 from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem
@@ -106,7 +107,11 @@ def _error_line(error: str | None) -> str:
 
 
 def problem_text(ep: Episode) -> str:
-    """What an episode is about, as one text (the embedding path embeds this)."""
+    """What an episode is about, as one text (the embedding path embeds this). A whole run
+    (:func:`~reverie.dream.tasks.is_task`) is about its request alone: runs of one kind of
+    request are one problem whatever each did, so successes and failures meet on one page."""
+    if is_task(ep):
+        return ep.situation.strip()[:EMBED_TEXT]
     parts = [ep.situation.strip()]
     if ep.error:
         parts.append(f"Error: {_error_line(ep.error)}")
@@ -133,6 +138,10 @@ def _context_terms(ep: Episode) -> list[str]:
 def problem_features(ep: Episode) -> Features:
     """Term weights of an episode's problem (before idf): field weight × occurrences."""
     out: defaultdict[str, float] = defaultdict(float)
+    if is_task(ep):
+        for term in _stems(ep.situation):
+            out[term] += FIELD_WEIGHTS["situation"]
+        return dict(out)
     fields = (
         ("situation", ep.situation),
         ("error", _error_line(ep.error)),
