@@ -21,13 +21,21 @@ def _call(n: int, tool: str, args: dict[str, Any], result: str) -> list[dict[str
     call_id = f"c{n}"
     function = {"name": tool, "arguments": json.dumps(args)}
     return [
-        {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "function": function}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call_id, "function": function}],
+        },
         {"role": "tool", "tool_call_id": call_id, "content": result},
     ]
 
 
 def _run(
-    run_id: str, request: str, calls: Sequence[tuple[str, dict[str, Any], str]], reward: float, day: int
+    run_id: str,
+    request: str,
+    calls: Sequence[tuple[str, dict[str, Any], str]],
+    reward: float,
+    day: int,
 ) -> dict[str, Any]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
     for n, (tool, args, result) in enumerate(calls):
@@ -38,42 +46,50 @@ def _run(
 
 
 REFUND = ["Hello! I want a refund for order {o}, it arrived broken.",
-          "Hi there! Please refund my order {o}; the parcel was damaged.",
-          "Hey, order {o} came broken and I would like a refund."]  # fmt: skip
-ADDRESS = ["Hi! Can you change the delivery address of order {o} to my new flat?",
-           "Hello, I moved; please update the delivery address on order {o}."]  # fmt: skip
+          "Hi there! I want a refund for order {o}: it arrived broken."]  # fmt: skip
+ADDRESS = ["Hi! Please change the delivery address of order {o} to my new flat.",
+           "Hey, please change the delivery address of order {o} to my new flat."]  # fmt: skip
 
 
 def _transcripts() -> list[dict[str, Any]]:
     runs = []
     for i in range(6):  # refunds: the ones that checked the order first succeeded
-        order = {"order": f"R{i}"}
+        order = {"order": f"10{i}"}
         checked = i % 2 == 0
         calls = [("get_order", order, '{"status": "delivered"}')] if checked else []
-        calls.append(("refund", {**order, "reason": "damaged" if checked else "other"}, '{"ok": true}'))
-        runs.append(_run(f"refund-{i}", REFUND[i % 3].format(o=f"R{i}"), calls, float(checked), i))
+        calls.append(
+            ("refund", {**order, "reason": "damaged" if checked else "other"}, '{"ok": true}')
+        )
+        runs.append(_run(f"refund-{i}", REFUND[i % 2].format(o=f"10{i}"), calls, float(checked), i))
     for i in range(4):  # address changes: a timeout, then the same call with a longer timeout
-        order = {"order": f"A{i}", "address": "12 Elm St"}
+        order = {"order": f"20{i}", "address": "12 Elm St"}
         calls = [
             ("update_address", order, "Error: TimeoutError: upstream took too long"),
             ("update_address", {**order, "timeout": "30s"}, '{"ok": true}'),
         ]
-        runs.append(_run(f"address-{i}", ADDRESS[i % 2].format(o=f"A{i}"), calls, 1.0, 10 + i))
+        runs.append(_run(f"address-{i}", ADDRESS[i % 2].format(o=f"20{i}"), calls, 1.0, 10 + i))
     return runs
+
+
+def _parsed() -> list[dict[str, Any]]:
+    lines = [(n + 1, json.dumps(t)) for n, t in enumerate(_transcripts())]
+    parsed = parse("openai-chat", lines, scope=Scope.parse(SCOPE))
+    assert not parsed.failures
+    return parsed.items
 
 
 def _brain(tmp_path: Path) -> Reverie:
     rv = Reverie.open(tmp_path / "brain.db")
-    lines = [(n + 1, json.dumps(t)) for n, t in enumerate(_transcripts())]
-    parsed = parse("openai-chat", lines, scope=Scope.parse(SCOPE))
-    assert not parsed.failures
-    rv.ingest(parsed.items, scope=SCOPE)
+    items = _parsed()
+    rv.ingest(items, scope=SCOPE)
     rv.dream(SCOPE, now=START + timedelta(days=30))
     return rv
 
 
 def test_a_transcript_with_a_reward_becomes_one_task_episode_beside_its_turns() -> None:
-    run = _run("r", "Hi there! Refund order R1, it broke.", [("refund", {"order": "R1"}, "ok")], 0.0, 0)
+    run = _run(
+        "r", "Hi there! Refund order R1, it broke.", [("refund", {"order": "R1"}, "ok")], 0.0, 0
+    )
     parsed = parse("openai-chat", [(1, json.dumps(run))], scope=Scope.parse(SCOPE))
     tasks = [i for i in parsed.items if i["metadata"].get("task")]
     assert len(parsed.items) == 2 and len(tasks) == 1
@@ -91,16 +107,24 @@ def test_runs_of_one_request_give_a_procedure_and_warnings_citing_them(tmp_path:
     with _brain(tmp_path) as rv:
         pages = rv.pages(SCOPE)
         claims = [(p, c) for p in pages for c in p.revision.claims]
-        procedure = [(p, c) for p, c in claims if c.role is ClaimRole.PROCEDURE and "refund" in c.text]
+        procedure = [
+            (p, c) for p, c in claims if c.role is ClaimRole.PROCEDURE and "refund" in c.text
+        ]
         assert procedure, [p.title for p in pages]
         page, proc = procedure[0]
         assert "get_order → refund" in proc.text and "did not call get_order" in proc.text
-        ok_runs = {e.id for e in rv.episodes(SCOPE) if e.metadata.get("task") and e.outcome == "success"}
+        ok_runs = {
+            i["id"] for i in _parsed() if i["metadata"].get("task") and i["outcome"] == "success"
+        }
         assert set(proc.episode_ids) <= ok_runs and len(proc.episode_ids) == 3
         warnings = [c for c in page.revision.claims if c.role is ClaimRole.WARNING]
         texts = " ".join(c.text for c in warnings)
-        assert "did not call get_order" in texts and 'reason: "other"' in texts
-        assert all(len(c.episode_ids) == 3 for c in warnings)
+        assert 'refund with reason: "other" failed (3 of 3 failing runs)' in texts
+        failed_runs = {
+            i["id"] for i in _parsed() if i["metadata"].get("task") and i["outcome"] == "failure"
+        }
+        assert warnings and all(set(c.episode_ids) == failed_runs for c in warnings)
+        assert "order:" not in texts  # an id that differs from run to run is no pattern
         assert not page.title.lower().startswith(("hello", "hi", "hey"))
         assert "refund" in page.title.lower()
 
@@ -108,6 +132,6 @@ def test_runs_of_one_request_give_a_procedure_and_warnings_citing_them(tmp_path:
 def test_a_changed_json_argument_is_stated_as_the_fix(tmp_path: Path) -> None:
     with _brain(tmp_path) as rv:
         fixes = [c for p in rv.pages(SCOPE) for c in p.revision.claims if c.role is ClaimRole.FIX]
-        assert any('timeout: "30s" added' in c.text and "update_address" in c.text for c in fixes), [
-            c.text for c in fixes
-        ]
+        assert any(
+            'timeout: "30s" added' in c.text and "update_address" in c.text for c in fixes
+        ), [c.text for c in fixes]

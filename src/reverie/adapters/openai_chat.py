@@ -147,22 +147,27 @@ def _chat(line: int, chat: dict[str, Any], scope: Scope, out: Parsed) -> None:
             _assistant(turns[-1], message)
         else:
             _result(turns[-1], message, index, line, out)
+    task = _task(line, chat, turns, (scope, key), out)
     for n, turn in enumerate(turns):
-        out.add(line, _episode(turn, scope, key, n, _when(chat)))
-    _task(line, chat, turns, (scope, key), out)
+        item = _episode(turn, scope, key, n, _when(chat))
+        if task is not None:
+            item["metadata"]["run"] = task["id"]  # a turn of the run: detail of its task
+        out.add(line, item)
+    if task is not None:
+        out.add(line, task)
 
 
 def _task(
     line: int, chat: dict[str, Any], turns: list[_Turn], where: tuple[Scope, str], out: Parsed
-) -> None:
+) -> dict[str, Any] | None:
     """The run as one task episode, when the transcript carries its result."""
     try:
         result = run_result(chat.get("outcome"), chat.get("reward"), chat.get("feedback"))
     except ValueError as exc:
         out.fail(line, "outcome", str(exc))
-        return
+        return None
     if result is None or not turns:
-        return
+        return None
     scope, key = where
     given = chat.get("task")
     request = (
@@ -178,7 +183,7 @@ def _task(
     item["metadata"] = {"source": SOURCE, "conversation": key, **item["metadata"]}
     if when := _when(chat):
         item["created_at"] = when
-    out.add(line, item)
+    return item
 
 
 def parse_chats(lines: Lines, scope: Scope) -> Parsed:

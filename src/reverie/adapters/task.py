@@ -29,9 +29,9 @@ from typing import Any
 from reverie.adapters.base import compact, excerpt
 
 __all__ = [
+    "TASK_CATEGORY",
     "RunCall",
     "RunResult",
-    "TASK_CATEGORY",
     "call_record",
     "request_of",
     "run_result",

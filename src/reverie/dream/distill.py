@@ -55,7 +55,7 @@ from reverie.dream.lessons import (
 )
 from reverie.dream.pins import is_human_edit
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
-from reverie.dream.tasks import task_claims, task_title
+from reverie.dream.tasks import is_run_part, task_claims, task_title
 from reverie.models import (
     Claim,
     ClaimRole,
@@ -313,7 +313,8 @@ def _draft(
     if currency.superseded:
         gone = {**support.superseded, **currency.superseded}
         support = support.model_copy(update={"superseded": gone})
-    fix = current_fix(work, lambda ep: error_class(ep.error))
+    # a run's turns repeat its task episode's calls; their replies are no actions
+    fix = current_fix([ep for ep in work if not is_run_part(ep)], lambda ep: error_class(ep.error))
     actionable = [g.claim(CLAIM_LIMIT) for g in lessons]
     if fix is not None:
         actionable.append(fix.claim(CLAIM_LIMIT))

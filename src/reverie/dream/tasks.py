@@ -32,7 +32,10 @@ from reverie.dream.lessons import FAILING
 from reverie.models import Claim, ClaimRole, Episode, Outcome
 from reverie.recall.query import stem
 
-__all__ = ["is_task", "task_claims", "task_title"]
+__all__ = ["TASK_CATEGORY", "is_run_part", "is_task", "task_claims", "task_title"]
+
+TASK_CATEGORY = "task"
+"""The category of a task episode, and so the head of its problem's topic key."""
 
 MAJORITY = 0.5
 MAX_WARNINGS = 3
@@ -45,6 +48,11 @@ _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 def is_task(ep: Episode) -> bool:
     """Whether an episode is a whole run with its result (``metadata["task"]``)."""
     return isinstance(ep.metadata, dict) and ep.metadata.get("task") is True
+
+
+def is_run_part(ep: Episode) -> bool:
+    """Whether an episode is one turn of a whole run (``metadata["run"]`` names its task)."""
+    return isinstance(ep.metadata, dict) and isinstance(ep.metadata.get("run"), str)
 
 
 @dataclass(frozen=True)
@@ -122,11 +130,10 @@ def _skipped(ok: Sequence[_Run], failed: Sequence[_Run]) -> list[str]:
 def _warnings(ok: Sequence[_Run], failed: Sequence[_Run]) -> list[Claim]:
     if not ok:
         steps = Counter(r.steps for r in failed).most_common(1)[0][0]
-        shown = " → ".join(steps) if steps else "answering without any tool call"
-        return [
-            _claim(f"Every run failed ({len(failed)}), doing {shown}.", failed, ClaimRole.WARNING)
-        ]
-    out = [*_only_failing_tools(ok, failed), *_skipped_warnings(ok, failed), *_values(ok, failed)]
+        shown = " → ".join(steps) if steps else "no tool call"
+        text = f"Every run failed ({len(failed)}); the most common course: {shown}."
+        return [_claim(text, failed, ClaimRole.WARNING)]
+    out = [*_only_failing_tools(ok, failed), *_values(ok, failed)]
     return sorted(out, key=lambda c: (-(c.support or 0), c.text))
 
 
@@ -136,17 +143,11 @@ def _only_failing_tools(ok: Sequence[_Run], failed: Sequence[_Run]) -> list[Clai
     for tool in sorted({t for r in failed for t in r.tools} - used):
         runs = _share(failed, tool)
         if len(runs) >= MAJORITY * len(failed):
-            text = f"Runs that called {tool} failed ({len(runs)} of {len(failed)}); no successful run called it."
+            text = (
+                f"Runs that called {tool} failed ({len(runs)} of {len(failed)}); "
+                "no successful run called it."
+            )
             out.append(_claim(text, runs, ClaimRole.WARNING))
-    return out
-
-
-def _skipped_warnings(ok: Sequence[_Run], failed: Sequence[_Run]) -> list[Claim]:
-    out = []
-    for tool in _skipped(ok, failed):
-        runs = [r for r in failed if tool not in r.tools]
-        text = f"Runs that did not call {tool} failed ({len(runs)} of {len(failed)} failing runs)."
-        out.append(_claim(text, runs, ClaimRole.WARNING))
     return out
 
 
@@ -207,10 +208,10 @@ def _content(words: Sequence[str]) -> list[str | None]:
     """Each word's stem when it is a content word, else None."""
     out: list[str | None] = []
     for w in words:
-        low = w.lower()
-        out.append(
-            stem(low) if low not in STOP_WORDS and len(low) > 2 and not low.isdigit() else None
-        )
+        low = w.lower().replace("’", "'")
+        head = low.split("'", 1)[0]  # "i'm", "i'd": a stop word contracted
+        content = head not in STOP_WORDS and len(low) > 2 and not low.isdigit()
+        out.append(stem(low) if content else None)
     return out
 
 
@@ -228,9 +229,11 @@ def task_title(work: Sequence[Episode], limit: int = 120) -> str | None:
     for term in df:
         df[term] += len(requests) * (term in named)  # what the runs did names the request
     best = max(range(len(requests)), key=lambda i: (_typicality(stems[i], df), -i))
-    span = _span(words[best], stems[best], df)
+    span, start = _span(words[best], stems[best], df)
     if not span:
         return None
+    if start == 0:  # the request opens with it: an imperative ("Cancel my flight")
+        span[0] = gerund(span[0])
     phrase = " ".join(span)
     phrase = phrase[0].upper() + phrase[1:]
     return phrase if len(phrase) <= limit else phrase[: limit - 1].rstrip() + "…"
@@ -247,13 +250,52 @@ def _typicality(row: Sequence[str | None], df: Counter[str]) -> float:
     return sum(df[s] for s in found) / math.sqrt(len(found)) if found else 0.0
 
 
-def _span(words: Sequence[str], stems: Sequence[str | None], df: Counter[str]) -> list[str]:
+def _span(
+    words: Sequence[str], stems: Sequence[str | None], df: Counter[str]
+) -> tuple[list[str], int]:
     """The words from the first to the last of the request's most shared content words (at
-    most :data:`SPAN_WORDS`, kept around the most shared one)."""
-    ranked = sorted((i for i, s in enumerate(stems) if s), key=lambda i: (-df[stems[i] or ""], i))
+    most :data:`SPAN_WORDS`, kept around the most shared one), and where they start."""
+    content = [i for i, s in enumerate(stems) if s]
+    if not content:
+        return list(words[:SPAN_WORDS]), 0
+    top = min(content, key=lambda i: (-df[stems[i] or ""], i))
+    # then the most shared, nearest the most shared: a phrase, not words strewn apart
+    ranked = sorted(content, key=lambda i: (-df[stems[i] or ""], abs(i - top), i))
     keep = sorted(ranked[:TITLE_WORDS])
     if not keep:
-        return list(words[:SPAN_WORDS])
+        return list(words[:SPAN_WORDS]), 0
     while keep[-1] - keep[0] + 1 > SPAN_WORDS and len(keep) > 1:
         keep.remove(max(keep, key=lambda i: (abs(i - ranked[0]), i)))
-    return list(words[keep[0] : keep[-1] + 1])
+    start, end = keep[0], keep[-1]
+    if start == end:  # one word names nothing: run on to the next content word, or back
+        end = next((i for i in range(end + 1, len(words)) if stems[i]), end)
+        if end == start:
+            start = next((i for i in range(start - 1, -1, -1) if stems[i]), start)
+        start, end = max(start, end - SPAN_WORDS + 1), min(end, start + SPAN_WORDS - 1)
+    return list(words[start : end + 1]), start
+
+
+_VOWELS = frozenset("aeiou")
+
+
+def gerund(word: str) -> str:
+    """``cancel`` → ``Canceling``, ``change`` → ``Changing``, ``stop`` → ``Stopping``: a verb
+    that opens a request, named as the activity (English spelling rules)."""
+    low = word.lower()
+    if low.endswith("ing") or not low.isalpha():
+        return word
+    if low.endswith("ie"):
+        stemmed = low[:-2] + "y"
+    elif low.endswith("e") and not low.endswith(("ee", "ye", "oe")):
+        stemmed = low[:-1]
+    elif (
+        len(low) <= 4
+        and len(low) >= 3
+        and low[-1] not in _VOWELS | set("wxy")
+        and low[-2] in _VOWELS
+        and low[-3] not in _VOWELS
+    ):
+        stemmed = low + low[-1]
+    else:
+        stemmed = low
+    return (stemmed + "ing").capitalize()
