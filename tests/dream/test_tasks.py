@@ -135,3 +135,50 @@ def test_a_changed_json_argument_is_stated_as_the_fix(tmp_path: Path) -> None:
         assert any(
             'timeout: "30s" added' in c.text and "update_address" in c.text for c in fixes
         ), [c.text for c in fixes]
+
+
+def test_a_call_that_failed_then_worked_with_an_argument_added_is_a_fix(
+    make_episode: Any,
+) -> None:
+    """One call per episode (``tool {json}``, as the coding-agent adapter and the agent
+    integrations record it): the word overlap of the two calls would call them one action."""
+    from reverie.dream.lessons import current_fix  # noqa: PLC0415
+
+    def call(n: int, args: dict[str, Any], outcome: str) -> Any:
+        return make_episode(
+            situation="deploy the api service",
+            action=f"deploy {json.dumps(args)}",
+            outcome=outcome,
+            error="TimeoutError: rollout exceeded 5m" if outcome == "failure" else None,
+            created_at=START + timedelta(minutes=n),
+            session_id="s1",
+        )
+
+    eps = [
+        call(0, {"service": "api"}, "failure"),
+        call(1, {"service": "api", "timeout": "10m"}, "success"),
+    ]
+    fix = current_fix(eps, lambda ep: "TimeoutError")
+    assert fix is not None and fix.change == 'timeout: "10m" added'
+    assert 'timeout: "10m" added' in fix.claim(400).text
+    retry = [call(0, {"service": "api"}, "failure"), call(1, {"service": "api"}, "success")]
+    assert current_fix(retry, lambda ep: None) is None  # the same call again: a retry
+    changed = [call(0, {"service": "api"}, "failure"), call(1, {"service": "web"}, "success")]
+    fixed = current_fix(changed, lambda ep: None)
+    assert fixed is not None and fixed.change == 'service: "api" → "web"'
+
+
+def test_the_hook_records_a_whole_run_with_its_result(tmp_path: Path) -> None:
+    from reverie.integrations.hook import AgentHook  # noqa: PLC0415
+
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        hook = AgentHook(rv, SCOPE, session_id="run-7")
+        calls = [
+            {"tool": "get_order", "args": {"order": "1"}, "ok": True},
+            {"tool": "refund", "args": {"order": "1"}},
+        ]
+        episode = hook.record_task("Hello! Refund order 1, it broke.", calls, reward=0)
+        assert episode is not None and episode.outcome == "failure"
+        assert episode.metadata["task"] is True and episode.metadata["reward"] == 0
+        assert episode.action == 'get_order {"order": "1"} → refund {"order": "1"}'
+        assert hook.record_task("no result given", calls) is None  # a run needs its result
