@@ -142,7 +142,7 @@ class AgentHook:
             log.warning("reverie remember skipped: %s: %s", type(exc).__name__, exc)
             return None
 
-    def record_task(  # noqa: PLR0913 (a run's parts, each optional but the request)
+    def record_task(
         self,
         request: str,
         calls: Sequence[RunCall | Mapping[str, Any]] = (),
