@@ -21,10 +21,10 @@ whose latest attempt succeeded most recently wins; a fix whose latest attempt fa
 working and is superseded, not kept beside the newer one.
 
 A tool call with JSON arguments (:mod:`reverie.dream.calls`) is compared by its arguments: a
-call is another action when one argument is added, removed or changed, it fixes only a failed
-call of the *same* tool, and the claim states what changed (``timeout: "10m" added``). An
-episode that records several calls (a chat turn, a whole run) contributes each call as a try,
-in order.
+call is another action when one argument is added, removed or changed; after a failed call of
+the *same* tool, the claim states what changed (``timeout: "10m" added``). An episode that
+records several calls (a chat turn, a whole run) contributes each call as a try, in order, and
+there only a call of the tool that failed can be its fix.
 """
 
 from __future__ import annotations
@@ -309,16 +309,19 @@ class _Attempt:
     words: frozenset[str]
     outcome: Outcome
     call: ToolCall | None = None
+    listed: bool = False  # one of several calls the episode records (``metadata["calls"]``)
 
 
 def _attempts(ep: Episode) -> list[_Attempt]:
     calls = calls_of(ep)
     if not calls:
         return [_Attempt(ep, ep.action.strip(), action_words(ep.action), ep.outcome)]
+    listed = isinstance(ep.metadata.get("calls"), list)
     out = []
     for call in calls:
         outcome = ep.outcome if call.ok is None else _OK[call.ok]
-        out.append(_Attempt(ep, call.text, _call_words(call.tool, call.args), outcome, call))
+        words = _call_words(call.tool, call.args)
+        out.append(_Attempt(ep, call.text, words, outcome, call, listed))
     return out
 
 
@@ -390,11 +393,11 @@ def _new_candidate(before: _Attempt, now: _Attempt, history: _History) -> _Candi
     if any(_same_action(now.words, f) for f in history.failed):
         return None  # the same action that failed before: a retry, not a fix
     change = ""
-    if now.call is not None:
-        failed = history.calls.get(now.call.tool)
-        if failed is None:
-            return None  # a call of a tool that never failed here fixed nothing
+    failed = history.calls.get(now.call.tool) if now.call is not None else None
+    if failed is not None and now.call is not None:
         change = arg_changes(failed.args, now.call.args)
+    elif now.listed:
+        return None  # within a run, only a call of the tool that failed answers it
     return _Candidate(words=now.words, action=now.action, change=change)
 
 
