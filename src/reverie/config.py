@@ -104,6 +104,13 @@ class DreamConfig:
     similar by cosine, else it starts a new one."""
     problem_similarity_lexical: float = 0.3
     """Without one: the same, by cosine of the field-weighted tf-idf vectors."""
+    task_similarity: float = 0.8
+    """With an embedder: a whole run (a task episode) joins the nearest kind of request at
+    least this similar, else it starts a new one. Requests are short texts of one domain that
+    share most of their words, so runs of different kinds meet far above
+    ``problem_similarity``."""
+    task_similarity_lexical: float = 0.6
+    """Without one: the same, by cosine of the requests' tf-idf vectors."""
     problem_merge_similarity: float = 0.85
     """With an embedder: two problem pages whose centres (their text plus this cycle's new
     evidence) are at least this similar have converged and merge."""

@@ -54,6 +54,32 @@ def test_append_one_episode_is_idempotent_and_conflicts_are_409(live: Live) -> N
     assert read.json()["action"] == "POST /v1/episodes"
 
 
+def test_a_transcript_with_its_reward_is_stored_as_turns_and_one_task(live: Live) -> None:
+    call = {"id": "c1", "function": {"name": "refund", "arguments": '{"order": "1001"}'}}
+    run = {
+        "id": "http-run-1",
+        "reward": 1,
+        "feedback": {"rating": 5, "comment": "quick"},
+        "messages": [
+            {"role": "user", "content": "Hi! Refund order 1001, it broke."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+            {"role": "assistant", "content": "Refunded."},
+        ],
+    }
+    bad = {"messages": [{"role": "user", "content": "x"}], "reward": "lots"}
+    with live.client(live.tokens["acme-write"]) as client:
+        body = {"transcripts": [run, bad], "scope": "acme/coder"}
+        answer = client.post("/v1/transcripts", json=body).json()
+        found = client.get("/v1/episodes", params={"scope": "acme/coder", "q": "refund"}).json()
+    assert answer["stored"] == 3  # the run's turn and task, and the bad run's turn
+    assert [(e["index"], e["field"]) for e in answer["errors"]] == [(1, "outcome")]
+    items = found["episodes"]
+    tasks = [e for e in items if e["metadata"].get("task")]
+    assert len(tasks) == 1 and tasks[0]["outcome"] == "success"
+    assert tasks[0]["outcome_details"] == "quick"
+
+
 def test_invalid_input_names_the_field_and_the_reason(live: Live) -> None:
     with live.client(live.tokens["acme-write"]) as client:
         empty = client.post("/v1/episodes", json={"scope": "acme/coder"}).json()["error"]

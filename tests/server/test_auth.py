@@ -54,6 +54,9 @@ def foreign_requests() -> dict[tuple[str, str], dict[str, Any]]:
     return {
         ("POST", "/v1/episodes"): {"json": episode},
         ("POST", "/v1/episodes/batch"): {"json": {"episodes": [episode]}},
+        ("POST", "/v1/transcripts"): {
+            "json": {"transcripts": [{"messages": [{"role": "user", "content": "probe"}]}], **acme}
+        },
         ("GET", "/v1/episodes/{episode_id}"): {},
         ("GET", "/v1/episodes"): {"params": {**acme, "q": "deploy"}},
         ("GET", "/v1/episodes/{episode_id}/pages"): {},

@@ -3,14 +3,20 @@
 Each user message opens a turn; the turn becomes one episode: the user's request is the
 situation, the assistant's reply (and the tools it called) the action. A turn whose tool results
 read as errors is a failure carrying the first error; a turn answered is a success; one with no
-answer is unknown. ``role: tool`` results are matched to the assistant's ``tool_calls`` by id.
-Messages with a role this adapter does not know are reported. Timestamps: the conversation's
+answer is unknown. ``role: tool`` results are matched to the assistant's ``tool_calls`` by id,
+and each call is kept with its JSON arguments and its own result in ``metadata["calls"]``.
+Messages with a role this adapter does not know are reported.
+
+A transcript that carries its result (``outcome``, ``reward`` or ``feedback`` beside
+``messages``, :mod:`reverie.adapters.task`) also becomes one task episode: the run's request,
+every call it made in order, and the run's result as outcome. Timestamps: the conversation's
 ``created_at`` / ``created`` (unix seconds) when present, else the time of ingest.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +31,7 @@ from reverie.adapters.base import (
     looks_failed,
     text_of,
 )
+from reverie.adapters.task import RunCall, call_record, request_of, run_result, task_fields
 from reverie.models import Scope
 
 __all__ = ["parse_chats"]
@@ -38,7 +45,8 @@ class _Turn:
     request: str
     replies: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
-    calls: dict[str, str] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)  # call id -> index in ``made``
+    made: list[RunCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     results: int = 0
 
@@ -63,7 +71,8 @@ def _assistant(turn: _Turn, message: dict[str, Any]) -> None:
         function = call.get("function") or {}
         name = str(function.get("name") or "tool")
         turn.tools.append(name)
-        turn.calls[str(call.get("id", ""))] = name
+        turn.calls[str(call.get("id", ""))] = len(turn.made)
+        turn.made.append(RunCall(name, _arguments(function.get("arguments"))))
     if isinstance(message.get("function_call"), dict):
         turn.tools.append(str(message["function_call"].get("name") or "function"))
 
@@ -75,8 +84,23 @@ def _result(turn: _Turn, message: dict[str, Any], index: int, line: int, out: Pa
         return
     text = text_of(message.get("content"))
     turn.results += 1
-    if looks_failed(text):
+    failed = looks_failed(text)
+    if failed:
         turn.errors.append(excerpt(text, 4000))
+    if call_id in turn.calls:
+        made = turn.made[turn.calls[call_id]]
+        turn.made[turn.calls[call_id]] = RunCall(made.tool, made.args, not failed)
+
+
+def _arguments(raw: Any) -> Any:
+    """A call's arguments: the JSON object its ``arguments`` string holds, else the text."""
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except (json.JSONDecodeError, ValueError):
+            return raw
+        return value if isinstance(value, dict) else raw
+    return raw if raw is not None else {}
 
 
 def _episode(turn: _Turn, scope: Scope, key: str, n: int, when: str | None) -> dict[str, Any]:
@@ -93,6 +117,8 @@ def _episode(turn: _Turn, scope: Scope, key: str, n: int, when: str | None) -> d
         "category": "chat",
         "metadata": {"source": SOURCE, "conversation": key, "turn": n},
     }
+    if turn.made:
+        item["metadata"]["calls"] = [call_record(c) for c in turn.made]
     if turn.errors:
         item["error"] = turn.errors[0]
     if when:
@@ -121,8 +147,43 @@ def _chat(line: int, chat: dict[str, Any], scope: Scope, out: Parsed) -> None:
             _assistant(turns[-1], message)
         else:
             _result(turns[-1], message, index, line, out)
+    task = _task(line, chat, turns, (scope, key), out)
     for n, turn in enumerate(turns):
-        out.add(line, _episode(turn, scope, key, n, _when(chat)))
+        item = _episode(turn, scope, key, n, _when(chat))
+        if task is not None:
+            item["metadata"]["run"] = task["id"]  # a turn of the run: detail of its task
+        out.add(line, item)
+    if task is not None:
+        out.add(line, task)
+
+
+def _task(
+    line: int, chat: dict[str, Any], turns: list[_Turn], where: tuple[Scope, str], out: Parsed
+) -> dict[str, Any] | None:
+    """The run as one task episode, when the transcript carries its result."""
+    try:
+        result = run_result(chat.get("outcome"), chat.get("reward"), chat.get("feedback"))
+    except ValueError as exc:
+        out.fail(line, "outcome", str(exc))
+        return None
+    if result is None or not turns:
+        return None
+    scope, key = where
+    given = chat.get("task")
+    request = (
+        given
+        if isinstance(given, str) and given.strip()
+        else request_of([t.request for t in turns])
+    )
+    errors = [e for t in turns for e in t.errors]
+    item = task_fields(
+        request, [c for t in turns for c in t.made], result, next(iter(errors), None)
+    )
+    item["id"] = episode_id(scope, SOURCE, key, "task")
+    item["metadata"] = {"source": SOURCE, "conversation": key, **item["metadata"]}
+    if when := _when(chat):
+        item["created_at"] = when
+    return item
 
 
 def parse_chats(lines: Lines, scope: Scope) -> Parsed:

@@ -31,6 +31,7 @@ from reverie.bench.recall import render_recall_bench, run_recall_bench
 from reverie.bench.redact import render_redact, run_redact
 from reverie.bench.scale import render_scale, run_scale
 from reverie.bench.soak import run_soak
+from reverie.bench.transcripts import render_transcripts, run_transcripts
 from reverie.cli.common import fail
 from reverie.embed import resolve_embedder
 from reverie.errors import ReverieError
@@ -363,3 +364,28 @@ def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
         typer.echo(body)
     else:
         render_chat(result, Console(highlight=False, width=200))
+
+
+@bench_app.command("transcripts")
+def transcripts(
+    path: Annotated[Path, typer.Option(help="Runs in tau-bench's trajectory JSON (never copied).")],
+    nights: Annotated[
+        int, typer.Option(min=1, help="Days the runs are spread over, a cycle each.")
+    ] = 4,
+    embedder: Annotated[
+        str, typer.Option(help="none, auto, minilm, hashing, openai:MODEL or st:MODEL.")
+    ] = "none",
+    limit: Annotated[int | None, typer.Option(min=1, help="Read only the first N runs.")] = None,
+    claims: Annotated[int, typer.Option(min=0, help="Claims printed under each title.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Agent runs with their rewards, read as chat transcripts: pages, purity by task kind,
+    utterance titles."""
+    if not path.is_file():
+        raise typer.BadParameter(f"no such file: {path}")
+    chosen = resolve_embedder(None if embedder == "none" else embedder)
+    result = run_transcripts(path, nights=nights, embedder=chosen, limit=limit)
+    if as_json:
+        typer.echo(result.to_json())
+    else:
+        render_transcripts(result, Console(highlight=False), claims)

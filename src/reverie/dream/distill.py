@@ -5,6 +5,8 @@ It only restates what the episodes say, and every claim cites exactly the episod
 from, so the plan always passes :func:`reverie.dream.plan.validate_plan`. A page holds, in this
 order (:mod:`reverie.dream.lessons`):
 
+* for runs of one kind of request (task episodes), the **procedure** the successful runs
+  followed and **warnings** of what failing runs did (:mod:`reverie.dream.tasks`), first;
 * the problem's **lessons**, each synthesised across its paraphrases and worded by its most
   central variant, and the **fix** its history shows (failure, then a different action that
   worked) — the actionable claims, most supported first;
@@ -53,6 +55,7 @@ from reverie.dream.lessons import (
 )
 from reverie.dream.pins import is_human_edit
 from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
+from reverie.dream.tasks import is_run_part, task_claims, task_title
 from reverie.models import (
     Claim,
     ClaimRole,
@@ -310,11 +313,13 @@ def _draft(
     if currency.superseded:
         gone = {**support.superseded, **currency.superseded}
         support = support.model_copy(update={"superseded": gone})
-    fix = current_fix(work, lambda ep: error_class(ep.error))
+    # a run's turns repeat its task episode's calls; their replies are no actions
+    fix = current_fix([ep for ep in work if not is_run_part(ep)], lambda ep: error_class(ep.error))
     actionable = [g.claim(CLAIM_LIMIT) for g in lessons]
     if fix is not None:
         actionable.append(fix.claim(CLAIM_LIMIT))
     actionable.sort(key=lambda c: (-(c.support or 0), c.first_seen or work[0].created_at, c.text))
+    actionable[:0] = task_claims(work)  # runs compared: what succeeded, what failed
     anecdote = _anecdote(work)
     room = MAX_CLAIMS - (1 if anecdote else 0)
     claims = _fold(actionable, room)
@@ -326,7 +331,7 @@ def _draft(
         claims.append(rest)
     confidence = _confidence(work)
     return _Draft(
-        title=_title(claims, work, fix),
+        title=task_title(work, TITLE_LIMIT) or _title(claims, work, fix),
         kind=_kind(confidence, claims, work, config),
         confidence=confidence,
         claims=tuple(claims),
@@ -390,6 +395,7 @@ _KIND_OF_ROLE = {
     ClaimRole.LESSON: PageKind.LESSON,
     ClaimRole.WARNING: PageKind.WARNING,
     ClaimRole.FIX: PageKind.PROCEDURE,
+    ClaimRole.PROCEDURE: PageKind.PROCEDURE,
     ClaimRole.FACT: PageKind.FACT,
 }
 

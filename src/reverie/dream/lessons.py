@@ -19,13 +19,19 @@ flags and their sets overlap by :data:`SAME_ACTION` (Jaccard), so a flag added o
 success is a retry, not a fix, when its action failed *before* it. Among candidate fixes the one
 whose latest attempt succeeded most recently wins; a fix whose latest attempt failed has stopped
 working and is superseded, not kept beside the newer one.
+
+A tool call with JSON arguments (:mod:`reverie.dream.calls`) is compared by its arguments: a
+call is another action when one argument is added, removed or changed; after a failed call of
+the *same* tool, the claim states what changed (``timeout: "10m" added``). An episode that
+records several calls (a chat turn, a whole run) contributes each call as a try, in order, and
+there only a call of the tool that failed can be its fix.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -33,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
 from reverie.dream.boilerplate import is_template_lesson
+from reverie.dream.calls import ToolCall, arg_changes, calls_of, compact_value, parse_call
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.dream.slots import slot_of
@@ -242,7 +249,8 @@ def _time_order(ep: Episode) -> tuple[datetime, int, str]:
 
 @dataclass(frozen=True)
 class Fix:
-    """What worked after a problem failed: the action, its successes and attempts since."""
+    """What worked after a problem failed: the action, its successes and attempts since, and,
+    for a tool call with JSON arguments, what changed from the call that failed."""
 
     action: str
     error: str | None
@@ -250,12 +258,14 @@ class Fix:
     successes: tuple[Episode, ...]
     attempts: int
     since: datetime
+    change: str = ""
 
     def claim(self, limit: int) -> Claim:
         when = f"When {self.situation}" if self.situation else "When this"
         fails = f" fails with {self.error}" if self.error else " fails"
         tally = f"{len(self.successes)} of {self.attempts} times since {self.since.date()}"
-        text = f"{when}{fails}: {self.action} worked ({tally})."
+        changed = f"{self.change}; " if self.change else ""
+        text = f"{when}{fails}: {self.action} worked ({changed}{tally})."
         return Claim(
             text=_fit(text, limit),
             episode_ids=tuple(dict.fromkeys(e.id for e in self.successes)),
@@ -268,7 +278,16 @@ class Fix:
 
 @lru_cache(maxsize=1 << 14)
 def action_words(action: str) -> frozenset[str]:
+    """An action's words and flags; a tool call with JSON arguments is its tool and one flag
+    per argument (``--key=value``), so calls are the same only with the same arguments."""
+    call = parse_call(action)
+    if call is not None:
+        return _call_words(call[0], call[1])
     return frozenset(t.lower().strip(".,;:") for t in _ACTION_TOKEN.findall(action) if len(t) > 1)
+
+
+def _call_words(tool: str, args: Mapping[str, object]) -> frozenset[str]:
+    return frozenset({tool.lower(), *(f"--{k}={compact_value(v)}" for k, v in args.items())})
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -281,43 +300,83 @@ def _same_action(a: frozenset[str], b: frozenset[str]) -> bool:
     return flags and _jaccard(a, b) >= SAME_ACTION
 
 
+@dataclass(frozen=True)
+class _Attempt:
+    """One try within a problem's history: an episode's action, or one call it records."""
+
+    ep: Episode
+    action: str
+    words: frozenset[str]
+    outcome: Outcome
+    call: ToolCall | None = None
+    listed: bool = False  # one of several calls the episode records (``metadata["calls"]``)
+
+
+def _attempts(ep: Episode) -> list[_Attempt]:
+    calls = calls_of(ep)
+    if not calls:
+        return [_Attempt(ep, ep.action.strip(), action_words(ep.action), ep.outcome)]
+    listed = isinstance(ep.metadata.get("calls"), list)
+    out = []
+    for call in calls:
+        outcome = ep.outcome if call.ok is None else _OK[call.ok]
+        words = _call_words(call.tool, call.args)
+        out.append(_Attempt(ep, call.text, words, outcome, call, listed))
+    return out
+
+
+_OK = {True: Outcome.SUCCESS, False: Outcome.FAILURE}
+
+
 @dataclass
 class _Candidate:
     words: frozenset[str]
     action: str
+    change: str = ""
     successes: list[Episode] = field(default_factory=list)
     attempts: list[Episode] = field(default_factory=list)
+
+
+@dataclass
+class _History:
+    """What failed so far: action words, sessions, and each tool's latest failed call."""
+
+    failed: set[frozenset[str]]
+    sessions: set[str | None]
+    calls: dict[str, ToolCall] = field(default_factory=dict)
+
+    def add(self, attempt: _Attempt) -> None:
+        self.failed.add(attempt.words)
+        self.sessions.add(attempt.ep.session_id)
+        if attempt.call is not None:
+            self.calls[attempt.call.tool] = attempt.call
 
 
 def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | None]) -> Fix | None:
     """The fix this problem's history supports now, or ``None`` (module docstring)."""
     ordered = sorted(work, key=_time_order)
-    first_failure = next((i for i, e in enumerate(ordered) if e.outcome in FAILING), None)
+    tries = [a for ep in ordered for a in _attempts(ep)]
+    first_failure = next((i for i, a in enumerate(tries) if a.outcome in FAILING), None)
     if first_failure is None:
         return None
-    start = ordered[first_failure]
-    failed = {action_words(start.action)}  # the actions that failed so far
-    sessions = {start.session_id}  # the sessions a failure happened in so far
+    history = _History(set(), set())
+    history.add(tries[first_failure])
     candidates: list[_Candidate] = []
-    for i, ep in enumerate(ordered[first_failure + 1 :], first_failure + 1):
-        words = action_words(ep.action)
-        if not words:
+    for i, now in enumerate(tries[first_failure + 1 :], first_failure + 1):
+        if not now.words:
             continue
-        cand = next((c for c in candidates if _same_action(c.words, words)), None)
-        if ep.outcome in FAILING:
-            failed.add(words)
-            sessions.add(ep.session_id)
-        elif ep.outcome is Outcome.SUCCESS and cand is None:
-            if not _answers_a_failure(ordered[i - 1], ep, sessions):
-                continue  # a routine success of the problem, not what fixed it
-            if any(_same_action(words, f) for f in failed):
-                continue  # the same action that failed before: a retry, not a fix
-            cand = _Candidate(words=words, action=ep.action.strip())
+        cand = next((c for c in candidates if _same_action(c.words, now.words)), None)
+        if now.outcome in FAILING:
+            history.add(now)
+        elif now.outcome is Outcome.SUCCESS and cand is None:
+            cand = _new_candidate(tries[i - 1], now, history)
+            if cand is None:
+                continue
             candidates.append(cand)
         if cand is not None:
-            cand.attempts.append(ep)
-            if ep.outcome is Outcome.SUCCESS:
-                cand.successes.append(ep)
+            cand.attempts.append(now.ep)
+            if now.outcome is Outcome.SUCCESS:
+                cand.successes.append(now.ep)
     working = [c for c in candidates if c.attempts[-1].outcome is Outcome.SUCCESS]
     if not working:
         return None
@@ -325,19 +384,36 @@ def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | Non
     return _fix_of(best, ordered, error_of)
 
 
-def _answers_a_failure(before: Episode, ep: Episode, sessions: set[str | None]) -> bool:
+def _new_candidate(before: _Attempt, now: _Attempt, history: _History) -> _Candidate | None:
+    """A success that may be the fix: it answers a failure and is not a retry of an action
+    that failed. A tool call answers only a failed call of the same tool, and states what
+    changed from it."""
+    if not _answers_a_failure(before, now, history.sessions):
+        return None  # a routine success of the problem, not what fixed it
+    if any(_same_action(now.words, f) for f in history.failed):
+        return None  # the same action that failed before: a retry, not a fix
+    change = ""
+    failed = history.calls.get(now.call.tool) if now.call is not None else None
+    if failed is not None and now.call is not None:
+        change = arg_changes(failed.args, now.call.args)
+    elif now.listed:
+        return None  # within a run, only a call of the tool that failed answers it
+    return _Candidate(words=now.words, action=now.action, change=change)
+
+
+def _answers_a_failure(before: _Attempt, now: _Attempt, sessions: set[str | None]) -> bool:
     """Whether a success answered a failure of the problem: one of its own session failed
-    before it, or, for an episode with no session, the one before it failed."""
-    if ep.session_id is None:
+    before it, or, for an episode with no session, the try before it failed."""
+    if now.ep.session_id is None:
         return before.outcome in FAILING
-    return ep.session_id in sessions
+    return now.ep.session_id in sessions
 
 
 def _fix_of(
     cand: _Candidate, ordered: Sequence[Episode], error_of: Callable[[Episode], str | None]
 ) -> Fix:
     start = cand.successes[0].created_at
-    before = [e for e in ordered if e.outcome in FAILING and e.created_at <= start]
+    before = [e for e in ordered if _failed_in(e) and e.created_at <= start]
     classes = Counter(c for e in before if (c := error_of(e)) and c != "error")
     error = min(classes, key=lambda c: (-classes[c], c)) if classes else None
     situations = Counter(" ".join(e.situation.split()) for e in before if e.situation.strip())
@@ -346,7 +422,13 @@ def _fix_of(
         action=_fit(cand.action, 200).rstrip(" ."),
         error=error,
         situation=_fit(situation, 120).rstrip(" .:;"),
-        successes=tuple(cand.successes),
+        successes=tuple({e.id: e for e in cand.successes}.values()),
         attempts=len(cand.attempts),
         since=start,
+        change=cand.change,
     )
+
+
+def _failed_in(ep: Episode) -> bool:
+    """Whether the episode failed, or one call it records did."""
+    return ep.outcome in FAILING or any(c.ok is False for c in calls_of(ep))

@@ -56,6 +56,7 @@ from reverie.dream.cluster import (
 from reverie.dream.dialogue import CONVERSATION
 from reverie.dream.facts import PREFIX as FACT_PREFIX
 from reverie.dream.lessons import FAILING as _FAILING
+from reverie.dream.tasks import TASK_CATEGORY, is_task
 from reverie.hashing import content_hash
 from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem
@@ -106,7 +107,11 @@ def _error_line(error: str | None) -> str:
 
 
 def problem_text(ep: Episode) -> str:
-    """What an episode is about, as one text (the embedding path embeds this)."""
+    """What an episode is about, as one text (the embedding path embeds this). A whole run
+    (:func:`~reverie.dream.tasks.is_task`) is about its request alone: runs of one kind of
+    request are one problem whatever each did, so successes and failures meet on one page."""
+    if is_task(ep):
+        return ep.situation.strip()[:EMBED_TEXT]
     parts = [ep.situation.strip()]
     if ep.error:
         parts.append(f"Error: {_error_line(ep.error)}")
@@ -133,6 +138,10 @@ def _context_terms(ep: Episode) -> list[str]:
 def problem_features(ep: Episode) -> Features:
     """Term weights of an episode's problem (before idf): field weight × occurrences."""
     out: defaultdict[str, float] = defaultdict(float)
+    if is_task(ep):
+        for term in _stems(ep.situation):
+            out[term] += FIELD_WEIGHTS["situation"]
+        return dict(out)
     fields = (
         ("situation", ep.situation),
         ("error", _error_line(ep.error)),
@@ -503,13 +512,18 @@ def problem_groups(
     config: DreamConfig,
     boilerplate: Boilerplate | None = None,
 ) -> Grouping:
-    """Group a cycle's episodes: conversation turns by speaker key as dialogue, the rest by
-    problem against the scope's active pages; then set aside what is not knowledge. A page
-    that ``boilerplate`` founded (its title or lessons are stop phrases) does not make the
-    routine episodes joining it knowledge."""
+    """Group a cycle's episodes: conversation turns by speaker key as dialogue, whole runs by
+    their request against the pages of kinds of request (``DreamConfig.task_similarity``),
+    each with its turns, the rest by problem against the scope's other active pages; then set
+    aside what is not knowledge. A page that ``boilerplate`` founded (its title or lessons are
+    stop phrases) does not make the routine episodes joining it knowledge."""
     talk = [ep for ep in episodes if (ep.category or "").lower() == CONVERSATION]
     work = [ep for ep in episodes if (ep.category or "").lower() != CONVERSATION]
-    leaders = [p for p in pages if p.status is PageStatus.ACTIVE and is_problem_page(p)]
+    work, parts = _run_parts(work)
+    runs = [ep for ep in work if is_task(ep)]
+    work = [ep for ep in work if not is_task(ep)]
+    active = [p for p in pages if p.status is PageStatus.ACTIVE and is_problem_page(p)]
+    leaders = [p for p in active if not is_task_page(p)]
     groups, converged = _grouping(
         work,
         leaders,
@@ -517,6 +531,10 @@ def problem_groups(
         (config.problem_similarity, config.problem_similarity_lexical),
         (config.problem_merge_similarity, config.problem_merge_similarity_lexical),
     )
+    task_pages = [p for p in active if is_task_page(p)]
+    thresholds = (config.task_similarity, config.task_similarity_lexical)
+    groups += _with_parts(_grouping(runs, task_pages, embedder, thresholds)[0], parts)
+    leaders += task_pages
     known = {p.topic_key for p in leaders if boilerplate is None or not boilerplate.holds(p)}
     kept: list[Group] = []
     passed: list[Group] = []
@@ -528,6 +546,38 @@ def problem_groups(
     kept += cluster(talk, embedder, config.similarity_threshold)
     kept.sort(key=lambda g: g.topic_key)
     return Grouping(kept, [ep for g in passed for ep in g.episodes], converged)
+
+
+def _run_parts(work: Sequence[Episode]) -> tuple[list[Episode], dict[str, list[Episode]]]:
+    """The episodes to group, and the turns of whole runs present among them, by run: a turn
+    that names its run (``metadata["run"]``) is detail of that run's task episode and goes
+    where it goes, so a run is one problem's evidence, never a page of its own."""
+    runs = {ep.id for ep in work if is_task(ep)}
+    parts: dict[str, list[Episode]] = defaultdict(list)
+    rest = []
+    for ep in work:
+        run = ep.metadata.get("run") if isinstance(ep.metadata, dict) else None
+        if isinstance(run, str) and run in runs:
+            parts[run].append(ep)
+        else:
+            rest.append(ep)
+    return rest, dict(parts)
+
+
+def _with_parts(groups: Sequence[Group], parts: Mapping[str, list[Episode]]) -> list[Group]:
+    if not parts:
+        return list(groups)
+    out = []
+    for g in groups:
+        extra = [p for ep in g.episodes for p in parts.get(ep.id, ())]
+        eps = tuple(sorted((*g.episodes, *extra), key=order_key)) if extra else g.episodes
+        out.append(Group(topic_key=g.topic_key, episodes=eps))
+    return out
+
+
+def is_task_page(page: Page) -> bool:
+    """Whether a page is about a kind of request, founded by whole runs (task episodes)."""
+    return page.topic_key.split("|", 1)[0] == TASK_CATEGORY
 
 
 def is_problem_page(page: Page) -> bool:

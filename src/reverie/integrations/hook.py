@@ -9,17 +9,23 @@ Degrades to a no-op: if recall fails the context is ``""``; if recording fails n
 either way a warning is logged and the agent's turn goes on. An exception raised BY the agent
 inside :meth:`AgentHook.turn` is recorded as a failure episode and then re-raised unchanged —
 the hook swallows only its own failures, never the agent's.
+
+A whole run can be remembered with its result: :meth:`AgentHook.record_task` takes the request,
+the tool calls made (with their JSON arguments and results) and ``outcome``, ``reward`` or
+``feedback``, and stores one task episode (:mod:`reverie.adapters.task`); the dream compares
+runs of one kind of request, successes against failures.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from reverie.adapters.task import RunCall, run_result, task_fields
 from reverie.models import Episode, Recall, ScopeLike, now_utc
 from reverie.recall.render import MODEL_GUIDANCE
 
@@ -136,6 +142,33 @@ class AgentHook:
             log.warning("reverie remember skipped: %s: %s", type(exc).__name__, exc)
             return None
 
+    def record_task(
+        self,
+        request: str,
+        calls: Sequence[RunCall | Mapping[str, Any]] = (),
+        *,
+        outcome: str | None = None,
+        reward: float | None = None,
+        feedback: Any = None,
+        started_at: datetime | None = None,
+    ) -> Episode | None:
+        """Remember one whole run with its result: ``calls`` in order, each a
+        :class:`~reverie.adapters.task.RunCall` or ``{"tool", "args", "ok"}``. None (and a
+        warning) when it cannot be stored or carries no result."""
+        try:
+            result = run_result(outcome, reward, feedback)
+            if result is None:
+                raise ValueError("a run needs its outcome, reward or feedback")
+            made = [c if isinstance(c, RunCall) else _run_call(c) for c in calls]
+            item = task_fields(request, made, result)
+            item["session_id"] = self.session_id
+            item["created_at"] = (started_at or now_utc()).isoformat()
+            given = {k: v for k, v in item.items() if v is not None}
+            return self.memory.remember(given, scope=self.scope)
+        except Exception as exc:
+            log.warning("reverie task skipped: %s: %s", type(exc).__name__, exc)
+            return None
+
     @contextmanager
     def turn(self, task: str) -> Iterator[Turn]:
         """``with hook.turn(task) as t:`` — ``t.context`` to prompt with, ``t.succeeded(...)``."""
@@ -158,3 +191,8 @@ class AgentHook:
             return reply
 
         return run
+
+
+def _run_call(call: Mapping[str, Any]) -> RunCall:
+    ok = call.get("ok")
+    return RunCall(str(call["tool"]), call.get("args"), ok if isinstance(ok, bool) else None)

@@ -63,6 +63,7 @@ class ClaimRole(StrEnum):
 
     LESSON = "lesson"  # a stated lesson, synthesised across its paraphrases
     FIX = "fix"  # drawn from failure then fix: what worked when the problem struck
+    PROCEDURE = "procedure"  # the steps runs of one kind of request took when they succeeded
     WARNING = "warning"  # a "don't": what failed and must not be repeated
     FACT = "fact"  # a value
     ANECDOTE = "anecdote"  # one failure or example, as it happened
@@ -79,7 +80,9 @@ class ClaimRole(StrEnum):
 
 
 _ROLE_WEIGHTS = {ClaimRole.ANECDOTE: 0.6, ClaimRole.ALSO: 0.6, ClaimRole.EVIDENCE: 0.0}
-TEACHING_ROLES = frozenset({ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX})
+TEACHING_ROLES = frozenset(
+    {ClaimRole.LESSON, ClaimRole.WARNING, ClaimRole.FIX, ClaimRole.PROCEDURE}
+)
 """The roles of what a page teaches: a problem's identity (its lessons, warnings and fix)."""
 ACTIONABLE_ROLES = TEACHING_ROLES | {ClaimRole.FACT}
 """The roles a page answers with: what it teaches, and values."""

@@ -7,12 +7,14 @@ object of another scope (see :mod:`reverie.server.auth`).
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
 from reverie import __version__
+from reverie.adapters import parse
 from reverie.errors import InvalidInput, NotFound
 from reverie.keys import ApiKey, allows
 from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Recall, Revision, Scope
@@ -30,6 +32,7 @@ from reverie.server.schemas import (
     PageOut,
     RecallIn,
     ScopesOut,
+    TranscriptsIn,
 )
 from reverie.server.views import cycle_dream, entry_view, journal
 
@@ -102,6 +105,22 @@ def append_batch(batch: BatchIn, rv: Brain, key: Writer) -> BatchOut:
             )
     result = rv.ingest(batch.episodes, scope=default)
     errors = [IngestProblem(index=e.index, field=e.field, reason=e.reason) for e in result.errors]
+    return BatchOut(stored=result.stored, duplicates=result.duplicates, errors=errors)
+
+
+@router.post("/transcripts", tags=["episodes"])
+def append_transcripts(body: TranscriptsIn, rv: Brain, key: Writer) -> BatchOut:
+    """Store chat transcripts: one episode per user turn, and, for a transcript carrying its
+    result, one task episode for the whole run. Problems are reported by transcript index."""
+    scope = scope_for(key, body.scope, write=True)
+    lines = [(n + 1, json.dumps(t, ensure_ascii=False)) for n, t in enumerate(body.transcripts)]
+    parsed = parse("openai-chat", lines, scope=scope)
+    result = rv.ingest(parsed.items, scope=scope)
+    errors = [IngestProblem(index=n - 1, field=f, reason=r) for n, f, r in parsed.failures]
+    errors += [
+        IngestProblem(index=parsed.line_of[e.index] - 1, field=e.field, reason=e.reason)
+        for e in result.errors
+    ]
     return BatchOut(stored=result.stored, duplicates=result.duplicates, errors=errors)
 
 

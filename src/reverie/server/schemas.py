@@ -42,6 +42,19 @@ class BatchIn(BaseModel):
     )
 
 
+class TranscriptsIn(BaseModel):
+    """Chat transcripts (``{"messages": [...]}``, optionally with the run's ``outcome``,
+    ``reward`` or ``feedback``), read by the ``openai-chat`` adapter into episodes of
+    ``scope``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    transcripts: list[dict[str, Any]] = Field(
+        min_length=1, max_length=MAX_BATCH, description=f"At most {MAX_BATCH} transcripts."
+    )
+    scope: str = Field(description="tenant/agent[/user] the episodes are stored in.")
+
+
 class IngestProblem(BaseModel):
     index: int = Field(description="0-based position in 'episodes'.")
     field: str

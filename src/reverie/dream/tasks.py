@@ -1,0 +1,301 @@
+"""What runs of one kind of request teach: the procedure that succeeded, the moves that failed.
+
+A task episode (:mod:`reverie.adapters.task`) is one whole agent run: its request, the tool
+calls it made in order (``metadata["calls"]``) and the run's result as outcome. The problem
+grouping puts runs of the same kind of request on one page (their request is all that is
+compared, :func:`reverie.dream.problems.problem_text`); this module compares them, successes
+against failures, without a model:
+
+* the **procedure** — the tool sequence most successful runs followed (consecutive repeats of
+  one tool folded), and the steps failing runs left out, citing the successful runs;
+* **warnings** — a tool only failing runs called, a step they skipped, or an argument value
+  only failing runs passed where successful runs passed another, each citing those runs.
+
+A step or value counts when at least half of one side shows it and the other side does not
+(:data:`MAJORITY`), so one odd run is no pattern. The page's title names the request, not any
+one utterance: the shortest span of the most typical request that holds the words most of the
+group's requests share (:func:`task_title`), a word the runs' tools also name (``refund``
+for ``refund_order``) counting as shared by all.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reverie.dream.calls import ToolCall, calls_of, compact_value
+from reverie.dream.cluster import STOP_WORDS
+from reverie.dream.lessons import FAILING
+from reverie.models import Claim, ClaimRole, Episode, Outcome
+from reverie.recall.query import stem
+
+__all__ = ["TASK_CATEGORY", "is_run_part", "is_task", "task_claims", "task_title"]
+
+TASK_CATEGORY = "task"
+"""The category of a task episode, and so the head of its problem's topic key."""
+
+MAJORITY = 0.5
+MAX_WARNINGS = 3
+TITLE_WORDS = 3
+"""The words most shared by a group's requests that its title's span must hold."""
+SPAN_WORDS = 9
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def is_task(ep: Episode) -> bool:
+    """Whether an episode is a whole run with its result (``metadata["task"]``)."""
+    return isinstance(ep.metadata, dict) and ep.metadata.get("task") is True
+
+
+def is_run_part(ep: Episode) -> bool:
+    """Whether an episode is one turn of a whole run (``metadata["run"]`` names its task)."""
+    return isinstance(ep.metadata, dict) and isinstance(ep.metadata.get("run"), str)
+
+
+@dataclass(frozen=True)
+class _Run:
+    ep: Episode
+    calls: tuple[ToolCall, ...]
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """The tools in call order, consecutive repeats of one tool folded."""
+        out: list[str] = []
+        for call in self.calls:
+            if not out or out[-1] != call.tool:
+                out.append(call.tool)
+        return tuple(out)
+
+    @property
+    def tools(self) -> frozenset[str]:
+        return frozenset(c.tool for c in self.calls)
+
+    def values(self) -> frozenset[tuple[str, str, str]]:
+        return frozenset(
+            (c.tool, k, compact_value(v)) for c in self.calls for k, v in c.args.items()
+        )
+
+
+def _runs(work: Sequence[Episode]) -> tuple[list[_Run], list[_Run]]:
+    unique = {ep.id: ep for ep in work if is_task(ep)}
+    runs = [_Run(ep, tuple(calls_of(ep))) for ep in unique.values()]
+    ok = [r for r in runs if r.ep.outcome is Outcome.SUCCESS]
+    return ok, [r for r in runs if r.ep.outcome in FAILING]
+
+
+def task_claims(work: Sequence[Episode]) -> list[Claim]:
+    """The procedure and the warnings of a group's runs (module docstring); ``[]`` without
+    task episodes."""
+    ok, failed = _runs(work)
+    claims: list[Claim] = []
+    if ok:
+        claims.append(_procedure(ok, failed))
+    if failed:
+        claims += _warnings(ok, failed)[:MAX_WARNINGS]
+    return claims
+
+
+def _share(runs: Sequence[_Run], has: object) -> list[_Run]:
+    return [r for r in runs if has in r.tools]
+
+
+def _procedure(ok: Sequence[_Run], failed: Sequence[_Run]) -> Claim:
+    sequences = Counter(r.steps for r in ok)
+    latest = {r.steps: r.ep.created_at for r in ok}
+    steps = max(sequences, key=lambda s: (sequences[s], latest[s], s))
+    followed = [r for r in ok if r.steps == steps]
+    shown = " → ".join(steps) if steps else "answered without any tool call"
+    text = f"Procedure that succeeded ({len(followed)} of {len(ok)} successful runs): {shown}."
+    if skipped := _skipped(ok, failed):
+        text += f" Failing runs did not call {', '.join(skipped)}."
+    return _claim(text, followed, ClaimRole.PROCEDURE)
+
+
+def _skipped(ok: Sequence[_Run], failed: Sequence[_Run]) -> list[str]:
+    """Tools most successful runs called and most failing runs did not."""
+    if not failed:
+        return []
+    tools = sorted({t for r in ok for t in r.tools})
+    return [
+        t
+        for t in tools
+        if len(_share(ok, t)) >= MAJORITY * len(ok)
+        and len(_share(failed, t)) < MAJORITY * len(failed)
+    ]
+
+
+def _warnings(ok: Sequence[_Run], failed: Sequence[_Run]) -> list[Claim]:
+    if not ok:
+        steps = Counter(r.steps for r in failed).most_common(1)[0][0]
+        shown = " → ".join(steps) if steps else "no tool call"
+        text = f"Every run failed ({len(failed)}); the most common course: {shown}."
+        return [_claim(text, failed, ClaimRole.WARNING)]
+    out = [*_only_failing_tools(ok, failed), *_values(ok, failed)]
+    return sorted(out, key=lambda c: (-(c.support or 0), c.text))
+
+
+def _only_failing_tools(ok: Sequence[_Run], failed: Sequence[_Run]) -> list[Claim]:
+    used = {t for r in ok for t in r.tools}
+    out = []
+    for tool in sorted({t for r in failed for t in r.tools} - used):
+        runs = _share(failed, tool)
+        if len(runs) >= MAJORITY * len(failed):
+            text = (
+                f"Runs that called {tool} failed ({len(runs)} of {len(failed)}); "
+                "no successful run called it."
+            )
+            out.append(_claim(text, runs, ClaimRole.WARNING))
+    return out
+
+
+def _values(ok: Sequence[_Run], failed: Sequence[_Run]) -> list[Claim]:
+    """An argument value at least half the failing runs passed, where every successful run
+    that passed the argument (two at least) passed one other value."""
+    agreed = _agreed_values(ok)
+    bad = Counter(v for r in failed for v in r.values())
+    out = []
+    for (tool, key, value), n in sorted(bad.items()):
+        good = agreed.get((tool, key))
+        if good is None or good == value or n < MAJORITY * len(failed):
+            continue
+        runs = [r for r in failed if (tool, key, value) in r.values()]
+        text = (
+            f"{tool} with {key}: {_short(value)} failed ({len(runs)} of {len(failed)} failing "
+            f"runs); successful runs passed {key}: {_short(good)}."
+        )
+        out.append(_claim(text, runs, ClaimRole.WARNING))
+    return out
+
+
+def _agreed_values(ok: Sequence[_Run]) -> dict[tuple[str, str], str]:
+    """``(tool, argument) -> value`` for the arguments every successful run passing them
+    passed alike, seen in two runs at least: a value that varies from run to run (an id, a
+    date) is the run's own, not what made it succeed."""
+    seen: dict[tuple[str, str], Counter[str]] = {}
+    for run in ok:
+        for tool, key, value in run.values():
+            seen.setdefault((tool, key), Counter())[value] += 1
+    return {
+        k: next(iter(values))
+        for k, values in seen.items()
+        if len(values) == 1 and sum(values.values()) >= 2
+    }
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _claim(text: str, runs: Sequence[_Run], role: ClaimRole) -> Claim:
+    eps = sorted((r.ep for r in runs), key=lambda e: (e.created_at, e.seq or 0, e.id))
+    return Claim(
+        text=text,
+        episode_ids=tuple(e.id for e in eps),
+        role=role,
+        support=len(eps),
+        first_seen=eps[0].created_at,
+        last_seen=eps[-1].created_at,
+    )
+
+
+# --- the title ---------------------------------------------------------------------------------
+
+
+def _content(words: Sequence[str]) -> list[str | None]:
+    """Each word's stem when it is a content word, else None."""
+    out: list[str | None] = []
+    for w in words:
+        low = w.lower().replace("’", "'")
+        head = low.split("'", 1)[0]  # "i'm", "i'd": a stop word contracted
+        content = head not in STOP_WORDS and len(low) > 2 and not low.isdigit()
+        out.append(stem(low) if content else None)
+    return out
+
+
+def task_title(work: Sequence[Episode], limit: int = 120) -> str | None:
+    """The request the group's runs share, as a short phrase: the span of the most typical
+    request holding the :data:`TITLE_WORDS` content words most requests share. None without
+    task episodes."""
+    requests = list(dict.fromkeys(" ".join(ep.situation.split()) for ep in work if is_task(ep)))
+    if not requests:
+        return None
+    words = [_WORD.findall(r) for r in requests]
+    stems = [_content(w) for w in words]
+    df = Counter(s for row in stems for s in set(row) if s)
+    named = _tool_stems(work)
+    for term in df:
+        df[term] += len(requests) * (term in named)  # what the runs did names the request
+    best = max(range(len(requests)), key=lambda i: (_typicality(stems[i], df), -i))
+    span, start = _span(words[best], stems[best], df)
+    if not span:
+        return None
+    if start == 0:  # the request opens with it: an imperative ("Cancel my flight")
+        span[0] = gerund(span[0])
+    phrase = " ".join(span)
+    phrase = phrase[0].upper() + phrase[1:]
+    return phrase if len(phrase) <= limit else phrase[: limit - 1].rstrip() + "…"
+
+
+def _tool_stems(work: Sequence[Episode]) -> set[str]:
+    """The stems of the words in the names of the tools the group's runs called."""
+    tools = {t for ep in work if is_task(ep) for t in ep.tools}
+    return {s for t in tools for s in _content(_WORD.findall(t.replace("_", " "))) if s}
+
+
+def _typicality(row: Sequence[str | None], df: Counter[str]) -> float:
+    found = [s for s in set(row) if s]
+    return sum(df[s] for s in found) / math.sqrt(len(found)) if found else 0.0
+
+
+def _span(
+    words: Sequence[str], stems: Sequence[str | None], df: Counter[str]
+) -> tuple[list[str], int]:
+    """The words from the first to the last of the request's most shared content words (at
+    most :data:`SPAN_WORDS`, kept around the most shared one), and where they start."""
+    content = [i for i, s in enumerate(stems) if s]
+    if not content:
+        return list(words[:SPAN_WORDS]), 0
+    top = min(content, key=lambda i: (-df[stems[i] or ""], i))
+    # then the most shared, nearest the most shared: a phrase, not words strewn apart
+    ranked = sorted(content, key=lambda i: (-df[stems[i] or ""], abs(i - top), i))
+    keep = sorted(ranked[:TITLE_WORDS])
+    if not keep:
+        return list(words[:SPAN_WORDS]), 0
+    while keep[-1] - keep[0] + 1 > SPAN_WORDS and len(keep) > 1:
+        keep.remove(max(keep, key=lambda i: (abs(i - ranked[0]), i)))
+    start, end = keep[0], keep[-1]
+    if start == end:  # one word names nothing: run on to the next content word, or back
+        end = next((i for i in range(end + 1, len(words)) if stems[i]), end)
+        if end == start:
+            start = next((i for i in range(start - 1, -1, -1) if stems[i]), start)
+        start, end = max(start, end - SPAN_WORDS + 1), min(end, start + SPAN_WORDS - 1)
+    return list(words[start : end + 1]), start
+
+
+_VOWELS = frozenset("aeiou")
+
+
+def gerund(word: str) -> str:
+    """``cancel`` → ``Canceling``, ``change`` → ``Changing``, ``stop`` → ``Stopping``: a verb
+    that opens a request, named as the activity (English spelling rules)."""
+    low = word.lower()
+    if low.endswith("ing") or not low.isalpha():
+        return word
+    if low.endswith("ie"):
+        stemmed = low[:-2] + "y"
+    elif low.endswith("e") and not low.endswith(("ee", "ye", "oe")):
+        stemmed = low[:-1]
+    elif (
+        len(low) <= 4
+        and len(low) >= 3
+        and low[-1] not in _VOWELS | set("wxy")
+        and low[-2] in _VOWELS
+        and low[-3] not in _VOWELS
+    ):
+        stemmed = low + low[-1]
+    else:
+        stemmed = low
+    return (stemmed + "ing").capitalize()

@@ -1,0 +1,184 @@
+"""Transcripts with results become tasks: runs compared, successes against failures, and fixes
+read from tool calls' JSON arguments."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from reverie import Reverie
+from reverie.adapters import parse
+from reverie.models import ClaimRole, Scope
+
+SCOPE = "acme/support"
+START = datetime(2026, 3, 2, 9, tzinfo=UTC)
+
+
+def _call(n: int, tool: str, args: dict[str, Any], result: str) -> list[dict[str, Any]]:
+    call_id = f"c{n}"
+    function = {"name": tool, "arguments": json.dumps(args)}
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call_id, "function": function}],
+        },
+        {"role": "tool", "tool_call_id": call_id, "content": result},
+    ]
+
+
+def _run(
+    run_id: str,
+    request: str,
+    calls: Sequence[tuple[str, dict[str, Any], str]],
+    reward: float,
+    day: int,
+) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
+    for n, (tool, args, result) in enumerate(calls):
+        messages += _call(n, tool, args, result)
+    messages.append({"role": "assistant", "content": "Done."})
+    created = (START + timedelta(days=day)).timestamp()
+    return {"id": run_id, "messages": messages, "reward": reward, "created": created}
+
+
+REFUND = ["Hello! I want a refund for order {o}, it arrived broken.",
+          "Hi there! I want a refund for order {o}: it arrived broken."]  # fmt: skip
+ADDRESS = ["Hi! Please change the delivery address of order {o} to my new flat.",
+           "Hey, please change the delivery address of order {o} to my new flat."]  # fmt: skip
+
+
+def _transcripts() -> list[dict[str, Any]]:
+    runs = []
+    for i in range(6):  # refunds: the ones that checked the order first succeeded
+        order = {"order": f"10{i}"}
+        checked = i % 2 == 0
+        calls = [("get_order", order, '{"status": "delivered"}')] if checked else []
+        calls.append(
+            ("refund", {**order, "reason": "damaged" if checked else "other"}, '{"ok": true}')
+        )
+        runs.append(_run(f"refund-{i}", REFUND[i % 2].format(o=f"10{i}"), calls, float(checked), i))
+    for i in range(4):  # address changes: a timeout, then the same call with a longer timeout
+        order = {"order": f"20{i}", "address": "12 Elm St"}
+        calls = [
+            ("update_address", order, "Error: TimeoutError: upstream took too long"),
+            ("update_address", {**order, "timeout": "30s"}, '{"ok": true}'),
+        ]
+        runs.append(_run(f"address-{i}", ADDRESS[i % 2].format(o=f"20{i}"), calls, 1.0, 10 + i))
+    return runs
+
+
+def _parsed() -> list[dict[str, Any]]:
+    lines = [(n + 1, json.dumps(t)) for n, t in enumerate(_transcripts())]
+    parsed = parse("openai-chat", lines, scope=Scope.parse(SCOPE))
+    assert not parsed.failures
+    return parsed.items
+
+
+def _brain(tmp_path: Path) -> Reverie:
+    rv = Reverie.open(tmp_path / "brain.db")
+    items = _parsed()
+    rv.ingest(items, scope=SCOPE)
+    rv.dream(SCOPE, now=START + timedelta(days=30))
+    return rv
+
+
+def test_a_transcript_with_a_reward_becomes_one_task_episode_beside_its_turns() -> None:
+    run = _run(
+        "r", "Hi there! Refund order R1, it broke.", [("refund", {"order": "R1"}, "ok")], 0.0, 0
+    )
+    parsed = parse("openai-chat", [(1, json.dumps(run))], scope=Scope.parse(SCOPE))
+    tasks = [i for i in parsed.items if i["metadata"].get("task")]
+    assert len(parsed.items) == 2 and len(tasks) == 1
+    task = tasks[0]
+    assert task["outcome"] == "failure" and task["category"] == "task"
+    assert task["situation"] == "Refund order R1, it broke."  # the salutation left out
+    assert task["action"] == 'refund {"order": "R1"}'
+    assert task["metadata"]["calls"] == [{"tool": "refund", "args": {"order": "R1"}, "ok": True}]
+    plain = {k: v for k, v in run.items() if k != "reward"}
+    untold = parse("openai-chat", [(1, json.dumps(plain))], scope=Scope.parse(SCOPE))
+    assert not any(i["metadata"].get("task") for i in untold.items)  # no result: no task
+
+
+def test_runs_of_one_request_give_a_procedure_and_warnings_citing_them(tmp_path: Path) -> None:
+    with _brain(tmp_path) as rv:
+        pages = rv.pages(SCOPE)
+        claims = [(p, c) for p in pages for c in p.revision.claims]
+        procedure = [
+            (p, c) for p, c in claims if c.role is ClaimRole.PROCEDURE and "refund" in c.text
+        ]
+        assert procedure, [p.title for p in pages]
+        page, proc = procedure[0]
+        assert "get_order → refund" in proc.text and "did not call get_order" in proc.text
+        ok_runs = {
+            i["id"] for i in _parsed() if i["metadata"].get("task") and i["outcome"] == "success"
+        }
+        assert set(proc.episode_ids) <= ok_runs and len(proc.episode_ids) == 3
+        warnings = [c for c in page.revision.claims if c.role is ClaimRole.WARNING]
+        texts = " ".join(c.text for c in warnings)
+        assert 'refund with reason: "other" failed (3 of 3 failing runs)' in texts
+        failed_runs = {
+            i["id"] for i in _parsed() if i["metadata"].get("task") and i["outcome"] == "failure"
+        }
+        assert warnings and all(set(c.episode_ids) == failed_runs for c in warnings)
+        assert "order:" not in texts  # an id that differs from run to run is no pattern
+        assert not page.title.lower().startswith(("hello", "hi", "hey"))
+        assert "refund" in page.title.lower()
+
+
+def test_a_changed_json_argument_is_stated_as_the_fix(tmp_path: Path) -> None:
+    with _brain(tmp_path) as rv:
+        fixes = [c for p in rv.pages(SCOPE) for c in p.revision.claims if c.role is ClaimRole.FIX]
+        assert any(
+            'timeout: "30s" added' in c.text and "update_address" in c.text for c in fixes
+        ), [c.text for c in fixes]
+
+
+def test_a_call_that_failed_then_worked_with_an_argument_added_is_a_fix(
+    make_episode: Any,
+) -> None:
+    """One call per episode (``tool {json}``, as the coding-agent adapter and the agent
+    integrations record it): the word overlap of the two calls would call them one action."""
+    from reverie.dream.lessons import current_fix  # noqa: PLC0415
+
+    def call(n: int, args: dict[str, Any], outcome: str) -> Any:
+        return make_episode(
+            situation="deploy the api service",
+            action=f"deploy {json.dumps(args)}",
+            outcome=outcome,
+            error="TimeoutError: rollout exceeded 5m" if outcome == "failure" else None,
+            created_at=START + timedelta(minutes=n),
+            session_id="s1",
+        )
+
+    eps = [
+        call(0, {"service": "api"}, "failure"),
+        call(1, {"service": "api", "timeout": "10m"}, "success"),
+    ]
+    fix = current_fix(eps, lambda ep: "TimeoutError")
+    assert fix is not None and fix.change == 'timeout: "10m" added'
+    assert 'timeout: "10m" added' in fix.claim(400).text
+    retry = [call(0, {"service": "api"}, "failure"), call(1, {"service": "api"}, "success")]
+    assert current_fix(retry, lambda ep: None) is None  # the same call again: a retry
+    changed = [call(0, {"service": "api"}, "failure"), call(1, {"service": "web"}, "success")]
+    fixed = current_fix(changed, lambda ep: None)
+    assert fixed is not None and fixed.change == 'service: "api" → "web"'
+
+
+def test_the_hook_records_a_whole_run_with_its_result(tmp_path: Path) -> None:
+    from reverie.integrations.hook import AgentHook  # noqa: PLC0415
+
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        hook = AgentHook(rv, SCOPE, session_id="run-7")
+        calls = [
+            {"tool": "get_order", "args": {"order": "1"}, "ok": True},
+            {"tool": "refund", "args": {"order": "1"}},
+        ]
+        episode = hook.record_task("Hello! Refund order 1, it broke.", calls, reward=0)
+        assert episode is not None and episode.outcome == "failure"
+        assert episode.metadata["task"] is True and episode.metadata["reward"] == 0
+        assert episode.action == 'get_order {"order": "1"} → refund {"order": "1"}'
+        assert hook.record_task("no result given", calls) is None  # a run needs its result
