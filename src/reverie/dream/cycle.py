@@ -384,7 +384,7 @@ class DreamCycle:
             scanned=scanned,  # the scope's activity clock
         )
         result.writes += step.writes
-        result.marks += step.marks
+        result.marks = list(dict.fromkeys([*result.marks, *step.marks]))  # a turn feeds both
         result.observations += step.observations
         result.leftover += step.deferred  # future-dated facts stay eligible
         result.deferred_groups += step.notes

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from reverie.config import DreamConfig
 from reverie.dream.cluster import content_words, error_class, telling_line
 from reverie.dream.dates import resolve_relative_dates
-from reverie.dream.dialogue import conversation_plan, is_conversation
+from reverie.dream.dialogue import conversation_plan
 from reverie.dream.lessons import (
     FAILING,
     Fix,
@@ -63,6 +63,7 @@ from reverie.models import (
     PageStatus,
     PageSupport,
 )
+from reverie.text.turns import is_conversation
 
 if TYPE_CHECKING:
     from reverie.embed import Embedder

@@ -37,7 +37,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import chain, pairwise, repeat
 from operator import add, mul, truediv
@@ -52,13 +52,13 @@ from reverie.dream.cluster import (
     order_key,
     telling_line,
 )
-from reverie.dream.dialogue import CONVERSATION
 from reverie.dream.facts import PREFIX as FACT_PREFIX
 from reverie.dream.lessons import FAILING as _FAILING
 from reverie.dream.templates import is_template_lesson
 from reverie.hashing import content_hash
 from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem
+from reverie.text.turns import CONVERSATION, is_turn
 
 if TYPE_CHECKING:
     import numpy as np
@@ -504,8 +504,8 @@ def problem_groups(
 ) -> Grouping:
     """Group a cycle's episodes: conversation turns by speaker key as dialogue, the rest by
     problem against the scope's active pages; then set aside what is not knowledge."""
-    talk = [ep for ep in episodes if (ep.category or "").lower() == CONVERSATION]
-    work = [ep for ep in episodes if (ep.category or "").lower() != CONVERSATION]
+    talk = [ep for ep in episodes if is_turn(ep)]
+    work = [ep for ep in episodes if not is_turn(ep)]
     leaders = [p for p in pages if p.status is PageStatus.ACTIVE and is_problem_page(p)]
     groups, converged = _grouping(
         work,
@@ -522,9 +522,16 @@ def problem_groups(
             g, g.topic_key in known, config.importance_threshold, config.min_pattern
         )
         (kept if knowledge else passed).append(g)
-    kept += cluster(talk, embedder, config.similarity_threshold)
+    kept += [_dialogue(g) for g in cluster(talk, embedder, config.similarity_threshold)]
     kept.sort(key=lambda g: g.topic_key)
     return Grouping(kept, [ep for g in passed for ep in g.episodes], converged)
+
+
+def _dialogue(group: Group) -> Group:
+    """A group of turns, its topic key headed ``conversation`` whatever their category."""
+    if group.topic_key.split("|", 1)[0] == CONVERSATION:
+        return group
+    return replace(group, topic_key=f"{CONVERSATION}|{group.topic_key}"[:512])
 
 
 def is_problem_page(page: Page) -> bool:
