@@ -3,7 +3,9 @@
 Each user message opens a turn; the turn becomes one episode: the user's request is the
 situation, the assistant's reply (and the tools it called) the action. Its metadata names who
 spoke (``role`` ``user``, ``speaker`` the message's ``name`` or ``user``), which makes it a turn
-of a dialogue for the dream cycle and recall (:mod:`reverie.text.turns`). A turn whose tool results
+of a dialogue for the dream cycle and recall (:mod:`reverie.text.turns`). A named speaker (a
+chat of several people) also heads the situation, ``"<name>: <text>"``, so a search for the
+person finds what they said; a turn with no reply has an empty action. A turn whose tool results
 read as errors is a failure carrying the first error; a turn answered is a success; one with no
 answer is unknown. ``role: tool`` results are matched to the assistant's ``tool_calls`` by id.
 Messages with a role this adapter does not know are reported. Timestamps: the conversation's
@@ -89,8 +91,8 @@ def _episode(turn: _Turn, scope: Scope, key: str, n: int, when: str | None) -> d
         action = f"{action}\n(tools: {', '.join(tools)})".strip()
     item: dict[str, Any] = {
         "id": episode_id(scope, SOURCE, key, str(n)),
-        "situation": excerpt(turn.request, 8000),
-        "action": action or "(no reply)",
+        "situation": excerpt(_headed(turn), 8000),
+        "action": action or ("" if turn.request.strip() else "(no reply)"),
         "outcome": turn.outcome(),
         "tools": tools,
         "category": "chat",
@@ -107,6 +109,10 @@ def _episode(turn: _Turn, scope: Scope, key: str, n: int, when: str | None) -> d
     if when:
         item["created_at"] = when
     return item
+
+
+def _headed(turn: _Turn) -> str:
+    return turn.request if turn.speaker == "user" else f"{turn.speaker}: {turn.request}"
 
 
 def _speaker(message: dict[str, Any]) -> str:

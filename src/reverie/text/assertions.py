@@ -44,7 +44,8 @@ def norm(text: str) -> str:
 class Assertion:
     """One episode saying ``attribute`` of ``subject`` is ``value``; ``current`` is False for a
     mention (see the module docstring), which never decides the slot's value. ``said`` is the
-    sentence a speaker said it in (None for a structured fact); ``preference`` marks a wish."""
+    sentence a speaker said it in (None for a structured fact); ``preference`` marks a wish;
+    ``single`` is False for a spoken statement that is its own slot (nothing supersedes it)."""
 
     subject: str
     attribute: str
@@ -53,6 +54,7 @@ class Assertion:
     current: bool = True
     said: str | None = None
     preference: bool = False
+    single: bool = True
 
     @property
     def slot(self) -> str:
@@ -101,7 +103,15 @@ def _from_speech(ep: Episode) -> list[Assertion]:
         return []
     speaker = speaker_of(ep)
     return [
-        Assertion(speaker, s.attribute, s.value, ep, said=s.sentence, preference=s.preference)
+        Assertion(
+            speaker,
+            s.attribute,
+            s.value,
+            ep,
+            said=s.sentence,
+            preference=s.preference,
+            single=s.single,
+        )
         for s in durable_statements(said(ep))
     ]
 
@@ -126,4 +136,6 @@ def mentions(ep: Episode) -> list[Assertion]:
 
 
 def asserts_fact(ep: Episode) -> bool:
-    return bool(assertions(ep))
+    """Whether ``ep`` asserts a value that a later one can replace (a structured fact, or a
+    spoken single-valued relation): its fact page, not the episode, says what is current."""
+    return any(a.single for a in assertions(ep))

@@ -44,7 +44,7 @@ _QUESTION = re.compile(
     r"shall|should|is|are|was|were|am|have|has|may|might|must)\b",
 )
 _CLAUSE = re.compile(
-    r"^(?:you|it|it's|that|this|these|those|he|she|they|we|i|so|what|how|if|whether|why|"
+    r"^(?:you|your|it|it's|that|this|these|those|he|she|they|we|i|so|what|how|if|whether|why|"
     r"when|where|there|which)\b"
 )
 _DEGREE = re.compile(
@@ -61,8 +61,19 @@ _ADVERBS = re.compile(rf"(?<![\w'])(?:{_ADVERB})\s+")
 _NEGATION = re.compile(r"\b(?:not|no longer|never|n't)\b|n't\b")
 _COPULA = re.compile(r"^(?:'m|am|are|'re|have been|'ve been)\s+(.+)$")
 _MODAL = re.compile(r"^(?:'d|would)\s+(like|love|prefer|rather|hate)\b\s*(.*)$")
-_FUTURE = re.compile(
-    r"^(?:'ll|will|plan to|intend to|am going to|'m going to|hope to|want to)\s+(.+)$"
+_FUTURE = re.compile(r"^(?:plan to|intend to|am going to|'m going to|hope to|want to)\s+(.+)$")
+_PAST = frozenset(
+    """
+    made took found won went came saw got had did said told thought bought brought caught
+    taught felt kept lost met paid put ran read sat sent spent stood understood wrote gave ate
+    drank drove flew forgot grew knew rode sang spoke swam threw wore woke began broke chose
+    fell heard held hurt led meant sold shot slept built lit tried 've 're 'm 'll will
+    couldn't wouldn't shouldn't haven't hasn't didn't wasn't weren't
+    """.split()  # noqa: SIM905
+)
+_NEAR = re.compile(
+    r"\b(?:tonight|today|tomorrow|yesterday|last night|this (?:morning|afternoon|evening|"
+    r"weekend)|right now|at the moment)\b"
 )
 _NEGATED = re.compile(r"^(?:don't|do not|can't|cannot|won't|never|no longer)\s+(\w+)\s*(.*)$")
 _AUX = frozenset(
@@ -118,12 +129,14 @@ _PREFER = re.compile(r"\b(?:like|love|prefer|rather|hate|enjoy|favou?rite|dislik
 @dataclass(frozen=True)
 class Stated:
     """One durable statement: ``attribute`` of the speaker is ``value``; ``sentence`` is how it
-    was said; ``preference`` for a wish, a like or a standing instruction."""
+    was said; ``preference`` for a wish, a like or a standing instruction; ``single`` when the
+    attribute holds one value at a time (a later value supersedes this one)."""
 
     sentence: str
     attribute: str
     value: str
     preference: bool = False
+    single: bool = False
 
 
 def sentences(text: str) -> list[str]:
@@ -144,6 +157,8 @@ def _content(text: str) -> list[str]:
 def _complement(rest: str) -> bool:
     """A copula's complement carries content: not a feeling ("so glad"), not a clause, and
     an ``-ing`` verb needs content after it ("doing well" has none)."""
+    if re.match(r"^\w+ly\b|^\w+ed\b(?! to (?:a|an|the|my)\b)", rest):
+        return False  # "truly grateful", "excited to see": a feeling of the moment
     if (m := _ING.match(rest)) is not None:
         rest = m.group(2)
     return not _DEGREE.match(rest) and not _CLAUSE.match(rest) and bool(_content(rest))
@@ -167,7 +182,10 @@ def _single(body: str) -> tuple[str, str] | None:
 
 
 def _first_person(body: str) -> bool:
-    """Whether the predicate after ``I``/``we`` is durable (see the module docstring)."""
+    """Whether the predicate after ``I``/``we`` is durable (see the module docstring); one
+    about the listener ("I'm proud of you") is the conversation's, not the speaker's."""
+    if re.search(r"\byour?\b", body):
+        return False
     if (m := _COPULA.match(body)) is not None:
         return _complement(m.group(1))
     if (m := _MODAL.match(body)) is not None:
@@ -178,19 +196,19 @@ def _first_person(body: str) -> bool:
         verb, rest = m.groups()
         return verb not in _AUX and not _CLAUSE.match(rest) and bool(_content(rest))
     verb, _, rest = body.partition(" ")
-    if verb in _AUX or not rest or _CLAUSE.match(rest) or _DEGREE.match(rest):
+    if verb in _AUX or verb in _PAST or not rest or _CLAUSE.match(rest) or _DEGREE.match(rest):
         return False
-    past = verb.endswith("ed") or verb in _CHANGE
-    return (not past or verb in _CHANGE) and bool(_content(rest))
+    return (not verb.endswith("ed") or verb in _CHANGE) and bool(_content(rest))
 
 
 def _instruction(sentence: str, low: str) -> Stated | None:
     """A standing instruction to the listener: how to reply, what to call the speaker."""
     if (m := _REPLY.match(low)) is not None:
-        return Stated(sentence, "replies in", m.group(1), preference=True)
+        return Stated(sentence, "replies in", m.group(1), preference=True, single=True)
     if (m := _CALL_ME.match(low)) is not None:
-        return Stated(sentence, "name", m.group(1), preference=True)
-    if _STANDING.match(low) and len(_content(low)) >= 2:
+        return Stated(sentence, "name", m.group(1), preference=True, single=True)
+    verb = _STANDING.sub("", low).split()[0] if _STANDING.match(low) else ""
+    if verb and verb not in _PAST and not verb.endswith("ed") and len(_content(low)) >= 2:
         return Stated(sentence, low.rstrip(".!"), low.rstrip(".!"), preference=True)
     return None
 
@@ -212,20 +230,22 @@ def _read(sentence: str) -> Stated | None:
         return None
     low = _LEAD.sub("", sentence.lower()).strip()
     low = re.sub(r"^i(?='|\s)", "i", low)
-    if _QUESTION.match(low):
+    if _QUESTION.match(low) or _NEAR.search(low):
         return None
     if (instruction := _instruction(sentence, low)) is not None:
         return instruction
     if (owned := _possessive(low)) is not None:
-        return Stated(sentence, owned[0], owned[1], bool(_PREFER.search(owned[0])))
+        return Stated(sentence, owned[0], owned[1], bool(_PREFER.search(owned[0])), single=True)
     m = _SUBJECT.match(_ADVERBS.sub("", low).replace("'ve got ", " have "))
-    if m is None or not _first_person(m.group(2)):
+    if m is None:
         return None
     body = m.group(2)
     single = None if _NEGATION.search(body) else _single(body)
     preference = bool(_PREFER.search(body))
     if single is not None:
-        return Stated(sentence, single[0], single[1], preference)
+        return Stated(sentence, single[0], single[1], preference, single=True)
+    if not _first_person(body):
+        return None
     predicate = low.rstrip(" .!")
     return Stated(sentence, predicate, predicate, preference)
 
@@ -245,4 +265,4 @@ def _cased(found: Stated) -> Stated:
     m = re.search(re.escape(found.value), found.sentence, re.IGNORECASE)
     if m is None or found.value == found.attribute:
         return found
-    return Stated(found.sentence, found.attribute, m.group(0), found.preference)
+    return Stated(found.sentence, found.attribute, m.group(0), found.preference, found.single)
