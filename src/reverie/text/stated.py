@@ -37,7 +37,10 @@ __all__ = ["Stated", "durable_statements", "sentences"]
 MAX_SENTENCE = 400
 MAX_VALUE = 120
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_LEAD = re.compile(r"^(?:[^,.!?:]{1,24}[,:]\s+)+")  # "Oh, " / "By the way, " / "Hey Mel, "
+_LEAD = re.compile(  # "Oh, " / "By the way, " / "Hey Mel, " / "Last month " / "In 2024 "
+    r"^(?:(?!(?:i|we|my|our)\b)[^,.!?:]{1,24}[,:]\s+"
+    r"|(?:last|this|next) \w+\s+|in \d{4}\s+|recently\s+|lately\s+)+"
+)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _QUESTION = re.compile(
     r"^(?:what|who|whom|whose|where|when|why|how|which|do|does|did|can|could|would|will|"

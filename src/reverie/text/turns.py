@@ -3,10 +3,10 @@
 An episode *has a speaker* when it says who spoke it: ``metadata["speaker"]`` (a person's name,
 as a two-person chat or a transcript gives it) or ``metadata["role"]`` (a chat message's role, as
 the ``openai-chat`` adapter, ``add(text)`` and ``add(messages)`` set it). It is a *turn* of a
-dialogue when it also did no tool work (no tools, no error): a chat turn that ran tools is a
-task, distilled by problem, though what its speaker stated still counts. What the speaker said
-is the situation, less a leading ``"<speaker>: "`` when a transcript wrote one; a chat turn's
-action is the other side's reply, which is not the speaker's word.
+dialogue when it also did no work (no tools, no error, no lesson, no failure): a chat turn that
+ran tools or failed is a task, distilled by problem, though what its speaker stated still counts.
+What the speaker said is the situation, less a leading ``"<speaker>: "`` when a transcript wrote
+one; a chat turn's action is the other side's reply, which is not the speaker's word.
 
 Every surface that carries a dialogue sets one of those keys, so dream and recall treat a chat
 through any of them alike: the dialogue distiller, the speaker's durable statements
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reverie.models import Episode
+from reverie.models import Episode, Outcome
 
 __all__ = ["CONVERSATION", "has_speaker", "is_conversation", "is_turn", "said", "speaker_of"]
 
@@ -36,9 +36,13 @@ def has_speaker(ep: Episode) -> bool:
     return _named(ep, "speaker") is not None or _named(ep, "role") is not None
 
 
+_WORK = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
+
+
 def is_turn(ep: Episode) -> bool:
-    """Whether ``ep`` is a turn of a dialogue: it has a speaker and did no tool work."""
-    return has_speaker(ep) and not ep.tools and not ep.error
+    """Whether ``ep`` is a turn of a dialogue: it has a speaker and did no work."""
+    worked = bool(ep.tools or ep.error or (ep.lesson or "").strip()) or ep.outcome in _WORK
+    return has_speaker(ep) and not worked
 
 
 def is_conversation(episodes: Sequence[Episode]) -> bool:
