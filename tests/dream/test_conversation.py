@@ -12,6 +12,7 @@ import pytest
 
 from reverie import Reverie
 from reverie.adapters import parse
+from reverie.integrations.hook import AgentHook
 from reverie.models import Episode, PageKind, PageStatus, Scope
 from reverie.text.stated import durable_statements
 from reverie.text.turns import is_turn, said, speaker_of
@@ -170,3 +171,13 @@ def test_a_turn_that_ran_tools_is_a_task_not_a_dialogue_turn() -> None:
 def test_a_category_alone_does_not_make_a_dialogue() -> None:
     ep = Episode.parse({"scope": "a/b", "situation": "x: hello", "category": "conversation"})
     assert not is_turn(ep)
+
+
+def test_an_agent_hook_turn_is_the_users_word() -> None:
+    with Reverie.open(":memory:") as rv:
+        hook = AgentHook(rv, ALICE)
+        with hook.turn("Our CI runs on a self-hosted Buildkite agent. Why is it slow?") as t:
+            t.succeeded("Checked the agent's queue.")
+        rv.dream(ALICE, now=datetime.now(UTC) + timedelta(hours=1))
+        titles = {p.title for p in _pages(rv)}
+        assert "user: Our CI runs on a self-hosted Buildkite agent." in titles

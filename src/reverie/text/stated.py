@@ -10,7 +10,8 @@ linguistic, by the shape of the sentence, never by the topic's words:
   a negated one ("I don't eat meat"), a wish ("I'd like…"), a plan ("I'm going to…", "I plan
   to…", "I'll…" with content), an ongoing pursuit ("I'm learning Rust"), or a past change of
   state ("I moved to Lisbon", "I joined Stripe");
-* **possessive copula**: ``my|our X is|are Y`` ("my daughter is called Ana");
+* **possessive copula**: ``my|our X is|are Y`` ("my daughter is called Ana"), or a possessive
+  subject with a present-tense verb ("our CI runs on a Buildkite agent");
 * **standing instruction**: an imperative about how to reply ("reply in Spanish", "call me
   Sam"), or any imperative marked as standing ("always…", "never…", "from now on…").
 
@@ -96,6 +97,7 @@ _POSSESSIVE = re.compile(
     r"^(my|our)\s+((?:[\w-]+\s+){0,3}?[\w-]+?)(?:'s\s+name|\s+name)?\s+"
     r"(is|are|'s)\s+(?:(called|named)\s+)?(.+)$"
 )
+_OWNED_VERB = re.compile(r"^(?:my|our)\s+(?:[\w-]+\s+){0,3}?[\w-]+\s+(\w+s)\s+(.+)$")
 _STANDING = re.compile(
     r"^(?:please\s+|kindly\s+)?(always|never|from now on|going forward|in (?:the )?future|"
     r"every time|whenever)\b"
@@ -239,6 +241,10 @@ def _read(sentence: str) -> Stated | None:
         return instruction
     if (owned := _possessive(low)) is not None:
         return Stated(sentence, owned[0], owned[1], bool(_PREFER.search(owned[0])), single=True)
+    if (m := _OWNED_VERB.match(low)) is not None and m.group(1) not in ("was", "is"):
+        if _complement(m.group(2)) and not _NEAR.search(low):  # "our CI runs on Buildkite"
+            return Stated(sentence, low.rstrip(" .!"), low.rstrip(" .!"))
+        return None
     m = _SUBJECT.match(_ADVERBS.sub("", low).replace("'ve got ", " have "))
     if m is None:
         return None
