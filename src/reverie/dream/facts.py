@@ -130,7 +130,7 @@ def _claims(run: Run) -> tuple[Claim, ...]:
     times = "once" if n == 1 else f"{n} times"
     head = f"{_label(latest)} is {latest.value} (stated {times}, {when})."
     if latest.said is not None:  # a speaker's own words, not a restatement of them
-        head = f"{latest.subject}: {latest.said} (said {times}, {when})"
+        head = f"{latest.subject}: {latest.said}"  # dated by its page; counted in support
     claims = [Claim(text=redact(head), episode_ids=tuple(e.id for e in eps), role=ClaimRole.FACT)]
     lessons: dict[str, list[Episode]] = defaultdict(list)
     texts: dict[str, str] = {}
