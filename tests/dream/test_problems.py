@@ -281,13 +281,14 @@ def test_routine_successes_are_passed_and_known_problems_kept() -> None:
     assert "deploy|kubectl" in {g.topic_key for g in grouping.groups}
 
 
-def test_conversation_turns_keep_the_speaker_key() -> None:
+def test_conversation_turns_are_grouped_by_who_speaks() -> None:
     turns = [
-        episode(i, category="conversation", tools=["alice"], situation=f"turn {i}", error=None,
-                outcome="success", action="said hello", importance=2) for i in (1, 2)
+        episode(i, category="chat", tools=[], situation=f"turn {i}", error=None,
+                outcome="success", action="said hello", importance=2,
+                metadata={"role": "user", "speaker": "alice"}) for i in (1, 2)
     ]  # fmt: skip
     grouping = problem_groups([*turns, episode(3)], [], embedder=None, config=DreamConfig())
     keys = {g.topic_key: [e.id for e in g.episodes] for g in grouping.groups}
-    assert keys.pop(pattern_key(turns[0])) == ["ep-00001", "ep-00002"]
+    assert keys.pop(f"conversation|{pattern_key(turns[0])}") == ["ep-00001", "ep-00002"]
     ((key, ids),) = keys.items()
     assert ids == ["ep-00003"] and KEY.match(key) and grouping.passed == []

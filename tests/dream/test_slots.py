@@ -1,5 +1,5 @@
 """Free-text value statements — one slot per sentence, the newest asserted
-value current (reverie.dream.slots)."""
+value current (reverie.text.slots)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
-from reverie.dream.slots import Slot, Statement, resolve, slot_of
+from reverie.text.slots import Slot, Statement, resolve, slot_of
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

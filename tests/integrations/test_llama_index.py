@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from reverie import Reverie
+from reverie.models import Scope
 
 pytest.importorskip("llama_index.core", reason="needs the llama-index extra (in dev)")
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -86,3 +87,29 @@ def test_a_failing_memory_leaves_the_block_empty(tmp_path: Path) -> None:
     engine = SimpleChatEngine.from_defaults(llm=llm, memory=_memory(rv, "s3", tmp_path, 2000))
     asyncio.run(engine.achat("How do password resets work here?"))
     assert [m.role for m in llm.last_chat_messages] == [MessageRole.USER]
+
+
+def test_chat_turns_flushed_through_the_block_become_pages(tmp_path: Path) -> None:
+    """Five turns about one VPN error, flushed and dreamed: a dialogue page, and the user's
+    statement about their setup kept as a fact page of its own."""
+    scope = "acme/it-desk/noor"
+    said = [
+        "I'm getting VPN error 809 when I connect from the hotel wifi.",
+        "I use the built-in Windows 11 VPN client.",
+        "It still says error 809 after the reboot.",
+        "Okay, switching the protocol to SSTP worked.",
+        "Thanks!",
+    ]
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        block = ReverieMemoryBlock(memory=rv, scope=scope)
+        messages = []
+        for text in said:
+            messages += [
+                ChatMessage(role=MessageRole.USER, content=text),
+                ChatMessage(role=MessageRole.ASSISTANT, content="Let's look at that."),
+            ]
+        asyncio.run(block.aput(messages))
+        rv.dream(scope, now=datetime(2030, 1, 1, tzinfo=UTC))
+        pages = rv.store.pages(Scope.parse(scope), None)
+        assert any("809" in c.text for p in pages for c in p.revision.claims)
+        assert "user: I use the built-in Windows 11 VPN client." in {p.title for p in pages}

@@ -1,7 +1,11 @@
 """OpenAI chat-format transcripts: one conversation per line, ``{"messages": [...]}``.
 
 Each user message opens a turn; the turn becomes one episode: the user's request is the
-situation, the assistant's reply (and the tools it called) the action. A turn whose tool results
+situation, the assistant's reply (and the tools it called) the action. Its metadata names who
+spoke (``role`` ``user``, ``speaker`` the message's ``name`` or ``user``), which makes it a turn
+of a dialogue for the dream cycle and recall (:mod:`reverie.text.turns`). A named speaker (a
+chat of several people) also heads the situation, ``"<name>: <text>"``, so a search for the
+person finds what they said; a turn with no reply has an empty action. A turn whose tool results
 read as errors is a failure carrying the first error; a turn answered is a success; one with no
 answer is unknown. ``role: tool`` results are matched to the assistant's ``tool_calls`` by id,
 and each call is kept with its JSON arguments and its own result in ``metadata["calls"]``.
@@ -43,6 +47,7 @@ _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 @dataclass
 class _Turn:
     request: str
+    speaker: str = "user"
     replies: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)  # call id -> index in ``made``
@@ -110,12 +115,18 @@ def _episode(turn: _Turn, scope: Scope, key: str, n: int, when: str | None) -> d
         action = f"{action}\n(tools: {', '.join(tools)})".strip()
     item: dict[str, Any] = {
         "id": episode_id(scope, SOURCE, key, str(n)),
-        "situation": excerpt(turn.request, 8000),
-        "action": action or "(no reply)",
+        "situation": excerpt(_headed(turn), 8000),
+        "action": action or ("" if turn.request.strip() else "(no reply)"),
         "outcome": turn.outcome(),
         "tools": tools,
         "category": "chat",
-        "metadata": {"source": SOURCE, "conversation": key, "turn": n},
+        "metadata": {
+            "source": SOURCE,
+            "conversation": key,
+            "turn": n,
+            "role": "user",
+            "speaker": turn.speaker,
+        },
     }
     if turn.made:
         item["metadata"]["calls"] = [call_record(c) for c in turn.made]
@@ -124,6 +135,15 @@ def _episode(turn: _Turn, scope: Scope, key: str, n: int, when: str | None) -> d
     if when:
         item["created_at"] = when
     return item
+
+
+def _headed(turn: _Turn) -> str:
+    return turn.request if turn.speaker == "user" else f"{turn.speaker}: {turn.request}"
+
+
+def _speaker(message: dict[str, Any]) -> str:
+    name = message.get("name")
+    return name.strip()[:60] if isinstance(name, str) and name.strip() else "user"
 
 
 def _chat(line: int, chat: dict[str, Any], scope: Scope, out: Parsed) -> None:
@@ -138,7 +158,7 @@ def _chat(line: int, chat: dict[str, Any], scope: Scope, out: Parsed) -> None:
         if role not in _ROLES:
             out.fail(line, f"messages[{index}].role", f"unknown role {role!r}; message skipped")
         elif role == "user":
-            turns.append(_Turn(text_of(message.get("content"))))
+            turns.append(_Turn(text_of(message.get("content")), _speaker(message)))
         elif role in ("system", "developer"):
             continue
         elif not turns:

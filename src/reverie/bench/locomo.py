@@ -3,11 +3,11 @@
 The data (CC BY-NC 4.0) is never part of Reverie; give its path. Per conversation, in one
 in-memory brain (scope ``locomo/<sample_id>``):
 
-1. each session's turns become episodes — ``situation`` is ``"<speaker>: <text>"`` plus
-   ``[shares <image caption>]`` when the turn carries a photo, ``created_at`` the session's
-   date-time (one second apart, in turn order), ``category`` ``conversation``, ``entities`` the
-   speaker — and a dream cycle runs after each session, at the session's time, as a deployed
-   agent would dream between conversations;
+1. each session is added as a user's ``add(messages)`` would add it: one ``user`` message per
+   turn, named by its speaker, its text plus ``[shares <image caption>]`` when the turn carries
+   a photo, dated the session's date-time (the ``openai-chat`` adapter makes each a turn with
+   its speaker); a dream cycle runs after each session, an hour after it, as a deployed agent
+   would dream between conversations;
 2. every question of categories 1–4 (5, adversarial, has no answer) is recalled after the last
    session. The budget unit is whitespace words of the context, for every system alike: a
    system's lines are taken in its own order while they fit, then the context is cut at the
@@ -236,13 +236,8 @@ class LocomoResult:
         return json.dumps(body, indent=2)
 
 
-def _episodes(conv: Conversation, session: Sequence[Turn]) -> list[dict[str, Any]]:
-    return [
-        {"id": t.dia_id, "situation": f"{t.speaker}: {t.said}",
-         "created_at": t.when.isoformat() + "+00:00", "category": "conversation",
-         "entities": [t.speaker], "metadata": {"speaker": t.speaker, "dia_id": t.dia_id}}
-        for t in session
-    ]  # fmt: skip
+def _messages(session: Sequence[Turn]) -> list[dict[str, Any]]:
+    return [{"role": "user", "name": t.speaker, "content": t.said} for t in session]
 
 
 def _reverie_lines(
@@ -274,7 +269,7 @@ def _systems(
 
 def _dream_sessions(rv: Reverie, conv: Conversation, scope: str) -> None:
     for session in conv.sessions:
-        rv.ingest(_episodes(conv, session), scope=scope)
+        rv.add(_messages(session), scope=scope, now=utc(session[0].when))
         rv.dream(scope, now=utc(session[-1].when + timedelta(hours=1)))
 
 

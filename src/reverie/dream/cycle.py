@@ -27,7 +27,6 @@ from reverie.dream.collect import Collection, collect, next_checkpoint
 from reverie.dream.decay import merge_observations, observed
 from reverie.dream.dedupe import Routing, fold_converged, teach_apart
 from reverie.dream.dedupe import route as route_duplicates
-from reverie.dream.dialogue import is_conversation
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
@@ -58,6 +57,7 @@ from reverie.store.base import (
     Promotion,
     StepHook,
 )
+from reverie.text.turns import is_conversation
 
 __all__ = ["DreamCycle", "new_cycle_id"]
 
@@ -434,7 +434,7 @@ class DreamCycle:
             scanned=scanned,  # the scope's activity clock
         )
         result.writes += step.writes
-        result.marks += step.marks
+        result.marks = list(dict.fromkeys([*result.marks, *step.marks]))  # a turn feeds both
         result.observations += step.observations
         result.leftover += step.deferred  # future-dated facts stay eligible
         result.deferred_groups += step.notes

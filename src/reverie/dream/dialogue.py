@@ -1,9 +1,9 @@
 """Distilling conversation turns into dated, cited statements per person, without a model.
 
-Episodes whose ``category`` is ``conversation`` are turns of a dialogue: ``situation`` is
-``"<speaker>: <what they said>"`` and the speaker is also ``metadata["speaker"]`` (or the first
-entity). A task-style tally ("Ended with an unknown outcome 14 of 14 times") says nothing about
-them, so the extractive distiller hands such groups to :func:`conversation_plan`, which keeps
+Turns of a dialogue are recognised by who speaks (:mod:`reverie.text.turns`: a
+``metadata["speaker"]`` or ``metadata["role"]``, on every surface alike), and what they said is
+the situation. A task-style tally ("Ended with an unknown outcome 14 of 14 times") says nothing
+about them, so the extractive distiller hands such groups to :func:`conversation_plan`, which keeps
 what a person *stated* — about themselves, others, events, plans and preferences — and drops
 what carries no fact: questions, greetings, thanks and exclamations.
 
@@ -28,17 +28,10 @@ from datetime import date, datetime
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.plan import CreatePage, Evidence, Plan
 from reverie.models import Claim, Episode, PageKind
+from reverie.text.turns import said, speaker_of
 
-__all__ = [
-    "CONVERSATION",
-    "conversation_plan",
-    "fact_sentences",
-    "is_conversation",
-    "passages",
-    "speaker_of",
-]
+__all__ = ["conversation_plan", "fact_sentences", "passages"]
 
-CONVERSATION = "conversation"
 MAX_CLAIMS = 200
 CLAIM_CHARS = 400
 MIN_CONTENT_WORDS = 3
@@ -57,27 +50,6 @@ _FILLER = frozenset(
     well were what wow yeah yes you you're your yours
     """.split()  # noqa: SIM905
 )
-
-
-def is_conversation(episodes: Sequence[Episode]) -> bool:
-    """True when every episode is a conversation turn (category ``conversation``)."""
-    return bool(episodes) and all((e.category or "").lower() == CONVERSATION for e in episodes)
-
-
-def speaker_of(ep: Episode) -> str:
-    speaker = ep.metadata.get("speaker") if isinstance(ep.metadata, dict) else None
-    if isinstance(speaker, str) and speaker.strip():
-        return speaker.strip()
-    if ep.entities:
-        return ep.entities[0]
-    head, sep, _ = ep.situation.partition(":")
-    return head.strip() if sep and 0 < len(head) <= 60 else "someone"
-
-
-def _said(ep: Episode, speaker: str) -> str:
-    text = ep.situation
-    prefix = f"{speaker}:"
-    return text[len(prefix) :].strip() if text.startswith(prefix) else text.strip()
 
 
 def human_date(day: date) -> str:
@@ -129,11 +101,11 @@ def fact_sentences(text: str, when: datetime) -> list[str]:
     return out
 
 
-def _claims(episodes: Sequence[Episode], speaker: str) -> list[Claim]:
+def _claims(episodes: Sequence[Episode]) -> list[Claim]:
     claims: list[Claim] = []
     seen: set[str] = set()
     for ep in episodes:
-        for sentence in passages(fact_sentences(_said(ep, speaker), ep.created_at)):
+        for sentence in passages(fact_sentences(said(ep), ep.created_at)):
             key = sentence.lower()
             if key not in seen:
                 seen.add(key)
@@ -163,7 +135,7 @@ def conversation_plan(evidence: Evidence, distiller: str) -> Plan:
     operations = []
     for speaker in sorted(by_speaker):
         eps = by_speaker[speaker]
-        claims = _claims(eps, speaker)
+        claims = _claims(eps)
         for part, start in enumerate(range(0, len(claims), MAX_CLAIMS)):
             suffix = f"|{part}" if part else ""
             operations.append(

@@ -45,7 +45,7 @@ from reverie.config import DreamConfig
 from reverie.dream.boilerplate import is_template_lesson
 from reverie.dream.cluster import content_words, error_class, telling_line
 from reverie.dream.dates import resolve_relative_dates
-from reverie.dream.dialogue import conversation_plan, is_conversation
+from reverie.dream.dialogue import conversation_plan
 from reverie.dream.lessons import (
     FAILING,
     Fix,
@@ -66,6 +66,7 @@ from reverie.models import (
     PageStatus,
     PageSupport,
 )
+from reverie.text.turns import is_conversation
 
 if TYPE_CHECKING:
     from reverie.embed import Embedder

@@ -1,18 +1,15 @@
 """Facts: what is *current* about a subject is decided by the timestamps of the evidence.
 
-An episode *asserts* a fact when it says, in structured form, that some attribute of a subject has
-a value (DESIGN invariant 6). The extractive path detects this deterministically, never from free
-text (free-text value statements are :mod:`reverie.dream.slots`' job):
-
-* ``metadata["fact"]``: ``{"subject": "user", "attribute": "editor", "value": "vim"}`` (subject
-  optional) or a list of such objects;
-* an entity ``"attribute=value"`` or ``"subject.attribute=value"``.
-
-Not every mention is an assertion. A value is only *mentioned* — it names the
-slot's value without saying it is current — when its ``metadata["fact"]`` item carries
-``"current": false``, or when it is given only as an entity of a failed or timed-out episode (the
-value that was tried, not the one that holds). A mention never starts, ends or reinforces a run:
+An episode *asserts* a fact when it says that some attribute of a subject has a value (DESIGN
+invariant 6), in structured form or as a speaker's durable statement; which episodes do is read
+by :mod:`reverie.text.assertions`. A mention never starts, ends or reinforces a run:
 :func:`assertions` leaves it out, so an episode that only mentions facts is ordinary experience.
+
+A speaker's statement ("I'm allergic to nuts", "I now work at Stripe") makes a page whose claim
+is the sentence as said, cited to the turn; its kind is ``preference`` for a wish or a standing
+instruction, else ``fact``. Relations that hold one value at a time (where one lives or works,
+the reply language, a name, ``my X is Y``) share a slot, so the later statement supersedes the
+earlier one as below; any other statement is its own slot and only reinforces itself.
 
 Subject, attribute and value are compared case-insensitively with whitespace collapsed. The
 assertions about one *slot* (subject, attribute), from every episode the slot's pages cite plus the
@@ -27,13 +24,14 @@ An assertion dated after the cycle's *horizon* (its ``now`` plus ``MemoryConfig.
 is ignored: ingest refuses such episodes, and one stored before that rule cannot stay "newest"
 for ever. A page whose run lies wholly beyond the horizon is superseded by the current run.
 
-Fact episodes are consolidated here only; they do not also feed the topic pages of
-:mod:`reverie.dream.cluster`, where old and new values would sit side by side.
+Structured fact episodes are consolidated here only; they do not also feed the topic pages of
+:mod:`reverie.dream.cluster`, where old and new values would sit side by side. A turn whose
+only assertions are spoken also feeds its dialogue page: the dialogue keeps what was said when,
+the fact page what holds now.
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +52,7 @@ from reverie.models import (
 )
 from reverie.redaction import redact
 from reverie.store.base import Observation, PageWrite
+from reverie.text.assertions import PREFIX, Assertion, assertions, asserts_fact, mentions, norm
 
 __all__ = [
     "PREFIX",
@@ -69,89 +68,7 @@ __all__ = [
     "split",
 ]
 
-PREFIX = "fact"
 MAX_LESSONS = 8
-_PART = re.compile(r"\s+")
-
-
-def _norm(text: str) -> str:
-    return _PART.sub(" ", text.strip()).casefold().replace("|", "/")
-
-
-@dataclass(frozen=True)
-class Assertion:
-    """One episode saying ``attribute`` of ``subject`` is ``value``; ``current`` is False for a
-    mention (see the module docstring), which never decides the slot's value."""
-
-    subject: str
-    attribute: str
-    value: str
-    episode: Episode
-    current: bool = True
-
-    @property
-    def slot(self) -> str:
-        """``fact|subject|attribute``: what the assertion is about."""
-        return f"{PREFIX}|{_norm(self.subject)}|{_norm(self.attribute)}"
-
-    @property
-    def value_key(self) -> str:
-        return _norm(self.value)
-
-
-_TRIED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
-
-
-def _from_metadata(ep: Episode) -> list[Assertion]:
-    raw = ep.metadata.get("fact")
-    items = raw if isinstance(raw, list) else [raw] if isinstance(raw, dict) else []
-    found = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        subject, attribute, value = (item.get(k) for k in ("subject", "attribute", "value"))
-        if isinstance(attribute, str) and attribute.strip() and value is not None:
-            subject_text = subject.strip() if isinstance(subject, str) else ""
-            current = item.get("current", True) is not False
-            found.append(
-                Assertion(subject_text, attribute.strip(), str(value).strip(), ep, current)
-            )
-    return found
-
-
-def _from_entities(ep: Episode) -> list[Assertion]:
-    current = ep.outcome not in _TRIED
-    found = []
-    for entity in ep.entities:
-        key, sep, value = entity.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            continue
-        subject, dot, attribute = key.strip().rpartition(".")
-        found.append(Assertion(subject if dot else "", attribute, value.strip(), ep, current))
-    return found
-
-
-def _by_slot(ep: Episode) -> list[Assertion]:
-    """Every fact ``ep`` states, one per slot: metadata first, then entities (first wins)."""
-    unique: dict[str, Assertion] = {}
-    for a in (*_from_metadata(ep), *_from_entities(ep)):
-        if a.value_key and _norm(a.attribute):
-            unique.setdefault(a.slot, a)
-    return list(unique.values())
-
-
-def assertions(ep: Episode) -> list[Assertion]:
-    """Every fact ``ep`` asserts as current, one per slot (mentions left out)."""
-    return [a for a in _by_slot(ep) if a.current]
-
-
-def mentions(ep: Episode) -> list[Assertion]:
-    """The values ``ep`` only mentions (``current: false``, or entities of a failed episode)."""
-    return [a for a in _by_slot(ep) if not a.current]
-
-
-def asserts_fact(ep: Episode) -> bool:
-    return bool(assertions(ep))
 
 
 @dataclass(frozen=True)
@@ -212,12 +129,14 @@ def _claims(run: Run) -> tuple[Claim, ...]:
         when = f"{when} to {_day(eps[-1].created_at)}"
     times = "once" if n == 1 else f"{n} times"
     head = f"{_label(latest)} is {latest.value} (stated {times}, {when})."
+    if latest.said is not None:  # a speaker's own words, not a restatement of them
+        head = f"{latest.subject}: {latest.said}"  # dated by its page; counted in support
     claims = [Claim(text=redact(head), episode_ids=tuple(e.id for e in eps), role=ClaimRole.FACT)]
     lessons: dict[str, list[Episode]] = defaultdict(list)
     texts: dict[str, str] = {}
     for ep in eps:
         if ep.lesson and ep.lesson.strip():
-            key = _norm(ep.lesson)
+            key = norm(ep.lesson)
             texts.setdefault(key, " ".join(ep.lesson.split()))
             lessons[key].append(ep)
     for key in list(lessons)[:MAX_LESSONS]:
@@ -247,8 +166,14 @@ def _support(run: Run, earlier: Sequence[Run]) -> PageSupport:
 
 
 def _kind(run: Run) -> PageKind:
-    prefer = any("prefer" in (a.episode.category or "").lower() for a in run.assertions)
+    prefer = any(
+        a.preference or "prefer" in (a.episode.category or "").lower() for a in run.assertions
+    )
     return PageKind.PREFERENCE if prefer or "prefer" in run.slot else PageKind.FACT
+
+
+def _title(a: Assertion) -> str:
+    return f"{a.subject}: {a.said}" if a.said is not None else f"{_label(a)}: {a.value}"
 
 
 def _fields(
@@ -258,7 +183,7 @@ def _fields(
     out old evidence of them."""
     latest = run.assertions[-1]
     fields: dict[str, object] = {
-        "title": redact(f"{_label(latest)}: {latest.value}")[:200],
+        "title": redact(_title(latest))[:200],
         "kind": _kind(run),
         "claims": _claims(run),
         "confidence": _confidence(run),
@@ -380,14 +305,15 @@ def slot_writes(
 
 
 def split(episodes: Sequence[Episode]) -> tuple[dict[str, list[Assertion]], list[Episode]]:
-    """New assertions by slot, and the episodes that assert nothing (for clustering)."""
+    """New assertions by slot, and the episodes for clustering: those that assert nothing and
+    turns whose assertions are all spoken (see the module docstring)."""
     slots: dict[str, list[Assertion]] = defaultdict(list)
     rest = []
     for ep in episodes:
         found = assertions(ep)
         for a in found:
             slots[a.slot].append(a)
-        if not found:
+        if all(a.said is not None for a in found):  # none, or spoken: a turn of its dialogue
             rest.append(ep)
     return dict(sorted(slots.items())), rest
 

@@ -42,8 +42,8 @@ from reverie.dream.boilerplate import is_template_lesson
 from reverie.dream.calls import ToolCall, arg_changes, calls_of, compact_value, parse_call
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dedupe import lesson_words, same_lesson
-from reverie.dream.slots import slot_of
 from reverie.models import Claim, ClaimRole, Episode, Outcome
+from reverie.text.slots import slot_of
 
 if TYPE_CHECKING:
     from reverie.embed import Embedder
@@ -143,7 +143,7 @@ class Currency:
 
 def current_values(groups: Sequence[LessonGroup]) -> Currency:
     """Lessons that state one slot with different values ("the index is X", later "the index
-    is Y", :func:`reverie.dream.slots.slot_of`): only the newest value's stays a claim; the
+    is Y", :func:`reverie.text.slots.slot_of`): only the newest value's stays a claim; the
     older ones are superseded (their episodes stay cited by the page's evidence line)."""
     newest: dict[str, tuple[datetime, LessonGroup, str]] = {}
     read = [(g, slot_of(g.text)) for g in groups]

@@ -37,7 +37,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import chain, pairwise, repeat
 from operator import add, mul, truediv
@@ -53,13 +53,13 @@ from reverie.dream.cluster import (
     order_key,
     telling_line,
 )
-from reverie.dream.dialogue import CONVERSATION
 from reverie.dream.facts import PREFIX as FACT_PREFIX
 from reverie.dream.lessons import FAILING as _FAILING
 from reverie.dream.tasks import TASK_CATEGORY, is_task
 from reverie.hashing import content_hash
 from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem
+from reverie.text.turns import CONVERSATION, is_turn
 
 if TYPE_CHECKING:
     import numpy as np
@@ -512,14 +512,15 @@ def problem_groups(
     config: DreamConfig,
     boilerplate: Boilerplate | None = None,
 ) -> Grouping:
-    """Group a cycle's episodes: conversation turns by speaker key as dialogue, whole runs by
-    their request against the pages of kinds of request (``DreamConfig.task_similarity``),
+    """Group a cycle's episodes: conversation turns (who speaks, no work done) by speaker key
+    as dialogue, whole runs by their request against the pages of kinds of request
+    (``DreamConfig.task_similarity``),
     each with its turns, the rest by problem against the scope's other active pages; then set
     aside what is not knowledge. A page that ``boilerplate`` founded (its title or lessons are
     stop phrases) does not make the routine episodes joining it knowledge."""
-    talk = [ep for ep in episodes if (ep.category or "").lower() == CONVERSATION]
-    work = [ep for ep in episodes if (ep.category or "").lower() != CONVERSATION]
-    work, parts = _run_parts(work)
+    rest, parts = _run_parts(episodes)  # a run's turns are detail of its task, not dialogue
+    talk = [ep for ep in rest if is_turn(ep)]
+    work = [ep for ep in rest if not is_turn(ep)]
     runs = [ep for ep in work if is_task(ep)]
     work = [ep for ep in work if not is_task(ep)]
     active = [p for p in pages if p.status is PageStatus.ACTIVE and is_problem_page(p)]
@@ -543,7 +544,7 @@ def problem_groups(
             g, g.topic_key in known, config.importance_threshold, config.min_pattern
         )
         (kept if knowledge else passed).append(g)
-    kept += cluster(talk, embedder, config.similarity_threshold)
+    kept += [_dialogue(g) for g in cluster(talk, embedder, config.similarity_threshold)]
     kept.sort(key=lambda g: g.topic_key)
     return Grouping(kept, [ep for g in passed for ep in g.episodes], converged)
 
@@ -578,6 +579,13 @@ def _with_parts(groups: Sequence[Group], parts: Mapping[str, list[Episode]]) -> 
 def is_task_page(page: Page) -> bool:
     """Whether a page is about a kind of request, founded by whole runs (task episodes)."""
     return page.topic_key.split("|", 1)[0] == TASK_CATEGORY
+
+
+def _dialogue(group: Group) -> Group:
+    """A group of turns, its topic key headed ``conversation`` whatever their category."""
+    if group.topic_key.split("|", 1)[0] == CONVERSATION:
+        return group
+    return replace(group, topic_key=f"{CONVERSATION}|{group.topic_key}"[:512])
 
 
 def is_problem_page(page: Page) -> bool:

@@ -130,7 +130,7 @@ class AgentHook:
             "error": turn.error,
             "lesson": turn.lesson,
             "tools": turn.tools,
-            "metadata": turn.metadata,
+            "metadata": {"role": "user", **turn.metadata},  # the task is the user's word
             "session_id": self.session_id,
             "category": self.category,
             "created_at": turn.started_at.isoformat(),

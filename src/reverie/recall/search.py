@@ -42,8 +42,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
-from reverie.dream.dialogue import is_conversation
-from reverie.dream.slots import SlotValue, slot_of
 from reverie.models import (
     Episode,
     Page,
@@ -79,6 +77,8 @@ from reverie.recall.units import (
 )
 from reverie.redaction import Redactor
 from reverie.store.base import BrainStore, Store
+from reverie.text.slots import SlotValue, slot_of
+from reverie.text.turns import is_conversation
 
 if TYPE_CHECKING:
     from reverie.recall.trace import RecallTrace
@@ -433,7 +433,7 @@ def newest_values(units: Sequence[RecallItem], pages: Iterable[Page] = ()) -> li
     """Only current values reach a section (docs/dreaming.md, "Recall"):
 
     * a unit stating a value of a sentence some newer unit states with another value ("the
-      index is X", later "the index is Y"; :func:`reverie.dream.slots.slot_of`, sentence by
+      index is X", later "the index is Y"; :func:`reverie.text.slots.slot_of`, sentence by
       sentence, one sentence's slot inside another's counting as the same) is left out;
     * so is a unit naming a value that is no longer current — one a candidate page's lesson
       replaced (``PageSupport.superseded``) or one left out by the rule above — when it is older

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from reverie.dream.dialogue import is_conversation
-from reverie.dream.facts import asserts_fact
 from reverie.models import Claim, ClaimRole, Episode, Page, RecallItem, recall_weight, utc
 from reverie.recall.query import stems
 from reverie.redaction import redact
+from reverie.text.assertions import asserts_fact
+from reverie.text.turns import is_conversation
 
 if TYPE_CHECKING:
     from reverie.recall.trace import RecallTrace

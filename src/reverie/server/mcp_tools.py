@@ -209,8 +209,17 @@ class Tools:
         metadata: Annotated[
             dict[str, Any] | None, Field(description="Free JSON kept with the episode.")
         ] = None,
+        speaker: Annotated[
+            str | None,
+            Field(
+                description="Who said the situation, for a turn of a conversation (e.g. 'user'):"
+                " what they state about themselves is kept as a fact or preference."
+            ),
+        ] = None,
         scope: ScopeArg = None,
     ) -> Remembered:
+        if speaker is not None and speaker.strip():
+            metadata = {"speaker": speaker.strip(), **(metadata or {})}
         fields: dict[str, Any] = {
             "situation": situation,
             "action": action,

@@ -1,0 +1,141 @@
+"""What an episode asserts: some attribute of a subject has a value (DESIGN invariant 6).
+
+Three readings, each deterministic:
+
+* ``metadata["fact"]``: ``{"subject": "user", "attribute": "editor", "value": "vim"}`` (subject
+  optional) or a list of such objects;
+* an entity ``"attribute=value"`` or ``"subject.attribute=value"``;
+* what the speaker of an episode (:mod:`reverie.text.turns`) states durably about themselves, their
+  world or their wishes (:mod:`reverie.text.stated`): the subject is the speaker, and the
+  assertion keeps the sentence as it was said (``said``).
+
+Not every mention is an assertion. A value is only *mentioned* — it names the slot's value
+without saying it is current — when its ``metadata["fact"]`` item carries ``"current": false``,
+or when it is given only as an entity of a failed or timed-out episode (the value that was
+tried, not the one that holds). :func:`assertions` leaves mentions out.
+
+Subject, attribute and value are compared case-insensitively with whitespace collapsed; the
+slot is ``fact|subject|attribute``. Structured readings come first: a turn that also carries
+``metadata["fact"]`` for a slot is read by its metadata for that slot. Recall and the dream
+cycle both read these, so they live below both.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reverie.models import Episode, Outcome
+from reverie.text.stated import durable_statements
+from reverie.text.turns import has_speaker, said, speaker_of
+
+__all__ = ["PREFIX", "Assertion", "assertions", "asserts_fact", "mentions", "norm"]
+
+PREFIX = "fact"
+_PART = re.compile(r"\s+")
+
+
+def norm(text: str) -> str:
+    """``text`` as slot keys compare it: trimmed, whitespace collapsed, casefolded, no ``|``."""
+    return _PART.sub(" ", text.strip()).casefold().replace("|", "/")
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One episode saying ``attribute`` of ``subject`` is ``value``; ``current`` is False for a
+    mention (see the module docstring), which never decides the slot's value. ``said`` is the
+    sentence a speaker said it in (None for a structured fact); ``preference`` marks a wish;
+    ``single`` is False for a spoken statement that is its own slot (nothing supersedes it)."""
+
+    subject: str
+    attribute: str
+    value: str
+    episode: Episode
+    current: bool = True
+    said: str | None = None
+    preference: bool = False
+    single: bool = True
+
+    @property
+    def slot(self) -> str:
+        """``fact|subject|attribute``: what the assertion is about."""
+        return f"{PREFIX}|{norm(self.subject)}|{norm(self.attribute)}"
+
+    @property
+    def value_key(self) -> str:
+        return norm(self.value)
+
+
+_TRIED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
+
+
+def _from_metadata(ep: Episode) -> list[Assertion]:
+    raw = ep.metadata.get("fact")
+    items = raw if isinstance(raw, list) else [raw] if isinstance(raw, dict) else []
+    found = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        subject, attribute, value = (item.get(k) for k in ("subject", "attribute", "value"))
+        if isinstance(attribute, str) and attribute.strip() and value is not None:
+            subject_text = subject.strip() if isinstance(subject, str) else ""
+            current = item.get("current", True) is not False
+            found.append(
+                Assertion(subject_text, attribute.strip(), str(value).strip(), ep, current)
+            )
+    return found
+
+
+def _from_entities(ep: Episode) -> list[Assertion]:
+    current = ep.outcome not in _TRIED
+    found = []
+    for entity in ep.entities:
+        key, sep, value = entity.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            continue
+        subject, dot, attribute = key.strip().rpartition(".")
+        found.append(Assertion(subject if dot else "", attribute, value.strip(), ep, current))
+    return found
+
+
+def _from_speech(ep: Episode) -> list[Assertion]:
+    if not has_speaker(ep):
+        return []
+    speaker = speaker_of(ep)
+    return [
+        Assertion(
+            speaker,
+            s.attribute,
+            s.value,
+            ep,
+            said=s.sentence,
+            preference=s.preference,
+            single=s.single,
+        )
+        for s in durable_statements(said(ep))
+    ]
+
+
+def _by_slot(ep: Episode) -> list[Assertion]:
+    """Every fact ``ep`` states, one per slot: metadata, entities, then speech (first wins)."""
+    unique: dict[str, Assertion] = {}
+    for a in (*_from_metadata(ep), *_from_entities(ep), *_from_speech(ep)):
+        if a.value_key and norm(a.attribute):
+            unique.setdefault(a.slot, a)
+    return list(unique.values())
+
+
+def assertions(ep: Episode) -> list[Assertion]:
+    """Every fact ``ep`` asserts as current, one per slot (mentions left out)."""
+    return [a for a in _by_slot(ep) if a.current]
+
+
+def mentions(ep: Episode) -> list[Assertion]:
+    """The values ``ep`` only mentions (``current: false``, or entities of a failed episode)."""
+    return [a for a in _by_slot(ep) if not a.current]
+
+
+def asserts_fact(ep: Episode) -> bool:
+    """Whether ``ep`` asserts a value that a later one can replace (a structured fact, or a
+    spoken single-valued relation): its fact page, not the episode, says what is current."""
+    return any(a.single for a in assertions(ep))
