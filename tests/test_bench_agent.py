@@ -105,15 +105,15 @@ def test_unstated_lessons_are_only_shown_never_written(data: Dataset) -> None:
     assert len(unstated) >= 5
     for lesson in unstated:
         eps = _of(data, "lesson", lesson.key)
-        assert all(ep.get("lesson") in (None, *world.template_lessons) for ep in eps), lesson.key
+        assert all(ep.get("lesson") in (None, *world.filler["success"]) for ep in eps), lesson.key
         fixed = [ep for ep in eps if keys_found(_text(ep), lesson.keys)]
         assert fixed and all(ep["outcome"] == "success" for ep in fixed), lesson.key
         failed = {ep["session_id"] for ep in eps if ep["outcome"] != "success" and ep["error"]}
         assert {ep["session_id"] for ep in fixed} <= failed, lesson.key
 
 
-def test_template_lessons_appear_on_routine_work(data: Dataset) -> None:
-    templates = set(load_world().template_lessons)
+def test_filler_lessons_appear_on_routine_work(data: Dataset) -> None:
+    templates = set(load_world().filler["success"])
     routine = [ep for ep in data.episodes() if data.truth[ep["id"]].label == "routine"]
     assert sum(ep.get("lesson") in templates for ep in routine) >= 100
 

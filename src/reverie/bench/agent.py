@@ -360,6 +360,6 @@ def run_agent(
     notes = {
         item.key: f"{item.scope}, {'stated' if item.stated else 'unstated'},"
         f" {len(item.channels)} channel{'s' if len(item.channels) > 1 else ''}"
-        for item in load_world().lessons
+        for item in load_world(data.config.world).lessons
     }
     return AgentResult(data.config, len(data.episodes()), tuple(budgets), results, notes, calls)
