@@ -1,5 +1,5 @@
-"""``reverie bench agent``: the generator plants what the benchmark claims, and the runner scores
-every system by the same rules. The full run with MiniLM is marked ``bench``."""
+"""``reverie bench agent``: the generator plants what the benchmark claims in every world, and the
+runner scores every system by the same rules. The full run with MiniLM is marked ``bench``."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from reverie.bench.agent import (
     leak_reasons,
     run_agent,
 )
-from reverie.bench.agent_data import load_world
+from reverie.bench.agent_data import WORLDS, World, load_world
 from reverie.bench.agent_gen import Dataset, GenConfig, Probe, generate
 from reverie.bench.agent_render import render_agent
 from reverie.cli.app import app
@@ -31,9 +31,14 @@ from reverie.cli.app import app
 _FIELDS = ("situation", "action", "outcome_details", "error", "lesson")
 
 
+@pytest.fixture(scope="module", params=WORLDS)
+def world(request: pytest.FixtureRequest) -> World:
+    return load_world(request.param)
+
+
 @pytest.fixture(scope="module")
-def data() -> Dataset:
-    return generate()
+def data(world: World) -> Dataset:
+    return generate(GenConfig(world=world.name))
 
 
 def _text(ep: dict[str, Any]) -> str:
@@ -52,26 +57,78 @@ def _probes(data: Dataset, kind: str) -> Iterator[Probe]:
     return (p for p in data.probes if p.kind == kind)
 
 
-def test_the_same_seed_gives_the_same_bytes_and_another_seed_does_not() -> None:
-    small = GenConfig(seed=3, scale=0.3, days=20)
+def test_the_same_seed_gives_the_same_bytes_and_another_seed_does_not(world: World) -> None:
+    small = GenConfig(seed=3, world=world.name, scale=0.3, days=20)
     first, again = generate(small), generate(small)
     assert json.dumps(first.episodes()) == json.dumps(again.episodes())
     assert first.truth == again.truth
-    other = generate(GenConfig(seed=4, scale=0.3, days=20))
+    other = generate(GenConfig(seed=4, world=world.name, scale=0.3, days=20))
     assert json.dumps(other.episodes()) != json.dumps(first.episodes())
 
 
-def test_the_default_run_is_a_few_thousand_episodes_of_four_scopes(data: Dataset) -> None:
+def test_the_ops_world_is_four_scopes_of_a_few_thousand_episodes() -> None:
+    data = generate()
     assert 3000 <= len(data.episodes()) <= 4000
     assert {ep["scope"] for ep in data.episodes()} == {
         "acme/deployer", "acme/coder", "acme/analyst", "globex/deployer",
     }  # fmt: skip
+
+
+def test_every_world_has_two_tenants_and_unique_ids(data: Dataset) -> None:
+    assert 1200 <= len(data.episodes()) <= 4000
+    assert {ep["scope"] for ep in data.episodes()} == set(data.scopes)
+    assert len({scope.split("/")[0] for scope in data.scopes}) == 2
     assert len({ep["id"] for ep in data.episodes()}) == len(data.episodes())
 
 
-def test_every_lesson_recurs_in_three_wordings_over_days_and_sessions(data: Dataset) -> None:
-    lessons = load_world().lessons
-    assert len(lessons) >= 20
+def _words(texts: Iterator[str]) -> set[str]:
+    return {w for t in texts for w in re.findall(r"[a-z][a-z0-9_.=-]{3,}", t.lower())}
+
+
+def test_worlds_share_no_tools_keys_or_filler() -> None:
+    """Disjoint vocabularies: no tool, answer key or filler line of one world in another's
+    episodes, so that words fitted to one world do nothing on the next."""
+    worlds = [load_world(name) for name in WORLDS]
+    texts = {w.name: [_text(ep) for ep in generate(GenConfig(world=w.name, scale=0.3,
+                                                              days=20)).episodes()]
+             for w in worlds}  # fmt: skip
+    for mine in worlds:
+        tools = {t for item in mine.lessons for c in item.channels for t in c.tools}
+        keys = {k for item in mine.lessons for k in item.keys}
+        for other in worlds:
+            if other is mine:
+                continue
+            other_tools = {t for item in other.lessons for c in item.channels for t in c.tools}
+            assert not tools & other_tools, (mine.name, other.name)
+            assert not mine.fillers & other.fillers, (mine.name, other.name)
+            hits = [k for k in keys if any(has_key(t, k) for t in texts[other.name])]
+            assert not hits, (mine.name, other.name, hits)
+
+
+def test_filler_is_not_written_in_the_generic_word_list(world: World) -> None:
+    """The new worlds' filler says nothing in words no list of ours holds (ops keeps its old
+    templates: it is the world the dream was first fitted to)."""
+    templates = pytest.importorskip("reverie.dream.templates")
+    generic = getattr(templates, "GENERIC_WORDS", frozenset())
+    assert world.fillers and all(world.filler[k] for k in ("success",))
+    if world.name != "ops":
+        assert all(world.filler[k] for k in ("failure", "timeout"))
+        assert not _words(iter(world.fillers)) & generic, world.name
+
+
+def test_routine_notes_recur_on_many_episodes(world: World, data: Dataset) -> None:
+    notes = {t.note for tasks in world.routine.values() for t in tasks if t.note}
+    if world.name == "ops" and not notes:
+        pytest.skip("the ops world writes no routine notes")
+    counts = [sum(ep.get("lesson") == note for ep in data.episodes()) for note in notes]
+    assert len(notes) >= 3 and min(counts) >= 12, counts
+
+
+def test_every_lesson_recurs_in_three_wordings_over_days_and_sessions(
+    world: World, data: Dataset
+) -> None:
+    lessons = world.lessons
+    assert len(lessons) >= 10
     for lesson in lessons:
         eps = _of(data, "lesson", lesson.key)
         wordings = [data.truth[ep["id"]].wording.split() for ep in eps]
@@ -85,35 +142,36 @@ def test_every_lesson_recurs_in_three_wordings_over_days_and_sessions(data: Data
             assert len(said) >= 3, lesson.key
 
 
-def test_lessons_share_tools_and_some_are_met_through_two_tools(data: Dataset) -> None:
-    lessons = load_world().lessons
+def test_lessons_share_tools_and_some_are_met_through_two_tools(
+    world: World, data: Dataset
+) -> None:
+    lessons = world.lessons
     by_tool = defaultdict(set)
     for lesson in lessons:
         for channel in lesson.channels:
             by_tool[channel.tools].add(lesson.key)
-    assert len(by_tool[("kubectl",)]) >= 4
+    assert max(len(keys) for keys in by_tool.values()) >= 2
     two_ways = [item for item in lessons if len({c.tools for c in item.channels}) > 1]
-    assert len(two_ways) >= 3
+    assert len(two_ways) >= 2
     for lesson in two_ways:
         used = {tuple(ep["tools"]) for ep in _of(data, "lesson", lesson.key)}
         assert len(used) >= 2, lesson.key
 
 
-def test_unstated_lessons_are_only_shown_never_written(data: Dataset) -> None:
-    world = load_world()
+def test_unstated_lessons_are_only_shown_never_written(world: World, data: Dataset) -> None:
     unstated = [item for item in world.lessons if not item.stated]
-    assert len(unstated) >= 5
+    assert len(unstated) >= 3
     for lesson in unstated:
         eps = _of(data, "lesson", lesson.key)
-        assert all(ep.get("lesson") in (None, *world.filler["success"]) for ep in eps), lesson.key
+        assert all(ep.get("lesson") in (None, *world.fillers) for ep in eps), lesson.key
         fixed = [ep for ep in eps if keys_found(_text(ep), lesson.keys)]
         assert fixed and all(ep["outcome"] == "success" for ep in fixed), lesson.key
         failed = {ep["session_id"] for ep in eps if ep["outcome"] != "success" and ep["error"]}
         assert {ep["session_id"] for ep in fixed} <= failed, lesson.key
 
 
-def test_filler_lessons_appear_on_routine_work(data: Dataset) -> None:
-    templates = set(load_world().filler["success"])
+def test_filler_lessons_appear_on_routine_work(world: World, data: Dataset) -> None:
+    templates = set(world.filler["success"])
     routine = [ep for ep in data.episodes() if data.truth[ep["id"]].label == "routine"]
     assert sum(ep.get("lesson") in templates for ep in routine) >= 100
 
@@ -122,11 +180,13 @@ def _runs(values: list[str]) -> list[str]:
     return [v for i, v in enumerate(values) if i == 0 or values[i - 1] != v]
 
 
-def test_facts_change_at_least_twice_and_strays_mention_old_values(data: Dataset) -> None:
-    facts = load_world().facts
-    assert len(facts) >= 6
+def test_facts_change_at_least_twice_and_strays_mention_old_values(
+    world: World, data: Dataset
+) -> None:
+    facts = world.facts
+    assert len(facts) >= 4
     assert 0 < sum(f.structured for f in facts) < len(facts)
-    main = [ep for day in data.days for ep in day]
+    main = sorted((ep for day in data.days for ep in day), key=lambda ep: ep["created_at"])
     for fact in facts:
         told = [ep for ep in main if data.truth[ep["id"]] .label == "fact"
                 and data.truth[ep["id"]].key == fact.key]  # fmt: skip
@@ -172,20 +232,35 @@ def test_answer_keys_are_distinctive_and_probes_are_not_copied(data: Dataset) ->
         assert not _shingles(probe.query) & seen, probe.key
     for probe in _probes(data, "fact"):
         assert not _shingles(probe.query) & seen, probe.key
+        assert not has_key(probe.query, probe.keys[0]), probe.key
+
+
+def test_fact_questions_come_in_paraphrases(world: World) -> None:
+    if world.name != "ops":
+        assert all(len(fact.probes) >= 2 for fact in world.facts), world.name
+        assert all(len(set(fact.probes)) == len(fact.probes) for fact in world.facts)
+
+
+def test_some_episodes_arrive_a_day_late(world: World, data: Dataset) -> None:
+    late = sum(
+        ep["created_at"] < data.day_end(d - 1).isoformat()
+        for d, day in enumerate(data.days) for ep in day if d
+    )
+    assert (late > 0) == (world.rates.late > 0), late
 
 
 def test_never_stored_probes_share_no_answer_key_with_any_episode(data: Dataset) -> None:
     texts = [_text(ep) for ep in data.episodes()]
     never = list(_probes(data, "never"))
     for scope in data.scopes:
-        assert sum(p.scope == scope for p in never) >= 10, scope
+        assert sum(p.scope == scope for p in never) >= 6, scope
     for probe in never:
         assert not [k for k in probe.keys for t in texts if has_key(t, k)], probe.query
 
 
 def test_cross_tenant_probes_ask_for_what_only_the_other_tenant_knows(data: Dataset) -> None:
     leaks = list(_probes(data, "leak"))
-    assert {p.scope.split("/")[0] for p in leaks} == {"acme", "globex"}
+    assert {p.scope.split("/")[0] for p in leaks} == {s.split("/")[0] for s in data.scopes}
     for probe in leaks:
         assert probe.home and probe.home.split("/")[0] != probe.scope.split("/")[0]
         here = [_text(ep) for ep in data.episodes() if ep["scope"] == probe.scope]
