@@ -24,9 +24,11 @@ from reverie.bench.agent import (
     run_agent,
 )
 from reverie.bench.agent_data import WORLDS, World, load_world
+from reverie.bench.agent_family import check_targets, run_family, split_worlds
 from reverie.bench.agent_gen import Dataset, GenConfig, Probe, generate
-from reverie.bench.agent_render import render_agent
+from reverie.bench.agent_render import render_agent, render_family
 from reverie.cli.app import app
+from reverie.errors import InvalidInput
 
 _FIELDS = ("situation", "action", "outcome_details", "error", "lesson")
 
@@ -332,3 +334,54 @@ def test_the_full_run_prints_the_table() -> None:
     assert done.exit_code == 0, done.output
     print(done.output)
     assert "lesson recall @250 words" in done.output and "skipped" not in done.output
+
+
+# -- the family of worlds ---------------------------------------------------------------------
+
+
+def test_the_split_defaults_to_holding_out_every_world_not_tuned_on() -> None:
+    assert split_worlds("all") == (("ops",), ("pipelines", "support", "coding"))
+    assert split_worlds("coding,ops", "ops,support") == (("ops",), ("coding",))
+    assert split_worlds("all", "ops,pipelines", "coding") == (("ops", "pipelines"), ("coding",))
+    with pytest.raises(InvalidInput):
+        split_worlds("all", "ops", "ops,coding")  # held out and tuned on at once
+    with pytest.raises(InvalidInput):
+        split_worlds("ops,coding", "ops", "support")  # held out but not run
+    with pytest.raises(InvalidInput):
+        split_worlds("ops,atlantis")
+
+
+def test_targets_are_checked_against_bm25_of_the_same_world() -> None:
+    good = {"lesson_recall@100": 0.9, "fact_current@100": 1.0, "fact_stale@250": 0.0,
+            "never_empty": 0.95, "leaks": 0.0}  # fmt: skip
+    base = {**good, "lesson_recall@100": 0.7}
+    assert all(check_targets(good, base).values())
+    assert not check_targets(good, {**base, "lesson_recall@100": 0.75})["≥ BM25+0.2"]
+    bad = check_targets({**good, "fact_stale@250": 0.1, "leaks": 1.0}, None)
+    assert [label for label, ok in bad.items() if not ok] == ["stale @250 ≤ 0.05", "0 leaks"]
+
+
+def test_a_tiny_family_run_marks_the_held_out_worlds() -> None:
+    family = run_family(("ops",), ("support",), GenConfig(scale=0.1, days=5),
+                        systems=("reverie-lexical", "bm25"))  # fmt: skip
+    assert list(family.worlds) == ["ops", "support"]
+    checks = family.checks("support")
+    assert set(checks) == {"reverie-lexical"} and "≥ BM25+0.2" in checks["reverie-lexical"]
+    assert 0.0 < family.figures("support")["bm25"]["words_used@100"] <= 1.0
+    assert family.held("reverie-lexical") == all(checks["reverie-lexical"].values())
+    body = family.to_dict()
+    assert body["report_worlds"] == ["support"] and body["worlds"]["support"]["world"] == "support"
+    out = io.StringIO()
+    render_family(family, Console(file=out, width=200))
+    assert "support (held-out)" in out.getvalue() and "ops (tune)" in out.getvalue()
+
+
+def test_the_command_runs_chosen_worlds_and_refuses_a_world_both_tuned_and_held_out() -> None:
+    runner = CliRunner()
+    args = ["--worlds", "coding,support", "--tune-worlds", "support", "--scale", "0.05"]
+    done = runner.invoke(app, ["bench", "agent", *args, "--days", "4", "--systems", "bm25"])
+    assert done.exit_code == 0, done.output
+    assert "coding (held-out)" in done.output and "support (tune)" in done.output
+    bad = runner.invoke(app, ["bench", "agent", "--worlds", "all", "--report-worlds", "ops"])
+    assert bad.exit_code == 2
+    assert runner.invoke(app, ["bench", "agent", "--world", "atlantis"]).exit_code == 2
