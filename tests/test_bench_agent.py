@@ -106,8 +106,10 @@ def test_worlds_share_no_tools_keys_or_filler() -> None:
 def test_filler_is_not_written_in_the_generic_word_list(world: World) -> None:
     """Every world has filler for each outcome; the new worlds' says nothing in words no list
     of ours holds (ops keeps its old success templates: the dream was first fitted to them)."""
-    templates = pytest.importorskip("reverie.dream.templates")
-    generic = getattr(templates, "GENERIC_WORDS", frozenset())
+    try:  # the word list the dream once recognised boilerplate by, while it exists
+        from reverie.dream.templates import GENERIC_WORDS as generic  # noqa: PLC0415
+    except ImportError:
+        generic = frozenset()
     assert all(world.filler[k] for k in ("success", "failure", "timeout")), world.name
     if world.name != "ops":
         words = {w for line in world.fillers for w in re.findall(r"[a-z0-9]+", line.lower())}
