@@ -31,7 +31,9 @@ letters and digits):
   date, outcome; for BM25 its bullet and label), against the quoted titles, claims and excerpts
   (:func:`framing_share`);
 * *leaks*: probes whose section holds an episode (by id, of a line or a cited claim) of another
-  scope, plus cross-tenant probes whose section holds ≥ 60% of the other tenant's answer keys.
+  scope, plus cross-tenant probes whose section holds ≥ 60% of the other tenant's answer keys;
+* *words used @N*: the mean share of the N-word budget that the section fills, over the lesson
+  and fact probes (where knowledge exists to fill it).
 
 Model-free counts for the Reverie systems: active pages, claims per page, episodes cited by
 active pages against episodes scanned by the cycles.
@@ -114,6 +116,8 @@ class SystemResult:
     empty: dict[str, bool] = field(default_factory=dict)
     leaks: dict[str, list[str]] = field(default_factory=dict)
     framing: dict[int, list[float]] = field(default_factory=dict)
+    words: dict[int, list[int]] = field(default_factory=dict)
+    """Per budget, the words of each lesson and fact probe's section."""
     counts: dict[str, float] = field(default_factory=dict)
     skipped: str | None = None
 
@@ -127,6 +131,8 @@ class SystemResult:
             out[f"fact_stale@{budget}"] = _share(s for _c, s in facts.values())
         for budget, shares in self.framing.items():
             out[f"framing@{budget}"] = round(sum(shares) / len(shares), 4) if shares else 0.0
+        for budget, used in self.words.items():
+            out[f"words_used@{budget}"] = round(sum(used) / len(used) / budget, 4) if used else 0.0
         out["never_empty"] = _share(self.empty.values())
         out["leaks"] = float(sum(bool(v) for v in self.leaks.values()))
         return out
@@ -173,8 +179,8 @@ class AgentResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "seed": self.config.seed, "scale": self.config.scale, "days": self.config.days,
-            "episodes": self.episodes, "budget_words": list(self.budgets),
+            "world": self.config.world, "seed": self.config.seed, "scale": self.config.scale,
+            "days": self.config.days, "episodes": self.episodes, "budget_words": list(self.budgets),
             "key_share": KEY_SHARE, "lessons": self.lesson_notes,
             "systems": {s.name: s.to_dict() for s in self.systems},
             "model_calls": _calls(self.model_calls),
@@ -205,7 +211,8 @@ def _score(data: Dataset, result: SystemResult, system: _System, budgets: Sequen
     are judged on the largest budget."""
     owner = {ep["id"]: ep["scope"] for ep in data.episodes()}
     for budget in budgets:
-        result.lessons[budget], result.facts[budget], result.framing[budget] = {}, {}, []
+        result.lessons[budget], result.facts[budget] = {}, {}
+        result.framing[budget], result.words[budget] = [], []
     for probe in data.probes:
         for budget in budgets:
             section = system(probe, budget)
@@ -220,6 +227,8 @@ def _score(data: Dataset, result: SystemResult, system: _System, budgets: Sequen
 
 
 def _record(result: SystemResult, probe: Probe, budget: int, section: Section) -> None:
+    if probe.kind in ("lesson", "fact"):
+        result.words[budget].append(len(section.text.split()))
     if probe.kind == "lesson":
         result.lessons[budget][probe.key] = keys_found(section.text, probe.keys)
     elif probe.kind == "fact":
@@ -360,6 +369,6 @@ def run_agent(
     notes = {
         item.key: f"{item.scope}, {'stated' if item.stated else 'unstated'},"
         f" {len(item.channels)} channel{'s' if len(item.channels) > 1 else ''}"
-        for item in load_world().lessons
+        for item in load_world(data.config.world).lessons
     }
     return AgentResult(data.config, len(data.episodes()), tuple(budgets), results, notes, calls)

@@ -1,10 +1,13 @@
-"""The hand-written world of ``reverie bench agent``, read from ``reverie/data/bench_agent``.
+"""The hand-written worlds of ``reverie bench agent``, read from ``reverie/data/bench_agent``.
 
-The words of the benchmark (lessons and their paraphrases, facts and their values, routine work,
-one-off failures, questions about things that never happen) live in two TOML files so that a
-person can read and extend them without reading code; this module turns them into frozen,
-typed records and nothing else. Generation (:mod:`reverie.bench.agent_gen`) decides how often and
-when each is met.
+A **world** is a directory ``bench_agent/<name>/`` of TOML files (``world.toml``, ``lessons.toml``)
+and nothing else: its scopes and tenants, the words placeholders take, its lessons and their
+paraphrases, facts and their values, routine work (with the notes an agent writes on it), one-off
+failures, the framework's filler lines for a success, a failure and a timeout, questions about
+things that never happen, cross-tenant probes, and the **rates** of its noise. The worlds share no
+vocabulary, so that a mechanism fitted to the words of one shows on the others. This module turns
+the files into frozen, typed records; generation (:mod:`reverie.bench.agent_gen`) is the same code
+for every world and decides how often and when each thing is met.
 """
 
 from __future__ import annotations
@@ -17,16 +20,23 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from reverie.errors import InvalidInput
+
 __all__ = [
+    "WORLDS",
     "Channel",
     "Fact",
     "Lesson",
     "Question",
+    "Rates",
     "Statement",
     "Task",
     "World",
     "load_world",
 ]
+
+WORLDS = ("ops", "pipelines", "support", "coding")
+"""Every world, in the order the family table prints them."""
 
 
 def _strs(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -118,16 +128,18 @@ class Fact:
     tools: tuple[str, ...]
     category: str
     mentions: int
-    probe: str
+    probes: tuple[str, ...]
+    """Paraphrases of the question about its current value, each one probe."""
     statements: tuple[Statement, ...]
     strays: tuple[Statement, ...]
 
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> Fact:
+        probes = _strs(data, "probes") or (str(data["probe"]),)
         return cls(
             str(data["key"]), str(data["scope"]), str(data["subject"]), str(data["attribute"]),
             _strs(data, "values"), bool(data["structured"]), _strs(data, "tools"),
-            str(data["category"]), int(data["mentions"]), str(data["probe"]),
+            str(data["category"]), int(data["mentions"]), probes,
             tuple(Statement.parse(s) for s in data["statements"]),
             tuple(Statement.parse(s) for s in data["strays"]),
         )  # fmt: skip
@@ -135,7 +147,9 @@ class Fact:
 
 @dataclass(frozen=True)
 class Task:
-    """Routine work (``details``, no error) or a one-off failure (``error``)."""
+    """Routine work (``details``, no error) or a one-off failure (``error``). ``note`` is what
+    the agent writes as the lesson of a routine success ("Posting the weekly uptime summary"):
+    a recurring text that teaches nothing, met on many episodes of one routine."""
 
     tools: tuple[str, ...]
     category: str
@@ -143,12 +157,13 @@ class Task:
     action: str
     details: str | None
     error: str | None
+    note: str | None = None
 
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> Task:
         return cls(
             _strs(data, "tools"), str(data["category"]), str(data["situation"]),
-            str(data["action"]), _opt(data, "details"), _opt(data, "error"),
+            str(data["action"]), _opt(data, "details"), _opt(data, "error"), _opt(data, "note"),
         )  # fmt: skip
 
 
@@ -162,9 +177,40 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Rates:
+    """How noisy a world is; every rate is a probability per episode (or event) it names."""
+
+    channel_switch: float = 0.35
+    """A lesson occurrence met through one of its other channels."""
+    oneoff: float = 0.12
+    """A noise episode that is a one-off failure rather than routine work."""
+    timeout: float = 0.2
+    """A one-off failure whose outcome is ``timeout``."""
+    filler: float = 0.2
+    """A routine success whose lesson is a success filler line."""
+    filler_failure: float = 0.0
+    """A failure (one-off, or a failed attempt of a lesson) whose lesson is the framework's
+    failure or timeout filler line."""
+    note: float = 0.0
+    """A routine success of a task with a ``note`` whose lesson is that note."""
+    late: float = 0.0
+    """An episode that arrives with the next day's batch (its ``created_at`` unchanged)."""
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> Rates:
+        return cls(**{str(k): float(v) for k, v in data.items()})
+
+
+@dataclass(frozen=True)
 class World:
+    name: str
     start: datetime
-    template_lessons: tuple[str, ...]
+    filler: Mapping[str, tuple[str, ...]]
+    """The framework's lines that say nothing, by outcome: ``success``, ``failure``,
+    ``timeout``."""
+    rates: Rates
+    entities: tuple[str, ...]
+    """The placeholders whose values an episode lists as its entities."""
     vocab: Mapping[str, tuple[str, ...]]
     noise_per_day: Mapping[str, int]
     lessons: tuple[Lesson, ...]
@@ -178,6 +224,11 @@ class World:
     @property
     def scopes(self) -> tuple[str, ...]:
         return tuple(self.noise_per_day)
+
+    @property
+    def fillers(self) -> frozenset[str]:
+        """Every filler line of the world, whatever the outcome."""
+        return frozenset(line for lines in self.filler.values() for line in lines)
 
     def lesson(self, key: str) -> Lesson:
         return next(item for item in self.lessons if item.key == key)
@@ -195,18 +246,24 @@ def _questions(blocks: list[dict[str, Any]]) -> tuple[Question, ...]:
     )
 
 
-def _read(name: str) -> dict[str, Any]:
-    text = (files("reverie") / "data" / "bench_agent" / name).read_text(encoding="utf-8")
-    return tomllib.loads(text)
+def _read(world: str, name: str) -> dict[str, Any]:
+    path = files("reverie") / "data" / "bench_agent" / world / name
+    return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
 @cache
-def load_world() -> World:
-    """The benchmark's world, parsed once per process."""
-    world, lessons = _read("world.toml"), _read("lessons.toml")
+def load_world(name: str = "ops") -> World:
+    """The world ``name`` (one of :data:`WORLDS`), parsed once per process."""
+    if name not in WORLDS:
+        raise InvalidInput("world", f"unknown {name!r}; choose from {', '.join(WORLDS)}")
+    world, lessons = _read(name, "world.toml"), _read(name, "lessons.toml")
+    filler = world.get("filler", {})
     return World(
+        name=name,
         start=datetime.fromisoformat(str(world["start"])),
-        template_lessons=_strs(world, "template_lessons"),
+        filler={k: _strs(filler, k) for k in ("success", "failure", "timeout")},
+        rates=Rates.parse(world.get("rates", {})),
+        entities=_strs(world, "entities"),
         vocab={str(k): tuple(str(v) for v in vs) for k, vs in world["vocab"].items()},
         noise_per_day={str(s["name"]): int(s["noise_per_day"]) for s in world["scope"]},
         lessons=tuple(Lesson.parse(item) for item in lessons["lesson"]),

@@ -1,8 +1,9 @@
 """Realistic multi-agent tool episodes for ``reverie bench agent``, deterministic from a seed.
 
-The words come from :mod:`reverie.bench.agent_data`; this module decides when and how often each
-is met. Over ``days`` simulated days, each scope (three agents of tenant ``acme`` and one of
-``globex``) works in a few sessions a day. Into those sessions go:
+The same code generates every world; the words and the rates come from the world's data
+(:mod:`reverie.bench.agent_data`, ``GenConfig.world``), and this module decides when and how often
+each is met. Over ``days`` simulated days, each scope of the world (agents of two tenants) works
+in a few sessions a day. Into those sessions go:
 
 * **lesson occurrences**: each lesson is met ``count × scale`` times on days spread from a random
   first day to the end, in one of three shapes: a failure whose lesson the agent writes down
@@ -12,8 +13,11 @@ is met. Over ``days`` simulated days, each scope (three agents of tenant ``acme`
 * **facts**: each value of a changing fact is asserted a few times from the day it starts to
   hold, in free text, some also as ``metadata.fact``; after each change, a stray failure still
   uses the previous value (a mention, not an assertion);
-* **noise**: routine work with the same tools (no lesson, or a template one) and one-off
-  failures with unique details.
+* **noise**: routine work with the same tools and one-off failures with unique details. A
+  routine success may carry the framework's success filler or the routine's own *note* as its
+  lesson, a failure the framework's failure or timeout filler (each at the world's rate);
+* **late arrivals**: at the world's ``late`` rate, an episode is ingested with the next day's
+  batch, its ``created_at`` unchanged.
 
 Last, a **backfill**: one early day of sessions (lesson occurrences, noise, and the fact values
 of that day) that arrives after everything else. The generator records the truth of each episode
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -41,6 +46,8 @@ _Event = list["_Draft"]
 @dataclass(frozen=True)
 class GenConfig:
     seed: int = 0
+    world: str = "ops"
+    """Which world of :data:`reverie.bench.agent_data.WORLDS` to generate."""
     scale: float = 1.0
     """Multiplies every count (lesson occurrences, fact mentions, noise per day)."""
     days: int = 60
@@ -114,26 +121,38 @@ class _Draft:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-class _Picks(dict[str, str]):
-    """Placeholder values for one event; remembers which names its templates used."""
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
-    def __init__(self, values: Mapping[str, str]) -> None:
+
+class _Picks(dict[str, str]):
+    """Placeholder values for one event; remembers which names its templates used.
+
+    Only ``{name}`` of a known placeholder is replaced, so JSON arguments (``{"id": 3}``) in a
+    template stay as they are."""
+
+    def __init__(self, values: Mapping[str, str], entities: Sequence[str]) -> None:
         super().__init__(values)
         self.used: set[str] = set()
+        self.entity_names = tuple(entities)
 
     def fill(self, template: str) -> str:
-        self.used.update(n for n in self if "{" + n + "}" in template)
-        return template.format_map(self)
+        def one(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in self:
+                return match.group(0)
+            self.used.add(name)
+            return self[name]
+
+        return _PLACEHOLDER.sub(one, template)
 
     def maybe(self, template: str | None) -> str | None:
         return None if template is None else self.fill(template)
 
     @property
     def entities(self) -> tuple[str, ...]:
-        return tuple(self[n] for n in _ENTITY_NAMES if n in self.used)
+        return tuple(self[n] for n in self.entity_names if n in self.used)
 
 
-_ENTITY_NAMES = ("svc", "table", "model", "branch")
 _STATED_SHAPES = (("reflect", 0.35), ("retry", 0.85), ("known", 1.0))
 
 
@@ -141,7 +160,7 @@ class _Generator:
     """One run of generation: the world, the config, the random stream, the rotations."""
 
     def __init__(self, world: World, config: GenConfig) -> None:
-        self.world, self.config = world, config
+        self.world, self.config, self.rates = world, config, world.rates
         self.rng = random.Random(config.seed)
         self.turns: dict[str, int] = {}
         self.fact_bounds: dict[str, list[int]] = {}
@@ -161,13 +180,22 @@ class _Generator:
         values = {name: self.rng.choice(options) for name, options in self.world.vocab.items()}
         values.update(n=str(self.rng.randint(2, 97)), m=str(self.rng.randint(100, 9000)),
                       sha=f"{self.rng.getrandbits(28):07x}")  # fmt: skip
-        return _Picks(values)
+        return _Picks(values, self.world.entities)
+
+    def chance(self, rate: float) -> bool:
+        """True with probability ``rate``; a zero rate draws nothing from the stream."""
+        return rate > 0 and self.rng.random() < rate
+
+    def filler(self, outcome: str, rate: float) -> str | None:
+        """A filler line of the world for ``outcome`` with probability ``rate``, else None."""
+        lines = self.world.filler.get(outcome, ())
+        return self.rng.choice(lines) if lines and self.chance(rate) else None
 
     # -- lessons ---------------------------------------------------------------------------
 
     def lesson_event(self, lesson: Lesson, backfill: bool = False) -> _Event:
         ch_index = 0
-        if len(lesson.channels) > 1 and self.rng.random() < 0.35:
+        if len(lesson.channels) > 1 and self.rng.random() < self.rates.channel_switch:
             ch_index = self.rng.randrange(1, len(lesson.channels))
         channel = lesson.channels[ch_index]
         si = self.turn(f"{lesson.key}/{ch_index}/situation", len(channel.situations))
@@ -197,10 +225,12 @@ class _Generator:
         self, lesson: Lesson, channel: Channel, picks: _Picks, situation: str, truth: Truth, k: int
     ) -> _Draft:
         attempt = self.rng.randrange(len(channel.attempts))
+        outcome = lesson.fail if k == 0 else "failure"
         return _Draft(
             situation, picks.fill(channel.attempts[(attempt + k) % len(channel.attempts)]),
-            lesson.fail if k == 0 else "failure", channel.tools, channel.category, truth,
+            outcome, channel.tools, channel.category, truth,
             error=picks.fill(self.rng.choice(channel.errors)),
+            lesson=self.filler(outcome, self.rates.filler_failure),
         )  # fmt: skip
 
     def success(
@@ -208,7 +238,7 @@ class _Generator:
         said: str | None,
     ) -> _Draft:  # fmt: skip
         if said is None:
-            said = self.rng.choice((None, None, *self.world.template_lessons))
+            said = self.rng.choice((None, None, *self.world.filler["success"]))
         return _Draft(
             situation, picks.fill(self.rng.choice(lesson.fixes)), "success", channel.tools,
             channel.category, truth, details=picks.fill(self.rng.choice(lesson.results)),
@@ -284,10 +314,14 @@ class _Generator:
     def task(self, task: Task, label: str, backfill: bool) -> _Event:
         picks = self.picks()
         failed = task.error is not None
-        outcome = ("timeout" if self.rng.random() < 0.2 else "failure") if failed else "success"
-        lesson = None
-        if not failed and self.rng.random() < 0.2:
-            lesson = self.rng.choice(self.world.template_lessons)
+        outcome = "success"
+        if failed:
+            outcome = "timeout" if self.rng.random() < self.rates.timeout else "failure"
+            lesson = self.filler(outcome, self.rates.filler_failure)
+        else:
+            lesson = self.filler("success", self.rates.filler)
+            if task.note is not None and self.chance(self.rates.note):
+                lesson = task.note
         draft = _Draft(
             picks.fill(task.situation), picks.fill(task.action), outcome, task.tools,
             task.category, Truth(label, backfill=backfill), details=picks.maybe(task.details),
@@ -300,7 +334,7 @@ class _Generator:
         base = self.world.noise_per_day[scope] * self.config.scale
         out = []
         for _ in range(max(1, round(base * self.rng.uniform(0.7, 1.3)))):
-            if self.rng.random() < 0.12:
+            if self.rng.random() < self.rates.oneoff:
                 out.append(self.task(self.rng.choice(self.world.oneoff[scope]), "oneoff", backfill))
             else:
                 out.append(
@@ -386,8 +420,11 @@ def _episode(draft: _Draft, ident: str, scope: str, when: datetime, session: str
 def _probes(world: World) -> tuple[Probe, ...]:
     out = [Probe("lesson", item.key, item.scope, item.probe, item.keys) for item in world.lessons]
     out += [
-        Probe("fact", f.key, f.scope, f.probe, (f.values[-1],), f.values[:-1]) for f in world.facts
-    ]
+        Probe("fact", f.key if len(f.probes) == 1 else f"{f.key}#{i}", f.scope, query,
+              (f.values[-1],), f.values[:-1])
+        for f in world.facts
+        for i, query in enumerate(f.probes)
+    ]  # fmt: skip
     out += [
         Probe("never", f"{q.scope}#{i}", q.scope, q.query, q.keys)
         for i, q in enumerate(world.never)
@@ -405,19 +442,23 @@ def _by_time(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
 def generate(config: GenConfig | None = None) -> Dataset:
     """The data set and its probes for ``config`` (the same config, the same bytes)."""
     config = config or GenConfig()
-    world = load_world()
+    world = load_world(config.world)
     gen = _Generator(world, config)
     plan: dict[tuple[str, int], list[_Event]] = defaultdict(list)
     for scope, day, event in [*gen.lesson_plan(), *gen.fact_plan()]:
         plan[(scope, day)].append(event)
     builder = _Builder()
-    days = []
+    days: list[tuple[dict[str, Any], ...]] = []
+    held: list[dict[str, Any]] = []
     for day in range(config.days):
         rows = []
         for scope in world.scopes:
             events = plan[(scope, day)] + gen.noise(scope)
             rows += builder.add(scope, day, gen.timed(day, events))
-        days.append(_by_time(rows))
+        last = day == config.days - 1
+        late = [] if last else [row for row in rows if gen.chance(world.rates.late)]
+        days.append(_by_time([row for row in rows if row not in late] + held))
+        held = late
     old = config.backfill_day
     late = [
         row for scope in world.scopes

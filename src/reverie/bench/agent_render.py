@@ -1,5 +1,6 @@
 """The tables ``reverie bench agent`` prints: headline figures against BM25, counts, and the
-per-lesson and per-fact hits a person reads to see *which* knowledge each system misses."""
+per-lesson and per-fact hits a person reads to see *which* knowledge each system misses; and,
+for ``--worlds``, the one family table with the targets checked on the held-out worlds."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from reverie.bench.agent import AgentResult, SystemResult
+from reverie.bench.agent_family import BASELINE, MARGIN, TARGETS, FamilyResult
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["render_agent"]
+__all__ = ["render_agent", "render_family"]
 
-BASELINE = "bm25"
 _COUNTS = (
     ("pages", "active pages"), ("claims_per_page", "claims per page"),
     ("fact_pages", "  of them fact pages"), ("cited", "episodes cited by pages"),
@@ -145,3 +146,64 @@ def render_agent(result: AgentResult, console: Console) -> None:
         for probe, reasons in system.leaks.items():
             if reasons:
                 console.print(f"[red]leak[/red] {system.name} {probe}: {', '.join(reasons[:5])}")
+
+
+_FAMILY_COLUMNS = (
+    ("lesson_recall@100", "lesson @100"), ("lesson_recall@250", "lesson @250"),
+    ("fact_current@100", "current @100"), ("fact_stale@250", "stale @250"),
+    ("never_empty", "never → empty"), ("leaks", "leaks"), ("words_used@100", "words @100"),
+)  # fmt: skip
+_TARGET_OF = {t.metric: t for t in TARGETS}
+
+
+def _family_cell(key: str, value: float, marked: bool) -> str:
+    text = f"{value:.0f}" if key == "leaks" else f"{value:.3f}"
+    if key == "words_used@100":
+        text = f"{value * 100:.0f}/100"
+    target = _TARGET_OF.get(key)
+    if marked and target is not None:
+        text += " ✓" if target.holds({key: value}) else " ✗"
+    return text
+
+
+def _family_rows(family: FamilyResult, world: str, table: Table) -> None:
+    figures, checks = family.figures(world), family.checks(world)
+    held_out = world in family.report
+    label = f"{world} ({'held-out' if held_out else 'tune'})"
+    for name, values in figures.items():
+        mark = name != BASELINE
+        cells = [_family_cell(key, values[key], mark) for key, _ in _FAMILY_COLUMNS]
+        gap = checks.get(name, {}).get(f"≥ BM25+{MARGIN:g}")
+        cells.append("" if gap is None else ("✓" if gap else "✗"))
+        met = checks.get(name)
+        cells.append("" if met is None else f"{sum(met.values())}/{len(met)}")
+        table.add_row(label, name, *cells)
+        label = ""
+
+
+def render_family(family: FamilyResult, console: Console) -> None:
+    """One row per world and system; ✓/✗ against the targets on Reverie's rows; a verdict per
+    system over the held-out worlds."""
+    config = family.config
+    title = (
+        f"reverie bench agent · worlds · seed {config.seed} · scale {config.scale:g} ·"
+        f" {config.days} days · tuned on {', '.join(family.tune) or 'none'} · held out"
+        f" {', '.join(family.report) or 'none'}"
+    )
+    table = Table(title=title, title_justify="left")
+    for heading in ("world", "system", *(label for _, label in _FAMILY_COLUMNS),
+                    f"≥ BM25+{MARGIN:g}", "targets"):  # fmt: skip
+        table.add_column(heading, justify="left" if heading in ("world", "system") else "right")
+    for world in family.worlds:
+        _family_rows(family, world, table)
+    console.print(table)
+    systems = {n for w in family.worlds for n in family.checks(w)}
+    for name in sorted(systems):
+        verdict = "every target held" if family.held(name) else "targets not held"
+        console.print(f"{name} on the held-out worlds: {verdict}")
+    for world, result in family.worlds.items():
+        for system in result.systems:
+            if system.skipped is not None:
+                console.print(
+                    f"[yellow]skipped {system.name} on {world}[/yellow]: {system.skipped}"
+                )

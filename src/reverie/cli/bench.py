@@ -14,9 +14,11 @@ import typer
 from rich.console import Console
 
 from reverie.bench.agent import SYSTEMS, run_agent
+from reverie.bench.agent_data import WORLDS
+from reverie.bench.agent_family import run_family, split_worlds
 from reverie.bench.agent_gen import GenConfig, generate
 from reverie.bench.agent_gen import dump as dump_data
-from reverie.bench.agent_render import render_agent
+from reverie.bench.agent_render import render_agent, render_family
 from reverie.bench.chat import BUDGET as CHAT_BUDGET
 from reverie.bench.chat import SYSTEMS as CHAT_SYSTEMS
 from reverie.bench.chat import run_chat
@@ -277,6 +279,25 @@ def soak(
         raise typer.Exit(1)
 
 
+def _family(
+    config: GenConfig, worlds: str, tune: str, report: str | None, systems: list[str],
+    as_json: bool, out: Path | None,
+) -> None:  # fmt: skip
+    try:
+        tuned, held = split_worlds(worlds, tune, report)
+    except ReverieError as exc:
+        fail(exc)
+    err = Console(stderr=True, highlight=False)
+    result = run_family(tuned, held, config, systems=systems, progress=err.print)
+    body = json.dumps(result.to_dict(), indent=2)
+    if out is not None:
+        out.write_text(body + "\n", encoding="utf-8")
+    if as_json:
+        typer.echo(body)
+    else:
+        render_family(result, Console(highlight=False, width=160))
+
+
 def _systems(text: str, known: tuple[str, ...] = SYSTEMS) -> list[str]:
     chosen = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in chosen if name not in known]
@@ -288,8 +309,22 @@ def _systems(text: str, known: tuple[str, ...] = SYSTEMS) -> list[str]:
 @bench_app.command("agent")
 def agent(  # noqa: PLR0913 (typer: one parameter per CLI option)
     seed: Annotated[int, typer.Option(help="Seed of the generated episodes.")] = 0,
+    world: Annotated[
+        str, typer.Option(help=f"The world to generate: {', '.join(WORLDS)}.")
+    ] = "ops",
+    worlds: Annotated[
+        str | None,
+        typer.Option(help="Run several worlds (comma-separated, or all) and print one table."),
+    ] = None,
+    tune_worlds: Annotated[
+        str, typer.Option(help="With --worlds: the worlds constants were chosen on.")
+    ] = "ops",
+    report_worlds: Annotated[
+        str | None,
+        typer.Option(help="With --worlds: the held-out worlds (default: all not tuned on)."),
+    ] = None,
     scale: Annotated[
-        float, typer.Option(min=0.01, help="Multiplies every count (1: about 3,700 episodes).")
+        float, typer.Option(min=0.01, help="Multiplies every count (ops at 1: 3,700 episodes).")
     ] = 1.0,
     days: Annotated[int, typer.Option(min=3, help="Simulated days.")] = 60,
     systems: Annotated[
@@ -309,7 +344,12 @@ def agent(  # noqa: PLR0913 (typer: one parameter per CLI option)
     ] = False,
 ) -> None:
     """Lessons, current facts, empty answers and leaks on generated agent episodes, against BM25."""
-    config = GenConfig(seed=seed, scale=scale, days=days)
+    if world not in WORLDS:
+        raise typer.BadParameter(f"choose one of {', '.join(WORLDS)}", param_hint="--world")
+    config = GenConfig(seed=seed, world=world, scale=scale, days=days)
+    if worlds is not None:
+        _family(config, worlds, tune_worlds, report_worlds, _systems(systems), as_json, out)
+        return
     if dump is not None:
         for path in dump_data(generate(config), dump):
             typer.echo(f"wrote {path}")
