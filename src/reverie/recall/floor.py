@@ -13,9 +13,10 @@ many unrelated similarities grows with their number. So the floor is the null of
   ``mean + std * k(n)``, ``k(n)`` the expected largest of ``n`` standard normal draws (Blom's
   approximation): 0.87 for 3 units, 2.5 for 100, 4.0 for 20,000, 4.4 for 100,000. Below that
   line a cosine is background (:attr:`Floors.unit`); a section answers only when its best unit
-  clears it by :data:`MARGIN` standard deviations (:attr:`Floors.answer`), or by half that when
-  the unit is a plain statement (:attr:`Floors.plain`: a line of a dialogue, which a question
-  about a person's life matches only loosely, one line of several).
+  clears it by :data:`MARGIN` standard deviations (:attr:`Floors.answer`). A plain statement
+  (:attr:`Floors.plain`: a line of a dialogue, which a question about a person's life matches
+  only loosely) needs the same, capped by the fixed plain floor of the model: in a small brain
+  a half margin let an unrelated line of three through (0.155 against 0.150).
 
 The query's own background (its mean cosine with the brain's units) is deliberately not the
 location: in a brain about one subject a question on that subject is alike to everything in
@@ -63,4 +64,4 @@ def calibrated(model_id: str, units: int) -> Floors | None:
         return None
     mean, std = null
     unit = mean + std * expected_max(units)
-    return Floors(unit=unit, answer=unit + MARGIN * std, plain=unit + MARGIN * std / 2)
+    return Floors(unit=unit, answer=unit + MARGIN * std, plain=unit + MARGIN * std)
