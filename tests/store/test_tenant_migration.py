@@ -351,7 +351,7 @@ def test_a_postgres_brain_made_before_migration_0014_migrates_and_keeps_everythi
             c.execute(PG_DOWN.encode())
         assert _pg_schema(url) == _pg_schema_at_0013()
         store = PostgresStore(url)
-        assert store.migrate() == [TENANT_IDS]
+        assert store.migrate()[:1] == [TENANT_IDS]  # then the migrations after it
         with Reverie(store, embedder=HashingEmbedder()) as rv:
             report = rv.verify()
             assert report.ok and report.integrity == "ok", report.problems
