@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -279,6 +280,20 @@ def soak(
         raise typer.Exit(1)
 
 
+def _report(
+    data: dict[str, Any], out: Path | None, as_json: bool, render: Callable[[], None]
+) -> None:
+    """A bench's figures: written to ``out`` as JSON when given, then printed as JSON or
+    rendered as tables."""
+    body = json.dumps(data, indent=2)
+    if out is not None:
+        out.write_text(body + "\n", encoding="utf-8")
+    if as_json:
+        typer.echo(body)
+    else:
+        render()
+
+
 def _family(
     config: GenConfig, worlds: str, tune: str, report: str | None, systems: list[str],
     as_json: bool, out: Path | None,
@@ -289,13 +304,12 @@ def _family(
         fail(exc)
     err = Console(stderr=True, highlight=False)
     result = run_family(tuned, held, config, systems=systems, progress=err.print)
-    body = json.dumps(result.to_dict(), indent=2)
-    if out is not None:
-        out.write_text(body + "\n", encoding="utf-8")
-    if as_json:
-        typer.echo(body)
-    else:
-        render_family(result, Console(highlight=False, width=160))
+    _report(
+        result.to_dict(),
+        out,
+        as_json,
+        lambda: render_family(result, Console(highlight=False, width=160)),
+    )
 
 
 def _systems(text: str, known: tuple[str, ...] = SYSTEMS) -> list[str]:
@@ -358,13 +372,7 @@ def agent(  # noqa: PLR0913 (typer: one parameter per CLI option)
     result = run_agent(
         config, systems=_systems(systems), progress=err.print, model_calls=model_calls
     )
-    body = json.dumps(result.to_dict(), indent=2)
-    if out is not None:
-        out.write_text(body + "\n", encoding="utf-8")
-    if as_json:
-        typer.echo(body)
-    else:
-        render_agent(result, Console(highlight=False))
+    _report(result.to_dict(), out, as_json, lambda: render_agent(result, Console(highlight=False)))
 
 
 @bench_app.command("chat")
@@ -397,13 +405,12 @@ def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
     err = Console(stderr=True, highlight=False)
     chosen = _systems(systems, CHAT_SYSTEMS)
     result = run_chat(config, systems=chosen, budget=budget, progress=err.print)
-    body = json.dumps(result.to_dict(), indent=2)
-    if out is not None:
-        out.write_text(body + "\n", encoding="utf-8")
-    if as_json:
-        typer.echo(body)
-    else:
-        render_chat(result, Console(highlight=False, width=200))
+    _report(
+        result.to_dict(),
+        out,
+        as_json,
+        lambda: render_chat(result, Console(highlight=False, width=200)),
+    )
 
 
 @bench_app.command("transcripts")
