@@ -14,7 +14,7 @@ from reverie.embed import HashingEmbedder
 from reverie.errors import InvalidInput, ScopesFailed, UndoRefused
 from reverie.memory.archive import Archive, BundleFiles, bundle_bytes
 from reverie.models import Scope
-from reverie.store.archive import is_stub
+from reverie.store.records import is_stub
 from tests import conftest
 from tests.conftest import T0, EpisodeFactory
 

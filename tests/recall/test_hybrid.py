@@ -19,8 +19,8 @@ from reverie.embed.onnx import minilm_available
 from reverie.models import Page, Scope
 from reverie.recall.hybrid import _current_pages, answer_floor, cosine_floor
 from reverie.recall.vectors import StoreNeighbours, VectorIndex
+from reverie.store.records import VectorRow, VectorUnit
 from reverie.store.sqlite import SQLiteStore
-from reverie.store.vectors import VectorRow, VectorUnit
 from tests.pg import schema_url
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

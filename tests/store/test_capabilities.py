@@ -16,7 +16,6 @@ from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.keys import mint_key
 from reverie.models import Episode
 from reverie.store import base
-from reverie.store.archive import BundleInfo, is_stub
 from reverie.store.base import (
     ArchiveStore,
     BrainStore,
@@ -27,8 +26,8 @@ from reverie.store.base import (
     Promotion,
     ScheduleStore,
 )
-from reverie.store.plans import PendingPlan, PlanStatus, plan_id_for
-from reverie.store.vectors import VectorUnit
+from reverie.store.records import BundleInfo, PendingPlan, PlanStatus, VectorUnit, is_stub
+from reverie.store.sql.plans import plan_id_for
 from tests.conftest import EpisodeFactory
 from tests.store.test_contract import NOW, OTHER, SCOPE, changeset, revision
 

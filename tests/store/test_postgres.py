@@ -16,7 +16,7 @@ from reverie.errors import StoreError
 from reverie.models import Scope
 from reverie.store.migrations import load_migrations
 from reverie.store.postgres import PostgresStore
-from reverie.store.vectors import VectorUnit
+from reverie.store.records import VectorUnit
 from tests.conftest import EpisodeFactory
 from tests.pg import postgres_store, schema_url
 

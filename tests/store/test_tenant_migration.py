@@ -26,9 +26,9 @@ from reverie.embed import HashingEmbedder
 from reverie.errors import MigrationError
 from reverie.memory.archive import Archive
 from reverie.models import Scope
-from reverie.store.archive import is_stub
 from reverie.store.migrations import load_migrations, split_statements
 from reverie.store.postgres import PostgresStore
+from reverie.store.records import is_stub
 from tests.pg import schema_url
 
 CODER, ORG = Scope.parse("acme/coder"), Scope.parse("acme/_org")

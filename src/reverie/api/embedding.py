@@ -30,7 +30,7 @@ from reverie.embed.onnx import MiniLMEmbedder
 from reverie.errors import EmbedderMismatch, InvalidInput, MissingExtra
 from reverie.recall.vectors import index_scope
 from reverie.store.base import BrainStore
-from reverie.store.vectors import BrainMeta
+from reverie.store.sql.vectors import BrainMeta
 
 __all__ = [
     "CONFIGURED",

@@ -27,7 +27,6 @@ from typing import Any
 
 from reverie.errors import Conflict, NotFound
 from reverie.models import Episode, Revision, Scope, revision_meta
-from reverie.store.archive import BUNDLE_COLUMNS, bundle_row
 from reverie.store.base import StepHook
 from reverie.store.records import (
     BundleSwap,
@@ -40,7 +39,13 @@ from reverie.store.records import (
 )
 from reverie.store.scrub import Needles, episode_mentions, scrub_derived
 from reverie.store.sql.base import SQLBase
-from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_CITATION, citation_rows
+from reverie.store.sql.rows import (
+    BUNDLE_COLUMNS,
+    EPISODE_COLUMNS,
+    INSERT_CITATION,
+    bundle_row,
+    citation_rows,
+)
 
 __all__ = [
     "BundleSwap",

@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.base import Lease
-from reverie.store.dialect import PostgresDialect
-from reverie.store.leases import LEASE_COLUMNS
 from reverie.store.postgres.vectors import PgVectorSearch, ensure_hnsw
+from reverie.store.sql.dialect import PostgresDialect
+from reverie.store.sql.leases import LEASE_COLUMNS
 from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_COLUMNS, episode_rows, prefixed
 from reverie.store.sql.store import PAGE_SELECT, SQLStore
 
@@ -181,7 +181,7 @@ class PostgresStore(PgVectorSearch, SQLStore):
     """A :class:`reverie.store.base.Store` on a PostgreSQL database with pgvector.
 
     ``lease_owner`` names the worker this store commits for: a commit to a scope whose live
-    lease another owner holds is refused (see :mod:`reverie.store.leases`).
+    lease another owner holds is refused (see :mod:`reverie.store.sql.leases`).
     """
 
     dialect = PostgresDialect()

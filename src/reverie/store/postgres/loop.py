@@ -1,6 +1,6 @@
 """The PostgreSQL store on psycopg's async connection, for :class:`reverie.AsyncReverie`.
 
-The store's SQL is written once (:mod:`reverie.store.sql`, over :mod:`reverie.store.dialect`)
+The store's SQL is written once (:mod:`reverie.store.sql`, over :mod:`reverie.store.sql.dialect`)
 and its code is synchronous: a cycle, a recall or an append is a sequence of statements with
 Python between them. :class:`LoopPostgresStore` keeps that code and changes only where a
 statement runs: each ``_read`` and each statement of a ``_write`` transaction is handed to a

@@ -2,7 +2,7 @@
 embedding dimension, with the scope filter in the query and the same scores as the in-memory
 index (cosine similarity, higher is better). SQLite has no such index, so recall loads a
 SQLite scope's vectors into memory instead (:mod:`reverie.recall.vectors`); this is the
-:class:`~reverie.store.vectors.NearestNeighbours` capability only PostgreSQL has.
+:class:`~reverie.store.sql.vectors.NearestNeighbours` capability only PostgreSQL has.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from reverie.models import Scope
-from reverie.store.dialect import PostgresDialect
 from reverie.store.sql.base import SQLBase
+from reverie.store.sql.dialect import PostgresDialect
 
 __all__ = ["EXACT_BELOW", "PgVectorSearch", "ensure_hnsw"]
 
@@ -30,7 +30,7 @@ def ensure_hnsw(c: Any, dim: int) -> None:
 
 
 class PgVectorSearch(SQLBase):
-    """:class:`~reverie.store.vectors.NearestNeighbours` on pgvector."""
+    """:class:`~reverie.store.sql.vectors.NearestNeighbours` on pgvector."""
 
     def has_vectors(self, scope: Scope, model: str) -> bool:
         rows = self._read(

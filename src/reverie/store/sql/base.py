@@ -27,7 +27,7 @@ from reverie.models import (
     Scope,
     meta_fields,
 )
-from reverie.store.dialect import Dialect
+from reverie.store.sql.dialect import Dialect
 
 __all__ = ["SQLBase"]
 
@@ -38,7 +38,7 @@ class SQLBase:
     dialect: ClassVar[Dialect]
     url: str
     lease_owner: str | None = None
-    """The worker this store commits for (see :mod:`reverie.store.leases`)."""
+    """The worker this store commits for (see :mod:`reverie.store.sql.leases`)."""
 
     def __init__(self) -> None:
         self._scopes: dict[str, Scope] = {}

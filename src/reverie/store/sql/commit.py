@@ -17,10 +17,10 @@ from typing import Any
 from reverie.errors import Conflict, StoreError
 from reverie.models import Episode, Revision, Scope
 from reverie.store.base import Changeset, PageWrite, Promotion, StepHook
-from reverie.store.cumulative import insert_tally
-from reverie.store.leases import check_lease
-from reverie.store.plans import settle_applied
 from reverie.store.sql.base import SQLBase
+from reverie.store.sql.cumulative import insert_tally
+from reverie.store.sql.leases import check_lease
+from reverie.store.sql.plans import settle_applied
 from reverie.store.sql.rows import (
     INSERT_CITATION,
     REVISION_COLUMNS,

@@ -1,7 +1,7 @@
 """The store contract implemented once, in SQL both backends run (see :mod:`reverie.store.sql`).
 
 Reads take a scope or an id and filter inside the query. Lists of ids go through
-:meth:`~reverie.store.dialect.Dialect.members`, so SQLite reads them in chunks and PostgreSQL
+:meth:`~reverie.store.sql.dialect.Dialect.members`, so SQLite reads them in chunks and PostgreSQL
 in one statement; results that must come out in an order are put in order here, not by the
 chunking.
 """
@@ -15,15 +15,15 @@ from typing import Any
 from reverie.errors import Conflict, MigrationError, NotFound, StoreDamaged, StoreReadOnly
 from reverie.models import Cycle, Episode, Page, Revision, Scope
 from reverie.store.base import JournalEntry, StoreStats, Strength
-from reverie.store.cumulative import CumulativeSQL
 from reverie.store.erasure import ErasureSQL
-from reverie.store.keys_cache import KeysCacheSQL
-from reverie.store.leases import LeasesSQL
 from reverie.store.migrations import load_migrations
-from reverie.store.plans import PlansSQL
 from reverie.store.sql.commit import CommitSQL
+from reverie.store.sql.cumulative import CumulativeSQL
+from reverie.store.sql.keys_cache import KeysCacheSQL
+from reverie.store.sql.leases import LeasesSQL
+from reverie.store.sql.plans import PlansSQL
 from reverie.store.sql.rows import CYCLE_COLUMNS, EPISODE_COLUMNS, REVISION_COLUMNS, prefixed
-from reverie.store.vectors import VectorsSQL
+from reverie.store.sql.vectors import VectorsSQL
 
 __all__ = ["SQLStore", "dedupe_batch"]
 

@@ -8,8 +8,8 @@ sort as they compare.
 
 The SQL it shares with PostgreSQL is :class:`reverie.store.sql.store.SQLStore`'s; what is
 SQLite's own is here: the connection, ``seq``, the contentless FTS5 tables and their BM25
-search, the read-then-write lease claim, the cold-tier stubs (:mod:`reverie.store.archive`) and
-the scheduler's rows (:mod:`reverie.store.schedule`).
+search, the read-then-write lease claim, the cold-tier stubs (:mod:`.archive`) and the
+scheduler's rows (:mod:`reverie.store.sqlite.schedule`).
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ from typing import Any
 
 from reverie.errors import StoreReadOnly
 from reverie.models import Episode, Page, Revision, Scope
-from reverie.store.archive import SQLiteArchive, is_stub
 from reverie.store.base import Lease
-from reverie.store.dialect import SQLiteDialect, lease_time
 from reverie.store.failures import store_failure
 from reverie.store.migrations import split_statements
-from reverie.store.schedule import SQLiteSchedule
+from reverie.store.records import is_stub
 from reverie.store.sql.base import decode_revision
+from reverie.store.sql.dialect import SQLiteDialect, lease_time
 from reverie.store.sql.rows import (
     CLAIMS_AT,
     EPISODE_COLUMNS,
@@ -44,6 +43,8 @@ from reverie.store.sql.rows import (
     scope_token,
 )
 from reverie.store.sql.store import SQLStore
+from reverie.store.sqlite.archive import SQLiteArchive
+from reverie.store.sqlite.schedule import SQLiteSchedule
 from reverie.store.sqlite.target import MEMORY, sqlite_target
 
 __all__ = ["EPISODE_COLUMNS", "SQLiteStore", "episode_search_text", "fts_phrase", "scope_token"]

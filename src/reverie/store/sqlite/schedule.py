@@ -18,12 +18,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reverie.models import Scope
-from reverie.store.base import ScheduleStore
-from reverie.store.dialect import lease_time
 from reverie.store.records import ScheduleRecord
 from reverie.store.sql.base import SQLBase
+from reverie.store.sql.dialect import lease_time
 
-__all__ = ["SQLiteSchedule", "ScheduleRecord", "ScheduleStore"]
+__all__ = ["SQLiteSchedule"]
 
 
 def _dt(text: str | None) -> datetime | None:

@@ -24,38 +24,20 @@ from typing import Any
 from reverie.errors import Conflict
 from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
-from reverie.store.base import ArchiveStore
-from reverie.store.dialect import Dialect
-from reverie.store.records import BundleInfo
+from reverie.store.records import BundleInfo, embedded_text
 from reverie.store.sql.base import SQLBase
-from reverie.store.sql.rows import EPISODE_COLUMNS, episode_search_text, prefixed, scope_token
-from reverie.store.vectors import embedded_text
+from reverie.store.sql.rows import (
+    BUNDLE_COLUMNS,
+    EPISODE_COLUMNS,
+    bundle_row,
+    episode_search_text,
+    prefixed,
+    scope_token,
+)
 
-__all__ = ["BUNDLE_COLUMNS", "ArchiveStore", "BundleInfo", "SQLiteArchive", "bundle_row", "is_stub"]
+__all__ = ["SQLiteArchive"]
 
 _CHUNK = 500
-
-
-def is_stub(ep: Episode) -> bool:
-    """True for the hot-store stub of an archived episode."""
-    return not ep.situation and not ep.action
-
-
-BUNDLE_COLUMNS = "hash, scope_key, episodes, bytes, first_seq, last_seq, created_at, restored_at"
-
-
-def bundle_row(d: Dialect, bundle: BundleInfo) -> tuple[Any, ...]:
-    """``bundle`` as a row of :data:`BUNDLE_COLUMNS` in ``d``'s values."""
-    return (
-        bundle.hash,
-        bundle.scope.key,
-        bundle.episodes,
-        bundle.bytes,
-        bundle.first_seq,
-        bundle.last_seq,
-        d.ts(bundle.created_at),
-        d.ts(bundle.restored_at),
-    )
 
 
 _STUB = (

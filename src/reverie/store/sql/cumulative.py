@@ -19,8 +19,8 @@ from typing import Any
 
 from reverie.models import Scope
 from reverie.store.base import CycleTally, DreamStats, PromotionRecord
-from reverie.store.dialect import Dialect
 from reverie.store.sql.base import SQLBase
+from reverie.store.sql.dialect import Dialect
 
 __all__ = ["CumulativeSQL", "insert_tally"]
 

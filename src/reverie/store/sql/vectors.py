@@ -20,23 +20,13 @@ from reverie.store.sql.base import SQLBase
 from reverie.store.sql.rows import EPISODE_COLUMNS
 
 __all__ = [
-    "EMBED_CHARS",
     "BrainMeta",
     "NearestNeighbours",
     "VectorRow",
     "VectorUnit",
     "VectorsSQL",
-    "embedded_text",
     "vector_rows_query",
 ]
-
-EMBED_CHARS = 1000
-"""Only the start of a long episode is embedded (the model reads 128 word pieces anyway)."""
-
-
-def embedded_text(episode: Episode) -> str:
-    """The text of ``episode`` that gets a vector (its content hash keys the cache)."""
-    return episode.text[:EMBED_CHARS]
 
 
 @runtime_checkable

@@ -31,9 +31,9 @@ from pydantic import TypeAdapter, ValidationError
 from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.hashing import content_hash
 from reverie.models import Revision, Scope
-from reverie.store.dialect import Dialect
 from reverie.store.records import Changeset, PendingPlan, PlanStatus
 from reverie.store.sql.base import SQLBase
+from reverie.store.sql.dialect import Dialect
 
 __all__ = [
     "PendingPlan",

@@ -11,7 +11,7 @@ first ``revoked_at``.
 
 One implementation serves both backends: what differs — times (SQLite ISO-8601 text,
 PostgreSQL ``timestamptz``), the cached response (SQLite JSON text, PostgreSQL ``jsonb``) —
-comes from :mod:`reverie.store.dialect`.
+comes from :mod:`reverie.store.sql.dialect`.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from typing import Any
 from reverie.errors import Conflict, LeaseLost
 from reverie.models import Scope
 from reverie.store.base import Changeset, Lease
-from reverie.store.dialect import Dialect, lease_time
 from reverie.store.sql.base import SQLBase
+from reverie.store.sql.dialect import Dialect, lease_time
 
 __all__ = ["LEASE_COLUMNS", "RELEASED", "LeasesSQL", "check_lease", "lease_time"]
 
