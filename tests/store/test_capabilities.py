@@ -203,6 +203,13 @@ def test_vectors_are_cached_by_hash_and_units_scoped(
     assert store.unit_vectors(SCOPE, "m", "episode", [eps[0].id]) == {eps[0].id: blobs["h0"]}
 
 
+def test_brain_meta_keeps_one_value_per_key(store: BrainStore) -> None:
+    assert store.meta_get("embedder") is None
+    store.meta_put("embedder", "a")
+    store.meta_put("embedder", "b")  # a write replaces the key's value
+    assert store.meta_get("embedder") == "b"
+
+
 def test_nearest_neighbours_where_the_store_searches_vectors(store: BrainStore) -> None:
     if not isinstance(store, NearestNeighbours):
         pytest.skip(f"{type(store).__name__} searches vectors in memory, not in the database")

@@ -303,7 +303,17 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         longer pending."""
         ...
 
-    # -- vectors by content hash and the units recall finds by them (reverie.store.sql.vectors)
+    # -- vectors by content hash and the units recall finds by them (reverie.store.sql.vectors),
+    # and the settings a database records about itself (migration 0015), such as the embedder
+    # that made its vectors: text values, a write replaces the key's value
+
+    def meta_get(self, key: str) -> str | None:
+        """The value recorded under ``key``, or None."""
+        ...
+
+    def meta_put(self, key: str, value: str) -> None:
+        """Record ``value`` under ``key`` (replacing what was there)."""
+        ...
 
     def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
         """The cached vectors of ``model`` for those of ``hashes`` that have one."""

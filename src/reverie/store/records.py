@@ -496,7 +496,7 @@ class ExportRecord:
 @dataclass(frozen=True)
 class Erasure:
     """Everything one erasure removes, as the planner read it; applied by
-    :meth:`ErasureSQL.erase` all or nothing."""
+    :func:`reverie.store.erasure.erase` all or nothing."""
 
     id: str
     request_id: str

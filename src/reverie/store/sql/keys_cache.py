@@ -24,9 +24,9 @@ from typing import Any
 from reverie.errors import NotFound
 from reverie.models import now_utc, utc
 from reverie.store.records import ApiKey, Rights
-from reverie.store.sql.base import SQLBase
+from reverie.store.sql.base import Database
 
-__all__ = ["KeysCacheSQL"]
+__all__ = ["api_key", "api_keys", "cache_get", "cache_put", "put_api_key", "revoke_api_key"]
 
 _CACHE_COLUMNS = "key, model, response, input_tokens, output_tokens, created_at"
 _CACHE_UPSERT = (
@@ -37,92 +37,97 @@ _CACHE_UPSERT = (
 _KEY_COLUMNS = "id, name, tenant, agent, rights, salt, secret_hash, created_at, revoked_at"
 
 
-class KeysCacheSQL(SQLBase):
-    """The model response cache and API keys in the SQL both backends share."""
+# -- model response cache ------------------------------------------------------------------
 
-    # -- model response cache ------------------------------------------------------------------
 
-    def cache_get(self, key: str) -> dict[str, Any] | None:
-        rows = self._read(
-            "SELECT model, response, input_tokens, output_tokens, created_at FROM model_cache"
-            " WHERE key = ?",
-            (key,),
-        )
-        if not rows:
-            return None
-        model, response, tokens_in, tokens_out, created_at = rows[0]
-        return {
-            "model": model,
-            "response": self.dialect.json(response),
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "created_at": self.dialect.at(created_at).isoformat(),
-        }
+def cache_get(db: Database, key: str) -> dict[str, Any] | None:
+    rows = db.read(
+        "SELECT model, response, input_tokens, output_tokens, created_at FROM model_cache"
+        " WHERE key = ?",
+        (key,),
+    )
+    if not rows:
+        return None
+    model, response, tokens_in, tokens_out, created_at = rows[0]
+    return {
+        "model": model,
+        "response": db.dialect.json(response),
+        "input_tokens": tokens_in,
+        "output_tokens": tokens_out,
+        "created_at": db.dialect.at(created_at).isoformat(),
+    }
 
-    def cache_put(self, key: str, value: dict[str, Any]) -> None:
-        with self._write() as c:
-            c.execute(
-                f"INSERT INTO model_cache ({_CACHE_COLUMNS}) VALUES (?,?,?,?,?,?)" + _CACHE_UPSERT,
-                (
-                    key,
-                    str(value.get("model", "")),
-                    json.dumps(value["response"], sort_keys=True, ensure_ascii=False),
-                    int(value.get("input_tokens", 0)),
-                    int(value.get("output_tokens", 0)),
-                    self.dialect.ts(_stored_at(value)),
-                ),
-            )
 
-    # -- API keys ------------------------------------------------------------------------------
-
-    def _key_from_row(self, r: Sequence[Any]) -> ApiKey:
-        return ApiKey(
-            id=r[0],
-            name=r[1],
-            tenant=r[2],
-            agent=r[3],
-            rights=Rights(r[4]),
-            salt=r[5],
-            secret_hash=r[6],
-            created_at=self.dialect.at(r[7]),
-            revoked_at=self.dialect.when(r[8]),
+def cache_put(db: Database, key: str, value: dict[str, Any]) -> None:
+    with db.write() as c:
+        c.execute(
+            f"INSERT INTO model_cache ({_CACHE_COLUMNS}) VALUES (?,?,?,?,?,?)" + _CACHE_UPSERT,
+            (
+                key,
+                str(value.get("model", "")),
+                json.dumps(value["response"], sort_keys=True, ensure_ascii=False),
+                int(value.get("input_tokens", 0)),
+                int(value.get("output_tokens", 0)),
+                db.dialect.ts(_stored_at(value)),
+            ),
         )
 
-    def put_api_key(self, key: ApiKey) -> None:
-        d = self.dialect
-        with self._write() as c:
-            c.execute(
-                f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    key.id,
-                    key.name,
-                    key.tenant,
-                    key.agent,
-                    str(key.rights),
-                    key.salt,
-                    key.secret_hash,
-                    d.ts(key.created_at),
-                    d.ts(key.revoked_at),
-                ),
-            )
 
-    def api_key(self, key_id: str) -> ApiKey:
-        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,))
-        if not rows:
-            raise NotFound(f"no API key {key_id}")
-        return self._key_from_row(rows[0])
+# -- API keys ------------------------------------------------------------------------------
 
-    def api_keys(self) -> list[ApiKey]:
-        rows = self._read(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id")
-        return [self._key_from_row(r) for r in rows]
 
-    def revoke_api_key(self, key_id: str, at: datetime) -> ApiKey:
-        with self._write() as c:
-            c.execute(
-                "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
-                (self.dialect.ts(at), key_id),
-            )
-        return self.api_key(key_id)
+def _key_from_row(db: Database, r: Sequence[Any]) -> ApiKey:
+    return ApiKey(
+        id=r[0],
+        name=r[1],
+        tenant=r[2],
+        agent=r[3],
+        rights=Rights(r[4]),
+        salt=r[5],
+        secret_hash=r[6],
+        created_at=db.dialect.at(r[7]),
+        revoked_at=db.dialect.when(r[8]),
+    )
+
+
+def put_api_key(db: Database, key: ApiKey) -> None:
+    d = db.dialect
+    with db.write() as c:
+        c.execute(
+            f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                key.id,
+                key.name,
+                key.tenant,
+                key.agent,
+                str(key.rights),
+                key.salt,
+                key.secret_hash,
+                d.ts(key.created_at),
+                d.ts(key.revoked_at),
+            ),
+        )
+
+
+def api_key(db: Database, key_id: str) -> ApiKey:
+    rows = db.read(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,))
+    if not rows:
+        raise NotFound(f"no API key {key_id}")
+    return _key_from_row(db, rows[0])
+
+
+def api_keys(db: Database) -> list[ApiKey]:
+    rows = db.read(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id")
+    return [_key_from_row(db, r) for r in rows]
+
+
+def revoke_api_key(db: Database, key_id: str, at: datetime) -> ApiKey:
+    with db.write() as c:
+        c.execute(
+            "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
+            (db.dialect.ts(at), key_id),
+        )
+    return api_key(db, key_id)
 
 
 def _stored_at(value: dict[str, Any]) -> datetime:

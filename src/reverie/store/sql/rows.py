@@ -21,6 +21,7 @@ __all__ = [
     "EPISODE_COLUMNS",
     "INSERT_CITATION",
     "LEAN_REVISION_COLUMNS",
+    "PAGE_SELECT",
     "REVISION_COLUMNS",
     "bundle_row",
     "citation_rows",
@@ -57,6 +58,14 @@ CYCLE_COLUMNS = (
 def prefixed(alias: str, columns: str) -> str:
     """``columns`` (comma-separated) each qualified by the table ``alias``."""
     return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
+
+
+PAGE_SELECT = (
+    "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
+    + prefixed("r", REVISION_COLUMNS)
+    + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
+)
+"""A page with its current revision: what :meth:`~reverie.store.sql.base.Rows.page` decodes."""
 
 
 def marks(count: int) -> str:

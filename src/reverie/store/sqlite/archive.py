@@ -25,7 +25,7 @@ from reverie.errors import Conflict
 from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
 from reverie.store.records import BundleInfo, embedded_text
-from reverie.store.sql.base import SQLBase
+from reverie.store.sql.base import Database
 from reverie.store.sql.rows import (
     BUNDLE_COLUMNS,
     EPISODE_COLUMNS,
@@ -35,7 +35,14 @@ from reverie.store.sql.rows import (
     scope_token,
 )
 
-__all__ = ["SQLiteArchive"]
+__all__ = [
+    "archive_bundles",
+    "archive_bundles_of_cycle",
+    "archive_candidates",
+    "archive_commit",
+    "archive_locations",
+    "archive_restore",
+]
 
 _CHUNK = 500
 
@@ -76,111 +83,108 @@ def _fts(c: sqlite3.Connection, episodes: Sequence[Episode], *, delete: bool) ->
         c.executemany("INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)", rows)
 
 
-class SQLiteArchive(SQLBase):
-    """:class:`ArchiveStore` for :class:`reverie.store.sqlite.SQLiteStore`: the stubs keep
-    SQLite's contentless FTS5 table in step, which PostgreSQL's generated ``tsvector`` would not
-    need."""
+def archive_candidates(db: Database, scope: Scope, before: datetime, limit: int) -> list[Episode]:
+    cols = prefixed("e", EPISODE_COLUMNS)
+    rows = db.read(
+        f"SELECT {cols} FROM episodes e JOIN cycles c ON c.id = e.consolidated_in"
+        " WHERE e.scope_key = ? AND c.undone_at IS NULL AND e.created_at < ?"
+        " AND NOT (e.situation = '' AND e.action = '')"
+        " AND NOT EXISTS (SELECT 1 FROM archived_episodes a"
+        " WHERE a.tenant = e.tenant AND a.episode_id = e.id)"
+        " ORDER BY e.seq LIMIT ?",
+        (scope.key, before.isoformat(), limit),
+    )
+    return [db.decode.episode(r) for r in rows]
 
-    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
-        cols = prefixed("e", EPISODE_COLUMNS)
-        rows = self._read(
-            f"SELECT {cols} FROM episodes e JOIN cycles c ON c.id = e.consolidated_in"
-            " WHERE e.scope_key = ? AND c.undone_at IS NULL AND e.created_at < ?"
-            " AND NOT (e.situation = '' AND e.action = '')"
-            " AND NOT EXISTS (SELECT 1 FROM archived_episodes a"
-            " WHERE a.tenant = e.tenant AND a.episode_id = e.id)"
-            " ORDER BY e.seq LIMIT ?",
-            (scope.key, before.isoformat(), limit),
+
+def archive_commit(db: Database, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
+    with db.write() as c:
+        c.execute(
+            f"INSERT OR REPLACE INTO archive_bundles ({BUNDLE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+            bundle_row(db.dialect, bundle),
         )
-        return [self._episode_from_row(r) for r in rows]
-
-    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
-        with self._write() as c:
-            c.execute(
-                f"INSERT OR REPLACE INTO archive_bundles ({BUNDLE_COLUMNS})"
-                " VALUES (?,?,?,?,?,?,?,?)",
-                bundle_row(self.dialect, bundle),
+        c.executemany(
+            "INSERT INTO archived_episodes (tenant, episode_id, bundle, seq) VALUES (?,?,?,?)",
+            [(e.scope.tenant, e.id, bundle.hash, e.seq) for e in episodes],
+        )
+        cur = c.executemany(_STUB, [(e.seq, e.fingerprint(), e.consolidated_in) for e in episodes])
+        if cur.rowcount != len(episodes):
+            raise Conflict(
+                f"{len(episodes) - cur.rowcount} episode(s) changed while being archived;"
+                " nothing was archived — run it again"
             )
+        _fts(c, episodes, delete=True)
+        for start in range(0, len(episodes), _CHUNK):
+            chunk = episodes[start : start + _CHUNK]
             c.executemany(
-                "INSERT INTO archived_episodes (tenant, episode_id, bundle, seq) VALUES (?,?,?,?)",
-                [(e.scope.tenant, e.id, bundle.hash, e.seq) for e in episodes],
+                "DELETE FROM vector_units WHERE kind = 'episode' AND scope_key = ? AND ref = ?",
+                [(e.scope.key, e.id) for e in chunk],
             )
-            cur = c.executemany(
-                _STUB, [(e.seq, e.fingerprint(), e.consolidated_in) for e in episodes]
-            )
-            if cur.rowcount != len(episodes):
-                raise Conflict(
-                    f"{len(episodes) - cur.rowcount} episode(s) changed while being archived;"
-                    " nothing was archived — run it again"
-                )
-            _fts(c, episodes, delete=True)
-            for start in range(0, len(episodes), _CHUNK):
-                chunk = episodes[start : start + _CHUNK]
-                c.executemany(
-                    "DELETE FROM vector_units WHERE kind = 'episode' AND scope_key = ? AND ref = ?",
-                    [(e.scope.key, e.id) for e in chunk],
-                )
 
-    def archive_restore(
-        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
-    ) -> int:
-        rows = [
-            (
-                e.session_id,
-                e.situation,
-                e.action,
-                e.outcome_details,
-                e.error,
-                e.lesson,
-                json.dumps(e.tools),
-                json.dumps(e.entities),
-                json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
-                e.seq,
-                e.fingerprint(),
-            )
-            for e in episodes
-        ]
-        with self._write() as c:
-            restored = [e for e, row in zip(episodes, rows, strict=True) if _unstub(c, row)]
-            _fts(c, restored, delete=False)
-            _relink_vectors(c, bundle.scope, restored)
-            c.execute("DELETE FROM archived_episodes WHERE bundle = ?", (bundle.hash,))
-            c.execute(
-                "UPDATE archive_bundles SET restored_at = ? WHERE hash = ?",
-                (now.isoformat(), bundle.hash),
-            )
-        return len(restored)
 
-    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]:
-        sql = f"SELECT {BUNDLE_COLUMNS} FROM archive_bundles"
-        rows = (
-            self._read(sql + " WHERE scope_key = ? ORDER BY created_at, hash", (scope.key,))
-            if scope
-            else self._read(sql + " ORDER BY created_at, hash")
+def archive_restore(
+    db: Database, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
+) -> int:
+    rows = [
+        (
+            e.session_id,
+            e.situation,
+            e.action,
+            e.outcome_details,
+            e.error,
+            e.lesson,
+            json.dumps(e.tools),
+            json.dumps(e.entities),
+            json.dumps(e.metadata, sort_keys=True) if e.metadata else "{}",
+            e.seq,
+            e.fingerprint(),
         )
-        return [_bundle(self._scope(r[1]), r) for r in rows]
-
-    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
-        ids = list(dict.fromkeys(episode_ids))
-        found: dict[str, str] = {}
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start : start + _CHUNK]
-            rows = self._read(
-                "SELECT episode_id, bundle FROM archived_episodes"
-                f" WHERE tenant = ? AND episode_id IN ({','.join('?' * len(chunk))})",
-                [tenant, *chunk],
-            )
-            found.update((r[0], r[1]) for r in rows)
-        return found
-
-    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
-        rows = self._read(
-            "SELECT DISTINCT a.bundle FROM archived_episodes a JOIN episodes e"
-            " ON e.tenant = a.tenant AND e.id = a.episode_id WHERE e.consolidated_in = ?"
-            " ORDER BY a.bundle",
-            (cycle_id,),
+        for e in episodes
+    ]
+    with db.write() as c:
+        restored = [e for e, row in zip(episodes, rows, strict=True) if _unstub(c, row)]
+        _fts(c, restored, delete=False)
+        _relink_vectors(c, bundle.scope, restored)
+        c.execute("DELETE FROM archived_episodes WHERE bundle = ?", (bundle.hash,))
+        c.execute(
+            "UPDATE archive_bundles SET restored_at = ? WHERE hash = ?",
+            (now.isoformat(), bundle.hash),
         )
-        return [r[0] for r in rows]
+    return len(restored)
+
+
+def archive_bundles(db: Database, scope: Scope | None = None) -> list[BundleInfo]:
+    sql = f"SELECT {BUNDLE_COLUMNS} FROM archive_bundles"
+    rows = (
+        db.read(sql + " WHERE scope_key = ? ORDER BY created_at, hash", (scope.key,))
+        if scope
+        else db.read(sql + " ORDER BY created_at, hash")
+    )
+    return [_bundle(db.decode.scope(r[1]), r) for r in rows]
+
+
+def archive_locations(db: Database, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
+    ids = list(dict.fromkeys(episode_ids))
+    found: dict[str, str] = {}
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        rows = db.read(
+            "SELECT episode_id, bundle FROM archived_episodes"
+            f" WHERE tenant = ? AND episode_id IN ({','.join('?' * len(chunk))})",
+            [tenant, *chunk],
+        )
+        found.update((r[0], r[1]) for r in rows)
+    return found
+
+
+def archive_bundles_of_cycle(db: Database, cycle_id: str) -> list[str]:
+    rows = db.read(
+        "SELECT DISTINCT a.bundle FROM archived_episodes a JOIN episodes e"
+        " ON e.tenant = a.tenant AND e.id = a.episode_id WHERE e.consolidated_in = ?"
+        " ORDER BY a.bundle",
+        (cycle_id,),
+    )
+    return [r[0] for r in rows]
 
 
 def _relink_vectors(c: sqlite3.Connection, scope: Scope, episodes: Sequence[Episode]) -> None:

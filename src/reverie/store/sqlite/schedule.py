@@ -19,10 +19,10 @@ from typing import Any
 
 from reverie.models import Scope
 from reverie.store.records import ScheduleRecord
-from reverie.store.sql.base import SQLBase
+from reverie.store.sql.base import Database
 from reverie.store.sql.dialect import lease_time
 
-__all__ = ["SQLiteSchedule"]
+__all__ = ["schedule_claim", "schedule_finish", "schedule_record", "schedule_records"]
 
 
 def _dt(text: str | None) -> datetime | None:
@@ -62,67 +62,67 @@ def _record(scope: Scope, r: Sequence[Any], now: datetime) -> ScheduleRecord:
     )
 
 
-class SQLiteSchedule(SQLBase):
-    """:class:`ScheduleStore` for :class:`reverie.store.sqlite.SQLiteStore`."""
+def schedule_record(db: Database, scope: Scope, now: datetime) -> ScheduleRecord:
+    with db.write() as c:
+        db.ensure_scopes(c, [scope], now)
+        c.execute(
+            "INSERT OR IGNORE INTO schedule_state (scope_key, first_seen) VALUES (?, ?)",
+            (scope.key, now.isoformat()),
+        )
+    rows = db.read(_SELECT + " WHERE s.scope_key = ?", (lease_time(now), scope.key))
+    return _record(scope, rows[0], now)
 
-    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
-        with self._write() as c:
-            self._ensure_scopes(c, [scope], now)
-            c.execute(
-                "INSERT OR IGNORE INTO schedule_state (scope_key, first_seen) VALUES (?, ?)",
-                (scope.key, now.isoformat()),
-            )
-        rows = self._read(_SELECT + " WHERE s.scope_key = ?", (lease_time(now), scope.key))
-        return _record(scope, rows[0], now)
 
-    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
-        with self._write() as c:
-            c.execute(
-                "INSERT OR IGNORE INTO schedule_state (scope_key, first_seen)"
-                " SELECT scope_key, ? FROM scopes",
-                (now.isoformat(),),
-            )
-        rows = self._read(_SELECT + " ORDER BY s.scope_key", (lease_time(now),))
-        return [_record(self._scope(r[0]), r, now) for r in rows]
+def schedule_records(db: Database, now: datetime) -> list[ScheduleRecord]:
+    with db.write() as c:
+        c.execute(
+            "INSERT OR IGNORE INTO schedule_state (scope_key, first_seen)"
+            " SELECT scope_key, ? FROM scopes",
+            (now.isoformat(),),
+        )
+    rows = db.read(_SELECT + " ORDER BY s.scope_key", (lease_time(now),))
+    return [_record(db.decode.scope(r[0]), r, now) for r in rows]
 
-    def schedule_claim(
-        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
-    ) -> bool:
-        at = now.isoformat()
-        with self._write() as c:
-            cur = c.execute(
-                "UPDATE schedule_state SET last_run = ?, failures = ?, running_owner = ?,"
-                " running_since = ?, last_status = ?, version = version + 1"
-                " WHERE scope_key = ? AND version = ?",
-                (
-                    at,
-                    record.failures + record.crashed,
-                    None if skip else owner,
-                    None if skip else at,
-                    "skipped" if skip else "running",
-                    record.scope.key,
-                    record.version,
-                ),
-            )
-            return bool(cur.rowcount == 1)
 
-    def schedule_finish(
-        self,
-        scope: Scope,
-        owner: str,
-        *,
-        ok: bool,
-        status: str,
-        cycle_id: str | None,
-        message: str,
-    ) -> bool:
-        with self._write() as c:
-            cur = c.execute(
-                "UPDATE schedule_state SET running_owner = NULL, running_since = NULL,"
-                " last_status = ?, last_cycle_id = ?, last_message = ?,"
-                " last_success = CASE WHEN ? THEN last_run ELSE last_success END,"
-                " failures = CASE WHEN ? THEN 0 ELSE failures + 1 END, version = version + 1"
-                " WHERE scope_key = ? AND running_owner = ?",
-                (status, cycle_id, message[:2000], ok, ok, scope.key, owner),
-            )
-            return bool(cur.rowcount == 1)
+def schedule_claim(
+    db: Database, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
+) -> bool:
+    at = now.isoformat()
+    with db.write() as c:
+        cur = c.execute(
+            "UPDATE schedule_state SET last_run = ?, failures = ?, running_owner = ?,"
+            " running_since = ?, last_status = ?, version = version + 1"
+            " WHERE scope_key = ? AND version = ?",
+            (
+                at,
+                record.failures + record.crashed,
+                None if skip else owner,
+                None if skip else at,
+                "skipped" if skip else "running",
+                record.scope.key,
+                record.version,
+            ),
+        )
+        return bool(cur.rowcount == 1)
+
+
+def schedule_finish(
+    db: Database,
+    scope: Scope,
+    owner: str,
+    *,
+    ok: bool,
+    status: str,
+    cycle_id: str | None,
+    message: str,
+) -> bool:
+    with db.write() as c:
+        cur = c.execute(
+            "UPDATE schedule_state SET running_owner = NULL, running_since = NULL,"
+            " last_status = ?, last_cycle_id = ?, last_message = ?,"
+            " last_success = CASE WHEN ? THEN last_run ELSE last_success END,"
+            " failures = CASE WHEN ? THEN 0 ELSE failures + 1 END, version = version + 1"
+            " WHERE scope_key = ? AND running_owner = ?",
+            (status, cycle_id, message[:2000], ok, ok, scope.key, owner),
+        )
+        return bool(cur.rowcount == 1)
