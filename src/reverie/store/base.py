@@ -256,7 +256,7 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
     the edges hold one; only :class:`NearestNeighbours`, :class:`ArchiveStore` and
     :class:`ScheduleStore` are optional, asked for with ``isinstance``."""
 
-    # -- leases: at most one worker dreams a scope at a time (reverie.store.leases); a commit to
+    # -- leases: at most one worker dreams a scope at a time (reverie.store.sql.leases); a commit to
     # a scope whose live lease another owner than ``lease_owner`` holds is refused
 
     lease_owner: str | None
@@ -279,7 +279,7 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         """Give the lease back (False: it was no longer ours)."""
         ...
 
-    # -- plans held for review (reverie.store.plans)
+    # -- plans held for review (reverie.store.sql.plans)
 
     def put_plan(self, plan: PendingPlan) -> None:
         """Store a new pending plan; :class:`~reverie.errors.PlanPending` if its scope already
@@ -303,7 +303,17 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         longer pending."""
         ...
 
-    # -- vectors by content hash and the units recall finds by them (reverie.store.vectors)
+    # -- vectors by content hash and the units recall finds by them (reverie.store.sql.vectors),
+    # and the settings a database records about itself (migration 0015), such as the embedder
+    # that made its vectors: text values, a write replaces the key's value
+
+    def meta_get(self, key: str) -> str | None:
+        """The value recorded under ``key``, or None."""
+        ...
+
+    def meta_put(self, key: str, value: str) -> None:
+        """Record ``value`` under ``key`` (replacing what was there)."""
+        ...
 
     def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
         """The cached vectors of ``model`` for those of ``hashes`` that have one."""
@@ -447,7 +457,7 @@ class NearestNeighbours(Protocol):
 
 @runtime_checkable
 class ArchiveStore(Protocol):
-    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.archive`); ``path``
+    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.sqlite.archive`); ``path``
     is the database file, beside which the bundles live.
 
     SQLite only: bundles are files in a folder beside the database file, which a PostgreSQL
@@ -485,7 +495,7 @@ class ArchiveStore(Protocol):
 
 @runtime_checkable
 class ScheduleStore(Protocol):
-    """The scheduler's memory, one row per scope (:mod:`reverie.store.schedule`).
+    """The scheduler's memory, one row per scope (:mod:`reverie.store.sqlite.schedule`).
 
     SQLite only: the scheduler is the one-machine daemon beside one file (``reverie daemon``);
     on PostgreSQL any number of ``reverie worker`` processes claim due scopes by lease
