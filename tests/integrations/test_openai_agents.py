@@ -152,9 +152,9 @@ def _shared_agent(rv: Reverie, server: FakeLLMServer) -> Any:
     )
 
 
-def _as(agent: Any, user: str, text: str, session: Any = None) -> Any:
+def _as(agent: Any, user: str, text: str, session: Any = None, hooks: Any = None) -> Any:
     context = {"user_id": user, "run_id": f"run-{user}"}
-    run = agents.Runner.run(agent, text, context=context, session=session)
+    run = agents.Runner.run(agent, text, context=context, session=session, hooks=hooks)
     return asyncio.run(run)
 
 
@@ -168,8 +168,8 @@ def test_two_users_share_one_agent_and_neither_sees_the_others_memory(tmp_path: 
             )
             _as(agent, user, fact)
         assert {str(s) for s in rv.scopes()} == {f"{BASE}/alice", f"{BASE}/bob"}
-        [saved] = rv.store.scan(rv.store.scopes()[0], 0, 10)
-        assert saved.session_id == "run-alice"
+        [saved] = rv.store.scan(Scope.parse(f"{BASE}/alice"), 0, 10)
+        assert saved.situation == "My editor is helix." and saved.session_id == "run-alice"
 
         seen: dict[str, list[str]] = {"alice": [], "bob": []}
         for user, texts in seen.items():
@@ -184,6 +184,13 @@ def test_two_users_share_one_agent_and_neither_sees_the_others_memory(tmp_path: 
         alice, bob = ("\n".join(texts) for texts in seen.values())
         assert "helix" in alice and "ansible" not in alice
         assert "ansible" in bob and "helix" not in bob
+
+        hooks = ReverieRunHooks(rv, BASE, category="assistant")  # one for every run, too
+        for user in ("alice", "bob"):
+            server.push(_tool_call(f"h_{user}", "search_memory", {"query": "x"}), openai_reply("."))
+            _as(agent, user, "Anything?", hooks=hooks)
+            *_, call = rv.store.scan(Scope.parse(f"{BASE}/{user}"), 0, 10)
+            assert call.tools == ["search_memory"] and call.session_id == f"run-{user}"
 
 
 def test_a_session_records_each_users_turns_in_their_scope(tmp_path: Path) -> None:
