@@ -6,7 +6,6 @@ into a prompt under a token budget. Importing this package does no I/O and start
 
 from __future__ import annotations
 
-from reverie.api.aio import AsyncReverie
 from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
 from reverie.config import Config, DreamConfig, IdentityConfig, RecallConfig
 from reverie.engine import Reverie, UndoReport
@@ -39,6 +38,7 @@ from reverie.models import (
     Revision,
     Scope,
 )
+from reverie.runtime.aio import AsyncReverie
 
 __all__ = [
     "ArchiveUnreadable",
