@@ -30,7 +30,7 @@ from reverie.bench.chat_render import render_chat
 from reverie.bench.core import render_core, run_core
 from reverie.bench.crash import run_crash
 from reverie.bench.locomo import render_locomo, run_locomo
-from reverie.bench.recall import render_recall_bench, run_recall_bench
+from reverie.bench.recall_latency import render_recall_bench, run_recall_bench
 from reverie.bench.redact import render_redact, run_redact
 from reverie.bench.scale import render_scale, run_scale
 from reverie.bench.soak import run_soak

@@ -44,7 +44,7 @@ from reverie.dream.split import find_split, split_due
 from reverie.dream.unlearn import unlearn, unlearning_groups
 from reverie.embed import Embedder
 from reverie.errors import GroupDeferred, PlanRejected
-from reverie.llm.base import MeteredDistiller
+from reverie.llm.protocol import MeteredDistiller
 from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, PageStatus, Scope
 from reverie.models.plan import Distiller, Evidence, Plan, SplitPart, validate_plan
 from reverie.redaction import DEFAULT, Redactor

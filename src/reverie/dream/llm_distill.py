@@ -30,9 +30,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from reverie.errors import GroupDeferred, LLMBadOutput, LLMError, PlanRejected
-from reverie.llm.base import LLM, ModelUsage
 from reverie.llm.cache import ResponseCache, cache_key
 from reverie.llm.prompts import PROMPT_VERSION, SYSTEM_PROMPT, plan_schema, render_evidence
+from reverie.llm.protocol import LLM, ModelUsage
 from reverie.llm.providers import llm_from_env
 from reverie.models.plan import CreatePage, Evidence, Plan, validate_plan
 from reverie.recall.tokens import count_tokens
@@ -71,7 +71,7 @@ def plan_problems(data: dict[str, Any], evidence: Evidence) -> list[str]:
 
 
 class LLMDistiller:
-    """A :class:`~reverie.models.plan.Distiller` backed by an :class:`~reverie.llm.base.LLM`."""
+    """A :class:`~reverie.models.plan.Distiller` backed by an :class:`~reverie.llm.protocol.LLM`."""
 
     name = "llm"
 
