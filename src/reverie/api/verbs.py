@@ -63,40 +63,20 @@ class Engine(Protocol):
 
     store: BrainStore
 
-    def ingest(self, items: Iterable[Episode], *, now: datetime | None = None) -> IngestResult:
-        """Store episodes; bad ones reported by position."""
-
+    def ingest(self, items: Iterable[Episode], *, now: datetime | None = None) -> IngestResult: ...
     def recall(
         self, query: str, scope: ScopeLike, budget_tokens: int | None, *, now: datetime | None
-    ) -> Recall:
-        """Knowledge for ``query`` under a budget."""
-
-    def episode(self, episode_id: str, *, tenant: str | None = None) -> Episode:
-        """One episode of ``tenant``."""
-
-    def episodes(self, episode_ids: Iterable[str], *, tenant: str | None = None) -> list[Episode]:
-        """The episodes of ``tenant`` among ``episode_ids``."""
-
-    def page(self, page_id: str) -> Page:
-        """One page."""
-
-    def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]:
-        """The pages of ``scope`` with ``status``."""
-
-    def revisions(self, page_id: str) -> list[Revision]:
-        """Every revision of a page."""
-
+    ) -> Recall: ...
+    def episode(self, episode_id: str, *, tenant: str | None = None) -> Episode: ...
+    def episodes(self, ids: Iterable[str], *, tenant: str | None = None) -> list[Episode]: ...
+    def page(self, page_id: str) -> Page: ...
+    def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]: ...
+    def revisions(self, page_id: str) -> list[Revision]: ...
     def forget(
-        self,
-        *,
-        episodes: Iterable[str] = (),
-        page: str | None = None,
-        tenant: str | None = None,
-        apply: bool = False,
-        reason: str = "",
+        self, *, episodes: Iterable[str] = (), page: str | None = None,
+        tenant: str | None = None, apply: bool = False, reason: str = "",
         now: datetime | None = None,
-    ) -> Receipt:
-        """Erase, following provenance."""
+    ) -> Receipt: ...  # fmt: skip
 
 
 AddInput = str | Sequence[Mapping[str, Any]] | Episode | Mapping[str, Any]
