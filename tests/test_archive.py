@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from reverie import Reverie
+from reverie.dream.archive import Archive, BundleFiles, bundle_bytes
 from reverie.embed import HashingEmbedder
 from reverie.errors import InvalidInput, ScopesFailed, UndoRefused
-from reverie.memory.archive import Archive, BundleFiles, bundle_bytes
 from reverie.models import Scope
 from reverie.store.records import is_stub
 from tests import conftest

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from reverie.bench.demo import load_sample
 from reverie.cli.app import app
+from reverie.cli.demo import load_sample
 
 NIGHT = "2026-11-13T00:00:00Z"
 

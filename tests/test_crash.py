@@ -28,8 +28,8 @@ from reverie.bench.crash_child import SCOPE
 from reverie.bench.crash_erase import ERASE_TARGETS, check_erasures
 from reverie.bench.crash_lanes import LANE_TARGETS, check_archive, check_mirror, mirror_dir
 from reverie.bench.synth import DEFAULT_START, synthetic_episodes
+from reverie.dream.archive import Archive, archive_root
 from reverie.engine import Reverie
-from reverie.memory.archive import Archive, archive_root
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
 

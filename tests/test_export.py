@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from reverie import Reverie
-from reverie.memory.archive import Archive
+from reverie.dream.archive import Archive
 from reverie.memory.export import SYSTEM_PROMPT, write_training
 from tests.conftest import T0, EpisodeFactory
 

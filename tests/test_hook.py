@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import runpy
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,9 @@ class BrokenMemory:
         self, episode: Episode | dict[str, Any], *, scope: ScopeLike | None = None
     ) -> Episode:
         raise OSError("disk full")
+
+    def now(self, given: datetime | None = None) -> datetime:
+        return given or datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def test_a_turn_is_recalled_before_and_recorded_after(rv: Reverie) -> None:

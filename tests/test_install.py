@@ -23,7 +23,7 @@ import json, sys
 from pathlib import Path
 import reverie
 from reverie import Reverie
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 assert Path(reverie.__file__).is_relative_to(Path(sys.argv[1])), reverie.__file__
 with Reverie.open(Path(sys.argv[2]) / "brain.db") as rv:
     rv.ingest([e for e in load_sample() if e["scope"] == "acme/coder"])

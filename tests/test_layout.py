@@ -9,8 +9,14 @@ tolerate today (because of import order) still fails the test.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+from reverie.bench.startup import OPTIONAL, call_paths
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "reverie"
@@ -155,3 +161,147 @@ def test_no_private_name_is_imported_from_another_module() -> None:
 def test_the_top_level_holds_about_a_dozen_modules() -> None:
     top = [p.name for p in (SRC / PACKAGE).glob("*.py") if p.name != "__init__.py"]
     assert len(top) <= 12, sorted(top)
+
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "hashing", "limits"),
+    ("config", "jsonl", "files"),
+    ("models",),
+    ("text", "adapters"),
+    ("store",),
+    ("keys", "redaction", "intake"),
+    ("llm",),
+    ("embed",),
+    ("recall",),
+    ("dream",),
+    ("memory",),
+    ("api",),
+    ("engine",),
+    ("runtime",),
+    ("reverie",),
+    ("compat", "integrations", "testing"),
+    ("server", "bench"),
+    ("cli",),
+    ("__main__",),
+)
+"""The package order, bottom first: a module imports only from its own package and from layers
+below its own, at module level, under ``TYPE_CHECKING`` and inside functions alike, so no two
+packages can form a loop. ``api`` (the conventional verbs, their items, the embedder choice) is
+under the facade that offers them; ``runtime`` runs the facade (scheduler, workers, the async
+facade's thread pool); ``reverie`` is the package's ``__init__``, the public face over both;
+the edges (server, bench, cli) sit on top."""
+
+RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
+
+
+def _unit(module: str) -> str:
+    """The top-level module or package of ``reverie`` that ``module`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else PACKAGE
+
+
+def _every_import(module: str) -> Iterator[tuple[int, str]]:
+    """``(line, module imported)`` for every import of ``reverie`` code in ``module``: at module
+    level, under ``TYPE_CHECKING`` and inside functions alike."""
+    tree = ast.parse(MODULES[module].read_text(), str(MODULES[module]))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for target, name in _targets(module, node):
+                if target == PACKAGE and name is None:
+                    continue  # `import reverie.x` names x, not the package's face
+                if target.split(".")[0] == PACKAGE:
+                    yield node.lineno, target
+
+
+def _upward() -> list[str]:
+    found = []
+    for module in MODULES:
+        here = _unit(module)
+        for line, target in _every_import(module):
+            there = _unit(target)
+            if there != here and RANK[there] >= RANK[here]:
+                found.append(f"{module}:{line} imports {target} ({here} over {there}?)")
+    return found
+
+
+def test_every_package_has_a_place_in_the_order() -> None:
+    assert sorted({_unit(m) for m in MODULES} - set(RANK)) == []
+
+
+def test_no_import_points_up_the_package_order() -> None:
+    assert _upward() == []
+
+
+CLOCK_EDGES = ("cli", "server", "runtime", "bench")
+"""Where the wall clock may be read: the edges that run on their own. The facade reads it in one
+place (``Reverie.now``, through its ``clock``); everything under it is handed ``now``."""
+
+CLOCK_ALLOWED = {
+    "reverie.engine": "Reverie(clock=now_utc): the facade's one clock",
+    "reverie.models.base": "defines now_utc",
+    "reverie.models.episode": "an Episode made without a date needs one; the engine re-dates it",
+    "reverie.memory.mirror": "a temporary file's age is the file system's clock, not a date",
+    "reverie.llm._http": "Retry-After is an HTTP date, measured against the transport's clock",
+}
+
+
+def _reads_the_clock(node: ast.AST) -> bool:
+    """``datetime.now(…)``, ``time.time()``, ``now_utc()`` or ``now_utc`` passed as a clock."""
+    if isinstance(node, ast.Attribute):
+        owner = node.value.id if isinstance(node.value, ast.Name) else None
+        return (owner, node.attr) in {("datetime", "now"), ("time", "time"), ("datetime", "utcnow")}
+    return isinstance(node, ast.Name) and node.id == "now_utc" and isinstance(node.ctx, ast.Load)
+
+
+def _clock_reads() -> list[str]:
+    found = []
+    for module, path in MODULES.items():
+        if _unit(module) in CLOCK_EDGES or module in CLOCK_ALLOWED:
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        found += [f"{module}:{n.lineno}" for n in ast.walk(tree) if _reads_the_clock(n)]
+    return found
+
+
+def test_only_the_edges_and_the_facade_read_the_wall_clock() -> None:
+    assert _clock_reads() == []
+
+
+def test_the_clock_check_sees_a_read() -> None:
+    reads = [ast.parse(s).body[0] for s in ("datetime.now(UTC)", "time.time()", "f(now_utc)")]
+    assert all(any(_reads_the_clock(n) for n in ast.walk(r)) for r in reads)
+    assert not any(_reads_the_clock(n) for n in ast.walk(ast.parse("time.monotonic()")))
+
+
+def _loaded_by(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code`` (counted, never timed)."""
+    report = "import json, sys; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{report}"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_importing_reverie_loads_no_optional_dependency() -> None:
+    tops = {m.split(".")[0] for m in _loaded_by("import reverie")}
+    assert sorted(tops & set(OPTIONAL)) == []
+
+
+def test_the_command_line_loads_the_benchmarks_only_for_bench() -> None:
+    cli = _loaded_by("import reverie.cli.app")
+    assert sorted(m for m in cli if m.startswith("reverie.bench")) == []
+    bench = _loaded_by("from reverie.cli.app import BenchGroup\nBenchGroup.load()")
+    assert "reverie.bench.core" in bench
+
+
+def test_remember_and_a_lexical_recall_travel_short_paths() -> None:
+    paths = call_paths()
+    outside_store = {
+        k: [m for m in v if not m.startswith("reverie.store")] for k, v in paths.items()
+    }
+    assert len(outside_store["remember"]) <= 6, outside_store["remember"]
+    assert len(outside_store["recall (lexical)"]) <= 14, outside_store["recall (lexical)"]

@@ -16,7 +16,7 @@ pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters
 
 from reverie import Reverie
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 from reverie.errors import InvalidInput
 from reverie.models import Outcome, PageStatus, Scope
 from reverie.server.mcp import TOOLS, build_server

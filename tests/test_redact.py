@@ -8,9 +8,9 @@ import pytest
 
 from reverie import Reverie
 from reverie.config import Config, RedactionConfig
-from reverie.dream.plan import CreatePage, Plan, RetirePage
 from reverie.errors import InvalidInput
 from reverie.models import Claim, PageKind
+from reverie.models.plan import CreatePage, Plan, RetirePage
 from reverie.redaction import MARK, Redactor, redact, redact_plan
 from tests.conftest import EpisodeFactory
 

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reverie.config import parse_duration
 from reverie.errors import InvalidInput
-from reverie.runtime.schedule import Due, ScheduleConfig, ScheduleState, next_due, parse_duration
+from reverie.runtime.schedule import Due, ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.triggers import moon_phase_after, parse_cron
 
 T = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)  # a Monday

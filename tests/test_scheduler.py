@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from reverie import Reverie
-from reverie.dream.plan import Evidence, Plan
 from reverie.models import Scope, now_utc
+from reverie.models.plan import Evidence, Plan
 from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Event, Scheduler
 from reverie.store.sqlite import SQLiteStore

@@ -6,7 +6,8 @@ into a prompt under a token budget. Importing this package does no I/O and start
 
 from __future__ import annotations
 
-from reverie.api.aio import AsyncReverie
+import typing
+
 from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
 from reverie.config import Config, DreamConfig, IdentityConfig, RecallConfig
 from reverie.engine import Reverie, UndoReport
@@ -80,3 +81,19 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if typing.TYPE_CHECKING:
+    from reverie.runtime.aio import AsyncReverie
+
+
+def __getattr__(name: str) -> typing.Any:
+    """``AsyncReverie`` loads with its event-loop machinery on first use, not on import."""
+    if name == "AsyncReverie":
+        from reverie.runtime.aio import AsyncReverie  # noqa: PLC0415 (lazy: asyncio, threads)
+
+        return AsyncReverie
+    raise AttributeError(f"module 'reverie' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "AsyncReverie"})

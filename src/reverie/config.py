@@ -10,6 +10,7 @@ recorded, then ``auto`` (docs/recall.md, "Which embedder").
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -33,8 +34,24 @@ __all__ = [
     "config_file",
     "configured_embedder",
     "default_db_path",
+    "parse_duration",
     "resolve_db",
 ]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$", re.I)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(value: str | float | timedelta, field_name: str = "duration") -> timedelta:
+    """``"90s"``, ``"15m"``, ``"6h"``, ``"30d"``, ``"2w"`` or a number of seconds."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float):
+        return timedelta(seconds=float(value))
+    found = _DURATION.match(value)
+    if not found:
+        raise InvalidInput(field_name, f"{value!r} is not a duration like 90s, 15m, 6h or 30d")
+    return timedelta(seconds=float(found.group(1)) * _UNITS[(found.group(2) or "s").lower()])
 
 
 @dataclass(frozen=True)

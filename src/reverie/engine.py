@@ -18,20 +18,25 @@ from reverie.api import verbs
 from reverie.api.embedding import CONFIGURED, choose_embedder, read_record, record_embedder
 from reverie.api.embedding import reembed as run_reembed
 from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
-from reverie.config import Config
+from reverie.config import Config, parse_duration
 from reverie.dream import review as _review
+from reverie.dream.archive import readable, refuse_undo_of_archived
 from reverie.dream.cycle import DreamCycle
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.llm_distill import llm_distiller_from_env
-from reverie.dream.plan import Distiller
 from reverie.dream.stats import TalliedCycle
 from reverie.embed import EmbedderLike
-from reverie.errors import Conflict, InvalidInput, LeaseLost, PlanPending
+from reverie.errors import (
+    Conflict,
+    InvalidInput,
+    LeaseLost,
+    PlanPending,
+    each_scope,
+    raise_failures,
+)
 from reverie.intake import IngestClock, IngestResult, admit
 from reverie.intake import ingest as ingest_items
 from reverie.keys import KeyRing
-from reverie.memory.archive import refuse_undo_of_archived
-from reverie.memory.archive import resolve as resolve_archived
 from reverie.memory.browse import EpisodeFilter, EpisodeList, browse
 from reverie.memory.claude_code import export_claude_code
 from reverie.memory.edits import EditReport, edit_page
@@ -55,12 +60,11 @@ from reverie.models import (
     now_utc,
     utc,
 )
+from reverie.models.plan import Distiller
 from reverie.recall import RecallTrace, query_terms
 from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
-from reverie.runtime.isolate import each_scope, raise_failures, readable
-from reverie.runtime.schedule import parse_duration
 from reverie.store import open_store
 from reverie.store.base import BrainStore, Changeset, StoreStats
 from reverie.store.records import PendingPlan
@@ -106,8 +110,11 @@ class Reverie:
         embedder: EmbedderLike = CONFIGURED,
         distiller: Distiller | None = None,
         on_phase: Callable[[str], None] | None = None,
+        clock: Callable[[], datetime] = now_utc,
     ) -> None:
         self.store = store
+        self.clock = clock
+        """The engine's one wall clock (UTC): read by :meth:`now` only; tests pass their own."""
         self.config = config or Config()
         self.redactor = Redactor(self.config.redaction)
         """Redaction under this engine's policy: pages, recall, model prompts, training export."""
@@ -188,10 +195,13 @@ class Reverie:
 
     # -- episodes ---------------------------------------------------------------------------
 
+    def now(self, given: datetime | None = None) -> datetime:
+        """``given`` in UTC, else the time by :attr:`clock`: the one place the engine reads it.
+        Everything under the facade (store, dream, recall, memory) is handed this ``now``."""
+        return utc(given) if given else self.clock()
+
     def _clock(self, now: datetime | None) -> IngestClock:
-        """The ingest clock, read here at the edge when the caller gave none."""
-        given = utc(now) if now else None
-        return IngestClock.at(given, given or now_utc(), self.config.dream.memory.future_skew_s)
+        return IngestClock.at(self.now(now), self.config.dream.memory.future_skew_s)
 
     def remember(
         self,
@@ -204,7 +214,7 @@ class Reverie:
 
         ``now`` is the ingest clock (read here when omitted): an episode dated more than
         ``MemoryConfig.future_skew_s`` after it is refused with :class:`InvalidInput`, and an
-        episode given as a mapping without ``created_at`` is dated ``now`` when it is given.
+        episode given as a mapping without ``created_at`` is dated ``now``.
         """
         target = Scope.parse(scope) if scope is not None else None
         clock = self._clock(now)
@@ -254,7 +264,7 @@ class Reverie:
         While a plan of ``scope`` is pending, a cycle that would change the store raises
         :class:`~reverie.errors.PlanPending` naming it (a dry run still runs).
         """
-        when = utc(now) if now else now_utc()
+        when = self.now(now)
         target = Scope.parse(scope)
         hold = self._hold(target, when, dry_run=dry_run, review=review)
         for attempt in range(1, DREAM_ATTEMPTS + 1):
@@ -328,15 +338,16 @@ class Reverie:
         scopes = self.store.pending_scopes()
         if not dry_run:
             scopes = [s for s in scopes if _review.waiting_plan(self.store, s) is None]
+        when = self.now(now)
         reports, failures = each_scope(
-            scopes, lambda s: self.dream(s, now=now, dry_run=dry_run, review=review), "dream"
+            scopes, lambda s: self.dream(s, now=when, dry_run=dry_run, review=review), "dream"
         )
         return raise_failures("dream", failures, reports)
 
     def undo(self, cycle_id: str, *, now: datetime | None = None) -> UndoReport:
         """Restore every page ``cycle_id`` touched and make its episodes eligible again."""
         refuse_undo_of_archived(self.store, cycle_id)  # an archived cycle: restore the bundle first
-        changes, report = plan_undo(self.store, cycle_id, utc(now) if now else now_utc())
+        changes, report = plan_undo(self.store, cycle_id, self.now(now))
         self.store.commit(changes)
         return report
 
@@ -360,7 +371,7 @@ class Reverie:
         :class:`~reverie.errors.PlanStale` (the plan marked stale, nothing changed) when a page,
         the checkpoint or an episode it was built on moved since.
         """
-        report = _review.apply_plan(self.store, plan_id, utc(now) if now else now_utc())
+        report = _review.apply_plan(self.store, plan_id, self.now(now))
         if self._vectors is not None:
             self._index_quietly(report.scope)
         return report
@@ -369,7 +380,7 @@ class Reverie:
         self, plan_id: str, *, reason: str | None = None, now: datetime | None = None
     ) -> PendingPlan:
         """Set a pending plan aside; its episodes stay eligible for the next cycle."""
-        return _review.reject_plan(self.store, plan_id, utc(now) if now else now_utc(), reason)
+        return _review.reject_plan(self.store, plan_id, self.now(now), reason)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -406,7 +417,7 @@ class Reverie:
                 if include_org is None
                 else replace(self.config.recall, include_org=include_org)
             ),
-            now=now,
+            now=self.now(now),
             as_of=utc(as_of) if as_of is not None else None,
             vectors=self._vectors,
             redactor=self.redactor,
@@ -419,7 +430,7 @@ class Reverie:
         if limit < 1:
             raise InvalidInput("limit", "must be 1 or more")
         found = self.store.search_episodes(Scope.parse(scope), query_terms(query), limit)
-        return readable(resolve_archived(self.store, [e for e, _ in found]))
+        return readable(self.store, [e for e, _ in found])
 
     def browse_episodes(
         self, scope: ScopeLike, wanted: EpisodeFilter | None = None, *, limit: int = 50
@@ -428,7 +439,7 @@ class Reverie:
         range, consolidated or not, a tool): best text matches first, else newest first
         (:mod:`reverie.memory.browse`)."""
         found = browse(self.store, Scope.parse(scope), wanted or EpisodeFilter(), limit=limit)
-        shown = readable(resolve_archived(self.store, found.episodes))
+        shown = readable(self.store, found.episodes)
         return replace(found, episodes=shown)
 
     def pages_citing(self, episode_id: str, *, tenant: str | None = None) -> list[Page]:
@@ -465,7 +476,7 @@ class Reverie:
         return Lineage(
             page=page,
             revisions=revisions,
-            episodes=readable(resolve_archived(self.store, found)),
+            episodes=readable(self.store, found),
             cited_pages=pages,
         )
 
@@ -482,18 +493,18 @@ class Reverie:
         :class:`~reverie.config.IdentityConfig`): ids are a tenant's own, two tenants may
         both have a ``b1``. :class:`~reverie.errors.NotFound` if that tenant has none."""
         found = self.store.episode(episode_id, tenant=tenant or self.config.identity.tenant)
-        return readable(resolve_archived(self.store, [found]))[0]
+        return readable(self.store, [found])[0]
 
     def episodes(self, episode_ids: Iterable[str], *, tenant: str | None = None) -> list[Episode]:
         """The episodes of ``tenant`` (as in :meth:`episode`) among ``episode_ids`` that
         exist, by ``seq``; archived ones fetched back."""
         found = self.store.episodes(episode_ids, tenant=tenant or self.config.identity.tenant)
-        return readable(resolve_archived(self.store, found))
+        return readable(self.store, found)
 
     @property
     def keys(self) -> KeyRing:
         """API keys of the HTTP service: create, list, revoke, authenticate."""
-        return KeyRing(self.store)
+        return KeyRing(self.store, self.now)
 
     def status(self, scope: ScopeLike | None = None) -> StoreStats:
         return self.store.stats(Scope.parse(scope) if scope is not None else None)
@@ -506,7 +517,7 @@ class Reverie:
 
     def restore(self, page_id: str, revision: int, *, now: datetime | None = None) -> Cycle:
         """A new revision of ``page_id`` with the content of ``revision``; undo it like a cycle."""
-        changes = plan_restore(self.store, page_id, revision, utc(now) if now else now_utc())
+        changes = plan_restore(self.store, page_id, revision, self.now(now))
         self.store.commit(changes)
         return self.store.cycle(changes.cycle.id if changes.cycle else "")
 
@@ -525,7 +536,7 @@ class Reverie:
         Each of ``title``, ``kind``, ``claims`` (text and cited episode ids; none: the edit's own
         episode) left out stays as it is; undo it like a cycle."""
         lines = None if claims is None else [(text, tuple(ids)) for text, ids in claims]
-        when = utc(now) if now else now_utc()
+        when = self.now(now)
         return edit_page(
             self.store, page_id, revision=revision, now=when, title=title, kind=kind, claims=lines
         )
@@ -560,7 +571,7 @@ class Reverie:
         target = Scope.parse(scope)
         if layout == "claude-code":
             return export_claude_code(
-                self.store, target, Path(directory), line_limit=line_limit, recorded_at=now_utc()
+                self.store, target, Path(directory), line_limit=line_limit, recorded_at=self.now()
             )
         if layout != "reverie":
             raise InvalidInput("layout", f"{layout!r} is not a layout (reverie or claude-code)")
@@ -570,14 +581,14 @@ class Reverie:
             Path(directory),
             line_limit=line_limit,
             journal=journal,
-            recorded_at=now_utc(),
+            recorded_at=self.now(),
         )
 
     def import_markdown(
         self, scope: ScopeLike, directory: str | Path, *, now: datetime | None = None
     ) -> ImportReport:
         """Turn a person's edits of the mirror into new revisions authored ``human``."""
-        when = utc(now) if now else now_utc()
+        when = self.now(now)
         return import_markdown(self.store, Scope.parse(scope), Path(directory), now=when)
 
     # -- erasure (logic in reverie.memory.forget and reverie.memory.erase; docs/privacy.md) -----
@@ -611,7 +622,7 @@ class Reverie:
             reason=reason,
             request_id=request_id,
         )
-        receipt = run_forget(self.store, request, utc(now) if now else now_utc(), apply=apply)
+        receipt = run_forget(self.store, request, self.now(now), apply=apply)
         if apply and self._vectors is not None:
             self._vectors.drop(s.key for s in self.store.scopes())
         return receipt
@@ -626,7 +637,7 @@ class Reverie:
 
     def finish_erasures(self, *, now: datetime | None = None) -> list[Receipt]:
         """Finish the file work of erasures a crash interrupted; those still unfinished."""
-        return finish_pending(self.store, utc(now) if now else now_utc())
+        return finish_pending(self.store, self.now(now))
 
     # -- the conventional verbs (mapping in reverie.api.verbs and docs/api.md) ----------------
 
@@ -699,11 +710,11 @@ class Reverie:
         applied at once (:meth:`forget`; the call is the request): the returned ``Deletion``
         names the erasure receipt. Not undoable; to take a page out of recall and keep it,
         :meth:`retire` it."""
-        return verbs.delete(self, memory_id, utc(now) if now else now_utc(), tenant)
+        return verbs.delete(self, memory_id, self.now(now), tenant)
 
     def retire(
         self, memory_id: str, *, tenant: str | None = None, now: datetime | None = None
     ) -> Retirement:
         """Retire the page ``memory_id``: a revision, undoable with ``undo(r.cycle_id)``; the
         page leaves recall and stays readable in ``why`` and ``history``."""
-        return verbs.retire(self, memory_id, utc(now) if now else now_utc(), tenant)
+        return verbs.retire(self, memory_id, self.now(now), tenant)

@@ -32,7 +32,9 @@ for a ``ReverieError``.
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+import logging
+from collections.abc import Callable, Iterable
+from typing import Generic, Protocol, TypeVar
 
 __all__ = [
     "ArchiveUnreadable",
@@ -58,6 +60,10 @@ __all__ = [
     "StoreFull",
     "StoreReadOnly",
     "UndoRefused",
+    "describe",
+    "each_scope",
+    "partial",
+    "raise_failures",
 ]
 
 T = TypeVar("T")
@@ -267,3 +273,65 @@ class MissingExtra(ReverieError, ImportError):
         super().__init__(
             f"{package} is not installed; install it with: pip install 'reverie[{extra}]'"
         )
+
+
+# -- one scope's failure never stops the others -----------------------------------------------
+# Operations over many scopes (dream all, archive, training export) run each scope through
+# each_scope: a scope that raises is logged and recorded with why, and the loop goes on. Its
+# effects are the scope's own transaction, so a failing scope changed nothing of its own and
+# nothing of anyone else's. The caller raises ScopesFailed at the end (raise_failures), so the
+# failure is never silent and the work done for the others is never lost.
+
+log = logging.getLogger("reverie")
+
+D = TypeVar("D")
+R = TypeVar("R")
+
+
+class _Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=_Keyed)
+
+
+def describe(exc: BaseException) -> str:
+    """What went wrong, for a person: our own errors say it already; others get their type."""
+    if isinstance(exc, ReverieError):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "RecursionError: a stored value is nested too deeply to process"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def each_scope(
+    scopes: Iterable[K], work: Callable[[K], R], operation: str
+) -> tuple[list[R], dict[str, str]]:
+    """``work(scope)`` for every scope, in order: the results of those that succeeded, and the
+    reason of each that raised, by scope key."""
+    done: list[R] = []
+    failures: dict[str, str] = {}
+    for scope in scopes:
+        try:
+            done.append(work(scope))
+        except Exception as exc:  # isolation: any failure of one scope is that scope's alone
+            failures[scope.key] = describe(exc)
+            log.info("%s of %s failed, going on: %s", operation, scope.key, failures[scope.key])
+    return done, failures
+
+
+def raise_failures(operation: str, failures: dict[str, str], done: D) -> D:
+    """``done`` when nothing failed, else :class:`ScopesFailed` carrying it."""
+    if failures:
+        raise ScopesFailed(operation, failures, done)
+    return done
+
+
+def partial(work: Callable[[], D]) -> tuple[D, ScopesFailed[D] | None]:
+    """Run ``work``; its result and no failure, or, when some scopes failed, what it did for
+    the others and the :class:`ScopesFailed` to report after showing that."""
+    try:
+        return work(), None
+    except ScopesFailed as exc:
+        return exc.done, exc

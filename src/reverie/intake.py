@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from reverie.errors import Conflict, InvalidInput
+from reverie.errors import Conflict, InvalidInput, describe
 from reverie.models import Episode, Scope, check_metadata
-from reverie.runtime.isolate import describe
 from reverie.store.base import BrainStore
 
 __all__ = ["ITEM_ERRORS", "IngestClock", "IngestError", "IngestResult", "admit", "ingest"]
@@ -38,20 +37,18 @@ the disk full) is not an item's fault and propagates: the batches before it stay
 
 @dataclass(frozen=True)
 class IngestClock:
-    """``now`` when the caller gave one; ``received``, the time the store records as when the
-    episodes arrived (``now``, else the wall clock read at the edge); and the newest
-    ``created_at`` accepted."""
+    """``received``, the time the store records as when the episodes arrived (the caller's
+    ``now``, else the facade's clock) and the date of an episode sent without one; and the
+    newest ``created_at`` accepted."""
 
-    now: datetime | None
     received: datetime
     latest: datetime
     skew_s: float
 
     @classmethod
-    def at(cls, given: datetime | None, wall: datetime, skew_s: float) -> IngestClock:
-        """The clock for the caller's ``given`` time, else for ``wall`` (read by the caller)."""
-        received = given or wall
-        return cls(given, received, received + timedelta(seconds=skew_s), skew_s)
+    def at(cls, received: datetime, skew_s: float) -> IngestClock:
+        """The clock of an ingest at ``received``, accepting ``skew_s`` seconds of skew."""
+        return cls(received, received + timedelta(seconds=skew_s), skew_s)
 
 
 def _recheck(ep: Episode) -> Episode:
@@ -71,8 +68,7 @@ def _parse(item: Episode | dict[str, Any], scope: Scope | None, clock: IngestClo
         if isinstance(item, dict) and scope is not None and "scope" not in item:
             item = {**item, "scope": scope}
         ep = Episode.parse(item)
-    if clock.now is not None:
-        ep.dated_on_arrival(clock.now)
+    ep.dated_on_arrival(clock.received)
     return ep
 
 

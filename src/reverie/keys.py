@@ -18,11 +18,12 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from reverie.errors import InvalidInput, NotFound
-from reverie.models import Scope, now_utc
+from reverie.models import Scope
 from reverie.store.records import ApiKey, Rights
 
 if TYPE_CHECKING:
@@ -101,10 +102,12 @@ def allows(key: ApiKey, scope: Scope, *, write: bool = False, admin: bool = Fals
 
 
 class KeyRing:
-    """Create, list, revoke and check API keys in a store that can keep them."""
+    """Create, list, revoke and check API keys in a store that can keep them; ``clock`` is
+    the facade's (:meth:`reverie.Reverie.now`), read when a call gives no ``now``."""
 
-    def __init__(self, store: BrainStore) -> None:
+    def __init__(self, store: BrainStore, clock: Callable[[], datetime]) -> None:
         self._store = store
+        self._clock = clock
 
     def create(
         self,
@@ -117,7 +120,7 @@ class KeyRing:
     ) -> tuple[ApiKey, str]:
         """Store a new key; return it and its token (shown once, never stored)."""
         key, token = mint_key(
-            tenant=tenant, agent=agent, rights=rights, name=name, now=now or now_utc()
+            tenant=tenant, agent=agent, rights=rights, name=name, now=now or self._clock()
         )
         self._store.put_api_key(key)
         return key, token
@@ -127,7 +130,7 @@ class KeyRing:
 
     def revoke(self, key_id: str, *, now: datetime | None = None) -> ApiKey:
         self._store.api_key(key_id)  # NotFound for an unknown id
-        return self._store.revoke_api_key(key_id, now or now_utc())
+        return self._store.revoke_api_key(key_id, now or self._clock())
 
     def authenticate(self, token: str) -> ApiKey | None:
         """The active key ``token`` belongs to, or None (malformed, unknown, wrong, revoked)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reverie.dream.plan import Evidence, Plan
+from reverie.models.plan import Evidence, Plan
 
 __all__ = ["ScriptedDistiller"]
 

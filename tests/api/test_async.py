@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import pytest
 
 from reverie import AsyncReverie, NotFound, Reverie, Scope, StoreError
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 
 T = TypeVar("T")
 CALLS = 50
@@ -28,8 +28,8 @@ BLOCK_LIMIT_S = 0.050
 ATTEMPTS = 3
 TICK_S = 0.005
 QUERY = "deploy to staging with kubectl"
-NOT_VERBS = {"open", "from_store", "close", "keys"}
-"""Engine members that are no verb: construction, closing, and the HTTP service's key ring."""
+NOT_VERBS = {"open", "from_store", "close", "keys", "now"}
+"""Engine members that are no verb: construction, closing, the key ring and the clock."""
 
 
 def _run(main: Callable[[], Awaitable[T]]) -> T:

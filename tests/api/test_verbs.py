@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reverie import Config, IdentityConfig, InvalidInput, NotFound, Reverie
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 DEPLOY = "deploy to staging with kubectl"

@@ -4,11 +4,10 @@ consolidated, for tests of what the next cycle makes of them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from reverie import Reverie
-from reverie.dream.plan import page_id_for
 from reverie.models import (
     Claim,
     Page,
@@ -19,6 +18,7 @@ from reverie.models import (
     Scope,
     revision_hash,
 )
+from reverie.models.plan import page_id_for
 from reverie.store.base import Changeset, PageWrite
 
 
@@ -82,6 +82,7 @@ def store_page(
             page_writes=[PageWrite(scope, topic_key, rev, expected_revision=None)],
             marks=cited,
             mark_cycle="cy_before",
+            at=datetime.now(UTC),
         )
     )
     return rv.store.page(rev.page_id)

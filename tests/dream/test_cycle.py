@@ -10,9 +10,9 @@ import pytest
 
 from reverie import Config, DreamConfig, Reverie, UndoRefused
 from reverie.dream.distill import ExtractiveDistiller
-from reverie.dream.plan import CreatePage, Evidence, Plan
 from reverie.embed import HashingEmbedder
 from reverie.models import Claim, CycleStatus, PageKind, PageStatus
+from reverie.models.plan import CreatePage, Evidence, Plan
 from reverie.store.sqlite import SQLiteStore
 from reverie.testing import ScriptedDistiller
 from tests.conftest import EpisodeFactory
@@ -277,7 +277,7 @@ def test_embedding_clusters_are_order_independent(
 
 
 def test_the_message_states_the_reports_own_counts(tmp_path: Path) -> None:
-    from reverie.bench.demo import load_sample  # noqa: PLC0415
+    from reverie.cli.demo import load_sample  # noqa: PLC0415
 
     with Reverie.open(tmp_path / "b.db") as rv:
         rv.ingest(load_sample())

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from reverie.config import DreamConfig
 from reverie.dream.cluster import cluster
 from reverie.dream.distill import ExtractiveDistiller, is_template_lesson
-from reverie.dream.plan import CreatePage, Evidence, Plan, RevisePage, page_id_for, validate_plan
 from reverie.models import (
     Claim,
     ClaimRole,
@@ -29,6 +28,7 @@ from reverie.models import (
     Scope,
     revision_hash,
 )
+from reverie.models.plan import CreatePage, Evidence, Plan, RevisePage, page_id_for, validate_plan
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from reverie import Reverie
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 from reverie.config import DreamConfig
 from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.models import Page, PageStatus

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from reverie import Config, DreamConfig, Reverie
-from reverie.dream.plan import CreatePage, Evidence, Plan
 from reverie.errors import PlanRejected
 from reverie.models import Claim, PageKind, now_utc
+from reverie.models.plan import CreatePage, Evidence, Plan
 from reverie.store.sqlite import SQLiteStore
 from reverie.testing import ScriptedDistiller
 from tests.conftest import EpisodeFactory

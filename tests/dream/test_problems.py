@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from reverie.bench.synth import synthetic_episodes
 from reverie.config import DreamConfig
 from reverie.dream.cluster import Group, pattern_key
-from reverie.dream.plan import page_id_for
 from reverie.dream.problems import group_by_problem, is_knowledge, problem_groups
 from reverie.embed import HashingEmbedder
 from reverie.models import Claim, Episode, Outcome, Page, PageKind, PageStatus, Revision, Scope
+from reverie.models.plan import page_id_for
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 SCOPE = Scope(tenant="acme", agent="coder")

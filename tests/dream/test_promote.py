@@ -112,7 +112,7 @@ def test_no_write_leaves_a_scope_except_a_promotion(rv: Reverie) -> None:
     cp = rv.store.checkpoint(scope)
     with pytest.raises(StoreError, match="outside acme/coder"):
         rv.store.commit(Changeset(scope=scope, expected_checkpoint=cp, checkpoint=cp,
-                                  page_writes=[stray]))  # fmt: skip
+                                  page_writes=[stray], at=datetime.now(UTC)))  # fmt: skip
     assert rv.pages(RESEARCHER, None) == []
 
 

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from reverie import Config, DreamConfig, Reverie
 from reverie.cli.app import app
 from reverie.dream.distill import ExtractiveDistiller
-from reverie.dream.plan import CreatePage, Evidence, Plan
-from reverie.llm.base import ModelUsage
+from reverie.llm.protocol import ModelUsage
 from reverie.models import Claim, PageKind
+from reverie.models.plan import CreatePage, Evidence, Plan
 from reverie.store.sqlite import SQLiteStore
 from reverie.testing import ScriptedDistiller
 

@@ -5,7 +5,7 @@ database files.
   atomic writer itself) given a symlink, a dangling symlink, a FIFO, a folder, a device or a
   ``/proc`` path either writes a regular file or refuses with one clear error; the file a link
   points at keeps its bytes, a FIFO stays a FIFO, no temporary file is left behind
-  (reverie.memory.files).
+  (reverie.files).
 - **Bundles.** A bundle missing, truncated anywhere, with bytes flipped anywhere, emptied,
   swapped for another scope's, turned into a folder, or re-compressed around altered content is
   named by every read of its lineage (:class:`~reverie.errors.ArchiveUnreadable`), and every
@@ -36,10 +36,10 @@ from typer.testing import CliRunner, Result
 
 from reverie import Reverie
 from reverie.cli.app import app
+from reverie.dream.archive import Archive
 from reverie.errors import ArchiveUnreadable, InvalidInput, ReverieError, ScopesFailed
-from reverie.memory.archive import Archive
+from reverie.files import write_atomically
 from reverie.memory.export import write_training
-from reverie.memory.files import write_atomically
 from tests.conftest import failed_deploys
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from reverie import Reverie
 from reverie.cli.app import app
-from reverie.dream.plan import CreatePage, Evidence, Plan
 from reverie.memory.frontmatter import split
 from reverie.models import Claim, PageKind
+from reverie.models.plan import CreatePage, Evidence, Plan
 from reverie.testing import ScriptedDistiller
 
 TEXTS = {

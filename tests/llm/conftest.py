@@ -13,9 +13,9 @@ import pytest
 from reverie import Config, DreamConfig, Reverie
 from reverie.dream.llm_distill import LLMDistillConfig, LLMDistiller
 from reverie.llm._http import HTTPSettings
-from reverie.llm.base import LLM
 from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply, openai_reply
 from reverie.llm.openai_compat import OpenAICompatLLM
+from reverie.llm.protocol import LLM
 from reverie.store.sqlite import SQLiteStore
 
 FAST = HTTPSettings(timeout_s=2.0, connect_timeout_s=1.0, max_retries=1, backoff_s=0.01)

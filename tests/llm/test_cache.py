@@ -12,7 +12,13 @@ import pytest
 from reverie.llm.cache import MemoryCache, ResponseCache, cache_key
 from reverie.store.sqlite import SQLiteStore
 
-VALUE = {"model": "m", "response": {"operations": []}, "input_tokens": 3, "output_tokens": 1}
+VALUE = {
+    "model": "m",
+    "response": {"operations": []},
+    "input_tokens": 3,
+    "output_tokens": 1,
+    "created_at": datetime(2026, 1, 2, tzinfo=UTC).isoformat(),
+}
 
 
 @pytest.mark.parametrize("kind", ["store", "memory"])

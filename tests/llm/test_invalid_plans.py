@@ -2,7 +2,7 @@
 
 Each example starts from a valid plan for a fixed evidence group (checked: it passes) and applies
 one mutation from the issue's list; :func:`reverie.dream.llm_distill.plan_problems` (strict parse,
-then :func:`reverie.dream.plan.validate_plan`) must report at least one problem. Together the
+then :func:`reverie.models.plan.validate_plan`) must report at least one problem. Together the
 parametrized runs generate well over 1,000 invalid plans.
 """
 
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from reverie.dream.apply import WriteContext, revision_from
 from reverie.dream.llm_distill import plan_problems
-from reverie.dream.plan import Evidence, page_id_for
 from reverie.models import Claim, Episode, Page, PageKind, Scope
+from reverie.models.plan import Evidence, page_id_for
 
 SCOPE = Scope.parse("acme/coder")
 NOW = datetime(2026, 11, 10, tzinfo=UTC)

@@ -11,7 +11,6 @@ import pytest
 
 from reverie import Reverie
 from reverie.dream.llm_distill import LLMDistillConfig, LLMDistiller, llm_distiller_from_env
-from reverie.dream.plan import Evidence
 from reverie.errors import GroupDeferred
 from reverie.llm._http import HTTPSettings
 from reverie.llm.anthropic import AnthropicLLM
@@ -25,6 +24,7 @@ from reverie.llm.fake_server import (
 from reverie.llm.openai_compat import OpenAICompatLLM
 from reverie.llm.prompts import SYSTEM_PROMPT, plan_schema, render_evidence
 from reverie.models import CycleStatus, PageStatus, Scope
+from reverie.models.plan import Evidence
 from reverie.recall.tokens import count_tokens
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory

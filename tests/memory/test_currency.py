@@ -66,7 +66,7 @@ def test_batch_ingest_names_the_future_item_by_position_and_stores_the_rest(rv: 
 
 
 def test_admit_is_pure_and_takes_the_clock_it_is_given() -> None:
-    clock = IngestClock.at(None, NOW, 300)
+    clock = IngestClock.at(NOW, 300)
     item = {"scope": SCOPE, "situation": "s", "created_at": NOW + timedelta(seconds=300)}
     assert admit(item, None, clock).created_at == NOW + timedelta(seconds=300)  # the edge
     with pytest.raises(InvalidInput, match="latest 2026-06-01T12:05:00"):

@@ -24,7 +24,7 @@ from typing import Any
 from reverie import Reverie
 from reverie.bench.crash_lanes import model_lane
 from reverie.config import Config, DreamConfig
-from reverie.memory.archive import Archive
+from reverie.dream.archive import Archive
 from reverie.memory.export import write_training
 from reverie.store.postgres import PostgresStore
 from tests.pg import schema_url

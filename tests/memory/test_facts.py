@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 
 from reverie import Reverie
 from reverie.dream.facts import assertions, runs
-from reverie.dream.plan import Evidence, Plan, SupersedePage, validate_plan
 from reverie.models import Episode, PageStatus
+from reverie.models.plan import Evidence, Plan, SupersedePage, validate_plan
 
 SCOPE = "acme/coder"
 JAN, APR, AUG = (datetime(2026, m, 5, 9, tzinfo=UTC) for m in (1, 4, 8))

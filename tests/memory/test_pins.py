@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from reverie import Reverie
 from reverie.dream.apply import WriteContext, revision_from
 from reverie.dream.pins import is_human_edit, keep_pins
-from reverie.dream.plan import CreatePage, MergePages, Plan, RetirePage, RevisePage
 from reverie.errors import Conflict, InvalidInput
 from reverie.models import Claim, ClaimRole, Episode, Page, PageKind, Scope
+from reverie.models.plan import CreatePage, MergePages, Plan, RetirePage, RevisePage
 
 SCOPE = "acme/coder"
 DAY = datetime(2026, 11, 10, tzinfo=UTC)

@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from reverie import Reverie
-from reverie.bench.demo import DEMO_SCOPE, _replay_week
+from reverie.cli.demo import DEMO_SCOPE, _replay_week
 from reverie.embed import minilm_available
 from reverie.recall.floor import calibrated, expected_max
 

@@ -33,6 +33,8 @@ CODER = Scope(tenant="acme", agent="coder")
 WRITER = Scope(tenant="acme", agent="writer")
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 CONFIG = RecallConfig()
+NOW = datetime.now(UTC)
+"""When these tests read the brain: as it stands (recall is handed its ``now``)."""
 
 
 def episode(ident: str, scope: Scope, situation: str, action: str, **extra: object) -> Episode:
@@ -70,7 +72,13 @@ def write(
 def commit(store: SQLiteStore, scope: Scope, writes: Iterable[PageWrite]) -> None:
     at = store.checkpoint(scope)
     store.commit(
-        Changeset(scope=scope, expected_checkpoint=at, checkpoint=at, page_writes=list(writes))
+        Changeset(
+            scope=scope,
+            expected_checkpoint=at,
+            checkpoint=at,
+            page_writes=list(writes),
+            at=datetime.now(UTC),
+        )
     )
 
 
@@ -154,6 +162,7 @@ def test_relevant_claim_is_recalled_with_its_citations(brain: SQLiteStore) -> No
         CODER,
         200,
         config=CONFIG,
+        now=NOW,
     )
     top = r.items[0]
     assert (top.kind, top.id, top.title) == ("page", "pg-kubectl", "kubectl deploys")
@@ -168,21 +177,21 @@ def test_relevant_claim_is_recalled_with_its_citations(brain: SQLiteStore) -> No
 
 
 def test_cited_episodes_are_demoted_below_the_claim_that_covers_them(brain: SQLiteStore) -> None:
-    r = recall(brain, "kubectl timeout large manifests", CODER, 400, config=CONFIG)
+    r = recall(brain, "kubectl timeout large manifests", CODER, 400, config=CONFIG, now=NOW)
     scores = {i.id: i.score for i in r.items if i.kind == "episode"}
     claim = next(i for i in r.items if i.kind == "page")
     assert scores and all(score < claim.score for score in scores.values())
 
 
 def test_episode_unit_is_its_best_sentence_with_a_date(brain: SQLiteStore) -> None:
-    r = recall(brain, "helm rollback", CODER, 200, config=CONFIG)
+    r = recall(brain, "helm rollback", CODER, 200, config=CONFIG, now=NOW)
     assert [(i.kind, i.id) for i in r.items] == [("episode", "ep-5")]
     assert r.items[0].text == "Ran helm rollback to unstick the release."
     assert "[1, 2026-11-02, success] Ran helm rollback" in r.text and r.items[0].ref == 1
 
 
 def test_question_about_something_never_stored_recalls_nothing(brain: SQLiteStore) -> None:
-    r = recall(brain, "What is the weather in the city?", CODER, 400, config=CONFIG)
+    r = recall(brain, "What is the weather in the city?", CODER, 400, config=CONFIG, now=NOW)
     assert (r.items, r.text, r.used_tokens, r.warning) == ([], "", 0, None)
     assert not r
 
@@ -207,28 +216,28 @@ def test_a_question_naming_something_never_stored_must_share_more(brain: SQLiteS
     # two words in common with the helm episode, but Terraform is nowhere in the brain: the
     # question must share one word more
     stranger = "Which Terraform release got stuck?"
-    assert recall(brain, stranger, CODER, 400, config=CONFIG).items == []
+    assert recall(brain, stranger, CODER, 400, config=CONFIG, now=NOW).items == []
     lenient = replace(CONFIG, unknown_names=False)
-    assert recall(brain, stranger, CODER, 400, config=lenient).items
+    assert recall(brain, stranger, CODER, 400, config=lenient, now=NOW).items
     # a name the brain knows asks for nothing more
     known = "Which Helm release got stuck?"
-    assert recall(brain, known, CODER, 400, config=CONFIG).items
+    assert recall(brain, known, CODER, 400, config=CONFIG, now=NOW).items
 
 
 def test_one_matching_term_in_three_is_below_the_floor(brain: SQLiteStore) -> None:
-    r = recall(brain, "kubectl weather forecast", CODER, 400, config=CONFIG)
+    r = recall(brain, "kubectl weather forecast", CODER, 400, config=CONFIG, now=NOW)
     assert r.items == []
 
 
 @pytest.mark.parametrize("query", ["", "what is it?", "the"])
 def test_query_without_content_terms_recalls_nothing(brain: SQLiteStore, query: str) -> None:
-    assert recall(brain, query, CODER, 400, config=CONFIG).text == ""
+    assert recall(brain, query, CODER, 400, config=CONFIG, now=NOW).text == ""
 
 
 def test_recall_never_crosses_scopes(brain: SQLiteStore) -> None:
     query = "kubectl deploy timeout large manifests essay"
-    coder = recall(brain, query, CODER, 1000, config=CONFIG)
-    writer = recall(brain, query, WRITER, 1000, config=CONFIG)
+    coder = recall(brain, query, CODER, 1000, config=CONFIG, now=NOW)
+    writer = recall(brain, query, WRITER, 1000, config=CONFIG, now=NOW)
     assert coder.items and writer.items
     assert {i.id for i in coder.items}.isdisjoint({"pg-writer", "ep-w1"})
     assert {i.id for i in writer.items} <= {"pg-writer", "ep-w1"}
@@ -253,14 +262,16 @@ def test_pages_not_valid_now_are_not_recalled(store: SQLiteStore) -> None:
 
 @pytest.mark.parametrize("budget", [0, 5, 25, 40, 80])
 def test_tight_budgets_are_respected(brain: SQLiteStore, budget: int) -> None:
-    r = recall(brain, "kubectl deploy timeout manifests drift", CODER, budget, config=CONFIG)
+    r = recall(
+        brain, "kubectl deploy timeout manifests drift", CODER, budget, config=CONFIG, now=NOW
+    )
     assert r.used_tokens <= budget
     assert (r.text == "") == (not r.items)
 
 
 def test_episodes_can_be_left_out(brain: SQLiteStore) -> None:
     config = RecallConfig(include_episodes=False)
-    r = recall(brain, "kubectl timeout large manifests", CODER, 400, config=config)
+    r = recall(brain, "kubectl timeout large manifests", CODER, 400, config=config, now=NOW)
     assert r.items and {i.kind for i in r.items} == {"page"}
 
 
@@ -289,7 +300,7 @@ def test_store_failure_gives_empty_recall_and_a_warning(
 ) -> None:
     broken = BrokenStore(brain)
     with caplog.at_level(logging.WARNING, logger="reverie.recall"):
-        r = recall(broken, "kubectl timeout", CODER, 400, config=CONFIG)  # type: ignore[arg-type]
+        r = recall(broken, "kubectl timeout", CODER, 400, config=CONFIG, now=NOW)  # type: ignore[arg-type]
     assert (r.items, r.text, r.used_tokens) == ([], "", 0)
     assert r.warning is not None and "database is locked" in r.warning
     assert any(

@@ -120,7 +120,8 @@ def _recall_ids(topic: list[str], filler: list[str], many: int) -> list[str]:
                 Claim(text=f"Pin {d} first, then retry.", episode_ids=("ep-weak",),
                       role=ClaimRole.LESSON)]),
         ])  # fmt: skip
-        found = recall(store, f"How do I fix {a} {b} {c} {d}?", SCOPE, 400, config=RecallConfig())
+        query = f"How do I fix {a} {b} {c} {d}?"
+        found = recall(store, query, SCOPE, 400, config=RecallConfig(), now=datetime.now(UTC))
         store.close()
     return [item.id for item in found.items if item.kind == "page"]
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import pytest
 
 from reverie import Reverie
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 from reverie.embed import HashingEmbedder
 from reverie.recall import RecallTrace
 from reverie.recall.trace import CUT, PACKED

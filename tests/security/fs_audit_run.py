@@ -50,8 +50,8 @@ def _demo_and_cli(data: Path) -> None:
     from rich.console import Console
     from typer.testing import CliRunner
 
-    from reverie.bench.demo import load_sample, run_demo
     from reverie.cli.app import app
+    from reverie.cli.demo import load_sample, run_demo
 
     run_demo(data / "demo.db", Console(file=io.StringIO()))
     source = data / "in.jsonl"
@@ -65,7 +65,7 @@ def _demo_and_cli(data: Path) -> None:
 def _model_path(data: Path) -> None:
     from reverie import Reverie
     from reverie.bench.crash_lanes import model_lane
-    from reverie.bench.demo import load_sample
+    from reverie.cli.demo import load_sample
     from reverie.store.sqlite import SQLiteStore
 
     store = SQLiteStore(data / "model.db")
@@ -79,7 +79,7 @@ def _model_path(data: Path) -> None:
 
 def _files(data: Path) -> None:
     from reverie import Reverie
-    from reverie.memory.archive import Archive
+    from reverie.dream.archive import Archive
     from reverie.memory.export import write_training
 
     with Reverie.open(data / "demo.db") as rv:

@@ -23,8 +23,8 @@ from typer.testing import CliRunner, Result
 
 from reverie import Reverie
 from reverie.cli.app import app
+from reverie.dream.archive import Archive
 from reverie.errors import ArchiveUnreadable, ScopesFailed
-from reverie.memory.archive import Archive
 from reverie.memory.export import write_training
 from reverie.runtime.worker import Worker
 from reverie.server import create_app

@@ -1,5 +1,5 @@
 """Files are written safely: a fresh temporary name, no link followed, only regular files
-replaced, nothing left behind on a refusal (:func:`reverie.memory.files.write_atomically`, used
+replaced, nothing left behind on a refusal (:func:`reverie.files.write_atomically`, used
 by the training export, archive bundles and the Markdown mirror)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from reverie.cli.app import app
 from reverie.errors import InvalidInput
-from reverie.memory.files import write_atomically
+from reverie.files import write_atomically
 
 
 def test_a_planted_link_at_the_old_temporary_name_is_left_alone(tmp_path: Path) -> None:

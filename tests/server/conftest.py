@@ -22,7 +22,7 @@ pytest.importorskip("uvicorn")
 import uvicorn
 
 from reverie import Reverie
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 from reverie.server import create_app
 
 

@@ -11,7 +11,7 @@ import httpx
 
 from reverie import Reverie
 from reverie.dream.distill import ExtractiveDistiller
-from reverie.dream.plan import Evidence, Plan
+from reverie.models.plan import Evidence, Plan
 from reverie.server import create_app
 from reverie.server.schemas import MAX_BATCH
 from reverie.testing import ScriptedDistiller

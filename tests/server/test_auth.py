@@ -14,7 +14,7 @@ import pytest
 from fastapi.routing import APIRoute
 from starlette.routing import Mount, Route
 
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 from tests.server.conftest import Live, as_scope
 
 PUBLIC = {("GET", "/health"), ("GET", "/")}

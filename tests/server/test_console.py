@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 from tests.server.conftest import Live, as_scope
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from reverie.bench.demo import load_sample
+from reverie.cli.demo import load_sample
 from tests.server.conftest import Live, as_scope, wait_dream
 
 SCOPE = "acme/reviewer"

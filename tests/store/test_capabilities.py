@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -237,8 +237,9 @@ def test_api_keys_keep_their_first_revocation(store: BrainStore) -> None:
 
 def test_response_cache_replaces_an_answer(store: BrainStore) -> None:
     assert store.cache_get("k") is None
-    store.cache_put("k", {"model": "m", "response": {"a": 1}, "input_tokens": 3})
-    store.cache_put("k", {"model": "m", "response": {"a": 2}, "output_tokens": 4})
+    at = datetime(2026, 1, 2, tzinfo=UTC)
+    store.cache_put("k", {"model": "m", "response": {"a": 1}, "input_tokens": 3, "created_at": at})
+    store.cache_put("k", {"model": "m", "response": {"a": 2}, "output_tokens": 4, "created_at": at})
     got = store.cache_get("k")
     assert got is not None
     assert (got["response"], got["input_tokens"], got["output_tokens"]) == ({"a": 2}, 0, 4)

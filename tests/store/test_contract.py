@@ -76,6 +76,7 @@ def changeset(
         marks=marks,
         mark_cycle=cycle_id,
         cycle=cycle,
+        at=NOW,
     )
 
 

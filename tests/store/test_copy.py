@@ -31,7 +31,10 @@ def _brain(path: Path, make_episode: EpisodeFactory) -> str:
         rv.dream("acme/other")
         rv.ingest([make_episode()])  # one pending episode past the checkpoint
         store = rv.store
-        store.cache_put("k1", {"model": "m", "response": {"a": 1}, "input_tokens": 3})
+        when = datetime(2026, 1, 2, tzinfo=UTC)
+        store.cache_put(
+            "k1", {"model": "m", "response": {"a": 1}, "input_tokens": 3, "created_at": when}
+        )
         blob = np.ones(8, dtype="<f4").tobytes()
         store.vectors_put("m", {"h": blob}, [VectorUnit(SCOPE, "episode", "ep-00001", "h", 1)])  # type: ignore[attr-defined]
         store.acquire_lease(SCOPE, "w1", 30, datetime(2026, 1, 1, tzinfo=UTC))

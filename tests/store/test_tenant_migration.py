@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 
 from reverie import Reverie
 from reverie.cli.app import app
+from reverie.dream.archive import Archive
 from reverie.embed import HashingEmbedder
 from reverie.errors import MigrationError
-from reverie.memory.archive import Archive
 from reverie.models import Scope
 from reverie.store.migrations import load_migrations, split_statements
 from reverie.store.postgres import PostgresStore

@@ -13,9 +13,9 @@ log, one event per line; one episode per tool call, with its result as outcome a
 
 from __future__ import annotations
 
-from reverie.adapters.base import Lines, Parsed, parse_jsonl
 from reverie.adapters.coding_agent import parse_session
 from reverie.adapters.openai_chat import parse_chats
+from reverie.adapters.shared import Lines, Parsed, parse_jsonl
 from reverie.errors import InvalidInput
 from reverie.models import Scope
 

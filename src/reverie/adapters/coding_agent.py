@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reverie.adapters.base import (
+from reverie.adapters.shared import (
     Lines,
     Parsed,
     compact,

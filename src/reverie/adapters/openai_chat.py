@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from reverie.adapters.base import (
+from reverie.adapters.shared import (
     Lines,
     Parsed,
     compact,

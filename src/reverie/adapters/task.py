@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reverie.adapters.base import compact, excerpt
+from reverie.adapters.shared import compact, excerpt
 
 __all__ = [
     "TASK_CATEGORY",

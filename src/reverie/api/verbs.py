@@ -15,9 +15,9 @@ cycle has distilled it, and until then ``search`` and ``get_all`` return the epi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reverie.adapters import parse
 from reverie.api.items import (
@@ -34,14 +34,17 @@ from reverie.api.items import (
 from reverie.config import IdentityConfig
 from reverie.errors import InvalidInput, NotFound
 from reverie.memory.revisions import plan_retire
-from reverie.models import Episode, Page, Scope, ScopeLike
+from reverie.models import Episode, Page, Recall, Revision, Scope, ScopeLike
 
 if TYPE_CHECKING:
-    from reverie.engine import Reverie
+    from reverie.intake import IngestResult
+    from reverie.store.base import BrainStore
+    from reverie.store.erasure import Receipt
 
 __all__ = [
     "SEARCH_BUDGET",
     "AddInput",
+    "Engine",
     "Filters",
     "add",
     "delete",
@@ -53,6 +56,28 @@ __all__ = [
     "scope_for",
     "search",
 ]
+
+
+class Engine(Protocol):
+    """The native verbs the conventional ones are made of: :class:`reverie.Reverie`'s own."""
+
+    store: BrainStore
+
+    def ingest(self, items: Iterable[Episode], *, now: datetime | None = None) -> IngestResult: ...
+    def recall(
+        self, query: str, scope: ScopeLike, budget_tokens: int | None, *, now: datetime | None
+    ) -> Recall: ...
+    def episode(self, episode_id: str, *, tenant: str | None = None) -> Episode: ...
+    def episodes(self, ids: Iterable[str], *, tenant: str | None = None) -> list[Episode]: ...
+    def page(self, page_id: str) -> Page: ...
+    def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]: ...
+    def revisions(self, page_id: str) -> list[Revision]: ...
+    def forget(
+        self, *, episodes: Iterable[str] = (), page: str | None = None,
+        tenant: str | None = None, apply: bool = False, reason: str = "",
+        now: datetime | None = None,
+    ) -> Receipt: ...  # fmt: skip
+
 
 AddInput = str | Sequence[Mapping[str, Any]] | Episode | Mapping[str, Any]
 """What ``add`` takes: a text, chat messages (``[{"role": ..., "content": ...}]``), or one
@@ -142,7 +167,7 @@ def _fitted(
 
 
 def add(
-    rv: Reverie,
+    rv: Engine,
     data: AddInput,
     scope: Scope,
     *,
@@ -194,7 +219,7 @@ def _checked(filters: Filters | None) -> Filters:
 
 
 def search(
-    rv: Reverie,
+    rv: Engine,
     query: str,
     scope: Scope,
     *,
@@ -214,21 +239,21 @@ def search(
     return items[:limit]
 
 
-def _page_or_none(rv: Reverie, memory_id: str) -> Page | None:
+def _page_or_none(rv: Engine, memory_id: str) -> Page | None:
     try:
         return rv.page(memory_id)
     except NotFound:
         return None
 
 
-def _episode(rv: Reverie, memory_id: str, tenant: str | None) -> Episode:
+def _episode(rv: Engine, memory_id: str, tenant: str | None) -> Episode:
     try:
         return rv.episode(memory_id, tenant=tenant)
     except NotFound:
         raise NotFound(f"no memory {memory_id}: neither a page nor an episode") from None
 
 
-def get(rv: Reverie, memory_id: str, tenant: str | None = None) -> MemoryItem:
+def get(rv: Engine, memory_id: str, tenant: str | None = None) -> MemoryItem:
     """The page ``memory_id`` as it stands (any status), or the episode of that id."""
     page = _page_or_none(rv, memory_id)
     if page is not None:
@@ -237,7 +262,7 @@ def get(rv: Reverie, memory_id: str, tenant: str | None = None) -> MemoryItem:
 
 
 def get_all(
-    rv: Reverie, scope: Scope, *, limit: int = 100, filters: Filters | None = None
+    rv: Engine, scope: Scope, *, limit: int = 100, filters: Filters | None = None
 ) -> list[MemoryItem]:
     """The pages of ``scope`` (active ones unless ``filters`` names a status), then the episodes
     no cycle has consolidated yet, oldest first; at most ``limit``."""
@@ -252,14 +277,14 @@ def get_all(
     return items[:limit]
 
 
-def history(rv: Reverie, memory_id: str, tenant: str | None = None) -> list[MemoryEvent]:
+def history(rv: Engine, memory_id: str, tenant: str | None = None) -> list[MemoryEvent]:
     """Every revision of the page ``memory_id`` as an event, oldest first; an episode's one."""
     if _page_or_none(rv, memory_id) is not None:
         return history_of_page(rv.revisions(memory_id))
     return history_of_episode(_episode(rv, memory_id, tenant))
 
 
-def delete(rv: Reverie, memory_id: str, now: datetime, tenant: str | None = None) -> Deletion:
+def delete(rv: Engine, memory_id: str, now: datetime, tenant: str | None = None) -> Deletion:
     """Erase the page or the episode ``memory_id`` (``forget``, applied: docs/privacy.md).
 
     The caller's explicit call is the request, so it is applied at once, as ``delete`` means in
@@ -286,7 +311,7 @@ def delete(rv: Reverie, memory_id: str, now: datetime, tenant: str | None = None
     )
 
 
-def retire(rv: Reverie, memory_id: str, now: datetime, tenant: str | None = None) -> Retirement:
+def retire(rv: Engine, memory_id: str, now: datetime, tenant: str | None = None) -> Retirement:
     """Retire the page ``memory_id``: a new revision with status ``retired``, recorded as a
     one-page cycle, so the page leaves recall and ``get_all`` but stays readable in ``why`` and
     ``history``, and ``undo(cycle_id)`` brings it back. Episodes are evidence and are never

@@ -222,7 +222,7 @@ def _ingest_parts(rows: list[dict[str, Any]], path: Path) -> dict[str, float]:
     """Microseconds per episode of admitting ``rows``, fingerprinting them and appending them
     to a fresh store at ``path``, each timed on its own, a batch at a time as ingest does (so
     no more episodes are alive at once than in a real ingest)."""
-    clock = IngestClock.at(None, NOW, 0.0)
+    clock = IngestClock.at(NOW, 0.0)
     seconds = dict.fromkeys(("admit", "fingerprint", "append"), 0.0)
 
     def run_batches(rv: Reverie) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from reverie.memory.archive import archive_root
+from reverie.dream.archive import archive_root
 from reverie.memory.erase import forget
 from reverie.memory.forget import ForgetRequest
 from reverie.models import Scope

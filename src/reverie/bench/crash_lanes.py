@@ -33,17 +33,17 @@ from pathlib import Path
 from typing import Any
 
 from reverie.bench.crash_erase import ERASE_TARGETS, erase_some
+from reverie.dream.archive import Archive, BundleFiles, archive_root
 from reverie.dream.llm_distill import LLMDistiller
-from reverie.dream.plan import Evidence, Plan
 from reverie.errors import ReverieError
 from reverie.llm._http import HTTPSettings
-from reverie.llm.base import ModelUsage
 from reverie.llm.fake_server import FakeLLMServer, RecordedRequest, Reply, openai_reply
 from reverie.llm.openai_compat import OpenAICompatLLM
-from reverie.memory.archive import Archive, BundleFiles, archive_root
+from reverie.llm.protocol import ModelUsage
 from reverie.memory.frontmatter import FrontMatterError, split
 from reverie.memory.mirror import FOLDER, INDEX, KEYS, export_markdown, render_page
 from reverie.models import Scope
+from reverie.models.plan import Evidence, Plan
 from reverie.store.records import BundleInfo, is_stub
 from reverie.store.sqlite import SQLiteStore
 

@@ -24,9 +24,8 @@ from rich.text import Text
 from reverie import __version__
 from reverie.adapters import parse
 from reverie.api.embedding import read_record
-from reverie.bench.demo import run_demo
-from reverie.cli.bench import bench_app
 from reverie.cli.common import (
+    BENCH_HELP,
     EMBEDDER_KEY,
     REPORTED,
     CycleArg,
@@ -47,6 +46,7 @@ from reverie.cli.common import (
     parse_scope,
     print_result,
 )
+from reverie.cli.demo import run_demo
 from reverie.cli.doctor import doctor as doctor_command
 from reverie.cli.forget import register as register_forget_command
 from reverie.cli.hook import hook_app
@@ -64,16 +64,15 @@ from reverie.cli.render import (
 from reverie.cli.review import ReviewFlag
 from reverie.cli.review import register as register_review_commands
 from reverie.cli.serve import keys_app, mcp_command, serve_command
-from reverie.cli.shape import RootGroup, shape
+from reverie.cli.shape import LazyGroup, RootGroup, shape
 from reverie.cli.stats import register as register_stats_commands
 from reverie.cli.worker import migrate_command, worker_command
 from reverie.config import resolve_db
 from reverie.engine import Reverie
-from reverie.errors import InvalidInput, NotFound, ReverieError
+from reverie.errors import InvalidInput, NotFound, ReverieError, partial
 from reverie.jsonl import decode_lines
 from reverie.models import Revision, Scope
 from reverie.recall import RecallTrace
-from reverie.runtime.isolate import partial
 
 __all__ = ["app", "main"]
 
@@ -87,7 +86,16 @@ app = typer.Typer(
     cls=RootGroup,
 )
 
-app.add_typer(bench_app, name="bench")
+
+class BenchGroup(LazyGroup):
+    @staticmethod
+    def load() -> typer.Typer:
+        from reverie.cli.bench import bench_app  # noqa: PLC0415 (loaded by `reverie bench` only)
+
+        return bench_app
+
+
+app.add_typer(typer.Typer(help=BENCH_HELP), name="bench", cls=BenchGroup)
 app.command("worker")(worker_command)  # scale-out: docs/scaling.md
 app.command("migrate")(migrate_command)
 

@@ -30,18 +30,19 @@ from reverie.bench.chat_render import render_chat
 from reverie.bench.core import render_core, run_core
 from reverie.bench.crash import run_crash
 from reverie.bench.locomo import render_locomo, run_locomo
-from reverie.bench.recall import render_recall_bench, run_recall_bench
+from reverie.bench.recall_latency import render_recall_bench, run_recall_bench
 from reverie.bench.redact import render_redact, run_redact
 from reverie.bench.scale import render_scale, run_scale
 from reverie.bench.soak import run_soak
+from reverie.bench.startup import run_startup
 from reverie.bench.transcripts import render_transcripts, run_transcripts
-from reverie.cli.common import fail
+from reverie.cli.common import BENCH_HELP, fail
 from reverie.embed import resolve_embedder
 from reverie.errors import ReverieError
 
 __all__ = ["bench_app"]
 
-bench_app = typer.Typer(help="Benchmarks (slow; figures with ratios against in-process baselines).")
+bench_app = typer.Typer(help=BENCH_HELP)
 
 
 def _sizes(text: str) -> list[int]:
@@ -468,3 +469,27 @@ def flood(
         console.print(
             f"victim p99 under flood / alone, limits {limits}: ×{result.ratio(limits):.2f}"
         )
+
+
+@bench_app.command("startup")
+def startup(
+    runs: Annotated[int, typer.Option(min=1, help="Fresh interpreters per command.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Seconds of ``import reverie`` and ``reverie --help`` beside ``python -c pass``, what they
+    load, and the modules ``remember`` and a lexical recall pass through."""
+    result = run_startup(runs)
+    _report(result.to_dict(), None, as_json, lambda: _render_startup(result.to_dict()))
+
+
+def _render_startup(data: dict[str, Any]) -> None:
+    console = Console(highlight=False)
+    for name, seconds in data["seconds"].items():
+        loaded = data["loaded"][name]
+        console.print(
+            f"{name:<16} {seconds:.3f} s  (+{data['over_baseline'][name]:.3f} over the baseline)"
+            f"  {loaded['modules']} modules, {loaded['reverie']} of Reverie,"
+            f" optional: {', '.join(loaded['optional']) or 'none'}"
+        )
+    for name, modules in data["paths"].items():
+        console.print(f"{name:<16} through {len(modules)} modules: {', '.join(modules)}")

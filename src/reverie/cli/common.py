@@ -50,6 +50,7 @@ from reverie.store.failures import store_failure
 from reverie.store.sqlite.target import MEMORY, database_file
 
 __all__ = [
+    "BENCH_HELP",
     "EDGE_ERRORS",
     "EMBEDDER_KEY",
     "REPORTED",
@@ -68,6 +69,9 @@ __all__ = [
     "refuse_missing",
     "sqlite_path",
 ]
+
+BENCH_HELP = "Benchmarks (slow; figures with ratios against in-process baselines)."
+"""``reverie bench``'s help, shown by ``reverie --help`` without loading the benchmarks."""
 
 EMBEDDER_KEY = "reverie.embedder"
 """Where the root command keeps ``--embedder`` for every subcommand (``ctx.meta``)."""

@@ -22,7 +22,7 @@ from reverie.llm.providers import llm_from_env
 from reverie.redaction import redact
 
 if TYPE_CHECKING:
-    from reverie.llm.base import LLM
+    from reverie.llm.protocol import LLM
 
 __all__ = ["DoctorReport", "check_model", "doctor"]
 

@@ -34,15 +34,14 @@ from reverie.cli.common import (
 )
 from reverie.cli.daemon import daemon, schedule
 from reverie.cli.memory import export_app
-from reverie.errors import ReverieError
-from reverie.memory.archive import Archive
+from reverie.config import parse_duration
+from reverie.dream.archive import Archive
+from reverie.errors import ReverieError, partial
 from reverie.memory.export import write_training
 from reverie.models import Cycle, CycleReport, Scope, now_utc
-from reverie.runtime.isolate import partial
-from reverie.runtime.schedule import parse_duration
 
 if TYPE_CHECKING:
-    from reverie.memory.archive import ArchiveRun
+    from reverie.dream.archive import ArchiveRun
 
 __all__ = ["archive_app", "register", "report_view"]
 

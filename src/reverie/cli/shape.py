@@ -9,16 +9,20 @@ and flags shown without a type.
   (before a ``--``) to the front before parsing, so both spellings mean the same.
 - **Flags.** Help shows an option's type (``<int>``); a flag takes no value, so its type column
   is left empty instead of ``<bool>``.
+- **Lazy groups.** A :class:`LazyGroup` is listed from its own help text and imports its commands
+  only when it runs, so ``reverie --help`` and every other command never load the benchmarks.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import typer
+import typer.main
 from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["PANELS", "QuietCommand", "QuietGroup", "RootGroup", "hoist_db", "shape"]
+__all__ = ["PANELS", "LazyGroup", "QuietCommand", "QuietGroup", "RootGroup", "hoist_db", "shape"]
 
 PANELS: dict[str, tuple[str, ...]] = {
     "Everyday": (
@@ -102,6 +106,26 @@ class QuietGroup(TyperGroup):
         return _quiet_flags(super().get_params(ctx))
 
 
+class LazyGroup(QuietGroup):
+    """A group whose commands come from the Typer app :attr:`load` returns, on first use."""
+
+    load: ClassVar[Callable[[], typer.Typer]]
+    _loaded: Any = None
+
+    def _real(self) -> Any:  # the loaded app's click group
+        if self._loaded is None:
+            app = type(self).load()
+            _quiet(app)
+            self._loaded = typer.main.get_command(app)
+        return self._loaded
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self._real().list_commands(ctx))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return self._real().get_command(ctx, cmd_name)
+
+
 class RootGroup(QuietGroup):
     """The ``reverie`` group: takes ``--db`` wherever it is given."""
 
@@ -118,7 +142,8 @@ def _quiet(app: typer.Typer) -> None:
         if command.cls is None or command.cls is TyperCommand:
             command.cls = QuietCommand
     for group in app.registered_groups:
-        group.cls = QuietGroup
+        if not (isinstance(group.cls, type) and issubclass(group.cls, LazyGroup)):
+            group.cls = QuietGroup
         if group.typer_instance is not None:
             _quiet(group.typer_instance)
 

@@ -38,7 +38,7 @@ from reverie.embed import EmbedderLike
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput, NotFound
 from reverie.memory.notes import NoteChange, commit_notes, notes
-from reverie.models import Scope, now_utc
+from reverie.models import Scope
 
 __all__ = ["AsyncMemory", "Memory"]
 
@@ -164,7 +164,7 @@ class Memory:
         del memory_type, prompt  # mem0's extraction knobs; the dream cycle distils instead
         scope = self._scope(user_id, agent_id, run_id)
         if not infer:
-            return {"results": self._add_verbatim(_texts(messages), scope, now or now_utc())}
+            return {"results": self._add_verbatim(_texts(messages), scope, self.rv.now(now))}
         meta = dict(metadata or {})
         data: Any = messages if isinstance(messages, str) else list(messages)
         stored = verbs.add(self.rv, data, scope, run_id=run_id, metadata=meta, now=now)
@@ -241,7 +241,7 @@ class Memory:
 
     def delete(self, memory_id: str, *, now: datetime | None = None) -> dict[str, str]:
         """Erase the memory (applied: a receipt and tombstones stay)."""
-        verbs.delete(self.rv, memory_id, now or now_utc(), self.rv.config.identity.tenant)
+        verbs.delete(self.rv, memory_id, self.rv.now(now), self.rv.config.identity.tenant)
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(
@@ -254,7 +254,7 @@ class Memory:
     ) -> dict[str, str]:
         """Erase every memory of the scope, or with ``run_id`` only that run's episodes."""
         scope = self._scope(user_id, agent_id, run_id)
-        when = now or now_utc()
+        when = self.rv.now(now)
         if run_id is None:
             self.rv.forget(scope=scope, apply=True, reason="mem0 delete_all", now=when)
         else:
@@ -278,7 +278,7 @@ class Memory:
     def reset(self, *, now: datetime | None = None) -> None:
         """Erase every memory of every tenant in this brain (applied, receipted)."""
         for tenant in sorted({s.tenant for s in self.rv.scopes()}):
-            self.rv.forget(tenant=tenant, apply=True, reason="mem0 reset", now=now or now_utc())
+            self.rv.forget(tenant=tenant, apply=True, reason="mem0 reset", now=self.rv.now(now))
 
 
 class AsyncMemory:

@@ -10,15 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from reverie.dream.plan import (
-    CreatePage,
-    MergePages,
-    Operation,
-    RetirePage,
-    RevisePage,
-    SupersedePage,
-    page_id_for,
-)
 from reverie.models import (
     Claim,
     Page,
@@ -29,6 +20,15 @@ from reverie.models import (
     Revision,
     Scope,
     revision_hash,
+)
+from reverie.models.plan import (
+    CreatePage,
+    MergePages,
+    Operation,
+    RetirePage,
+    RevisePage,
+    SupersedePage,
+    page_id_for,
 )
 from reverie.store.base import PageWrite
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from reverie.dream.distill import MAX_CLAIMS, evidence_line, page_support
 from reverie.dream.pins import claim_key
-from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
 from reverie.models import ACTIONABLE_ROLES, Claim, ClaimRole, Page, PageStatus, PageSupport
+from reverie.models.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
 
 __all__ = ["absorb", "model_due", "reinforce", "with_support"]
 

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from reverie.config import DreamConfig
 from reverie.dream.apply import WriteContext, change_of, operation_writes
+from reverie.dream.archive import resolve as resolve_archived  # cold-tier history
 from reverie.dream.boilerplate import Boilerplate, boilerplate_of
 from reverie.dream.budget import absorb, model_due, reinforce, with_support
 from reverie.dream.cluster import Group
@@ -31,9 +32,9 @@ from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.facts import Assertion
 from reverie.dream.facts import split as split_facts
 from reverie.dream.fallback import fallback_due
+from reverie.dream.journal import cycle_entry
 from reverie.dream.memory_step import decay_due, memory_step
 from reverie.dream.pins import has_pins, is_human_edit, keep_pins
-from reverie.dream.plan import Distiller, Evidence, Plan, SplitPart, validate_plan
 from reverie.dream.problems import Grouping, is_knowledge, is_problem_page, problem_groups
 from reverie.dream.promote import journal_lines
 from reverie.dream.promote import promotions as org_promotions
@@ -43,10 +44,9 @@ from reverie.dream.split import find_split, split_due
 from reverie.dream.unlearn import unlearn, unlearning_groups
 from reverie.embed import Embedder
 from reverie.errors import GroupDeferred, PlanRejected
-from reverie.llm.base import MeteredDistiller
-from reverie.memory.archive import resolve as resolve_archived  # cold-tier history
-from reverie.memory.journal import cycle_entry
+from reverie.llm.protocol import MeteredDistiller
 from reverie.models import Cycle, CycleReport, CycleStatus, Episode, Page, PageStatus, Scope
+from reverie.models.plan import Distiller, Evidence, Plan, SplitPart, validate_plan
 from reverie.redaction import DEFAULT, Redactor
 from reverie.store.base import (
     BrainStore,

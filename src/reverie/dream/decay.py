@@ -43,7 +43,8 @@ from datetime import datetime
 
 from reverie.config import MemoryConfig
 from reverie.dream.apply import WriteContext, next_revision
-from reverie.dream.plan import (
+from reverie.models import Episode, Page, PageKind, PageStatus
+from reverie.models.plan import (
     CreatePage,
     Evidence,
     MergePages,
@@ -53,7 +54,6 @@ from reverie.dream.plan import (
     SupersedePage,
     page_id_for,
 )
-from reverie.models import Episode, Page, PageKind, PageStatus
 from reverie.store.base import Observation, PageWrite, Strength
 
 __all__ = [

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from datetime import date, datetime
 
 from reverie.dream.dates import resolve_relative_dates
-from reverie.dream.plan import CreatePage, Evidence, Plan
 from reverie.models import Claim, Episode, PageKind
+from reverie.models.plan import CreatePage, Evidence, Plan
 from reverie.text.turns import said, speaker_of
 
 __all__ = ["conversation_plan", "fact_sentences", "passages"]

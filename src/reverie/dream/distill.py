@@ -2,7 +2,7 @@
 
 It runs when no LLM is configured, and its output is the baseline every other distiller must beat.
 It only restates what the episodes say, and every claim cites exactly the episodes it was taken
-from, so the plan always passes :func:`reverie.dream.plan.validate_plan`. A page holds, in this
+from, so the plan always passes :func:`reverie.models.plan.validate_plan`. A page holds, in this
 order (:mod:`reverie.dream.lessons`):
 
 * for runs of one kind of request (task episodes), the **procedure** the successful runs
@@ -54,7 +54,6 @@ from reverie.dream.lessons import (
     synthesize_lessons,
 )
 from reverie.dream.pins import is_human_edit
-from reverie.dream.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
 from reverie.dream.tasks import is_run_part, task_claims, task_title
 from reverie.models import (
     Claim,
@@ -66,6 +65,7 @@ from reverie.models import (
     PageStatus,
     PageSupport,
 )
+from reverie.models.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
 from reverie.text.turns import is_conversation
 
 if TYPE_CHECKING:

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from reverie.dream.apply import WriteContext, next_revision, revision_from
-from reverie.dream.plan import page_id_for
 from reverie.models import (
     Claim,
     ClaimRole,
@@ -50,6 +49,7 @@ from reverie.models import (
     PageSupport,
     Revision,
 )
+from reverie.models.plan import page_id_for
 from reverie.redaction import redact
 from reverie.store.base import Observation, PageWrite
 from reverie.text.assertions import PREFIX, Assertion, assertions, asserts_fact, mentions, norm

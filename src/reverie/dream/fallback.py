@@ -20,8 +20,8 @@ from datetime import timedelta
 
 from reverie.config import DreamConfig
 from reverie.dream.distill import ExtractiveDistiller
-from reverie.dream.plan import Distiller, Evidence
 from reverie.models import utc
+from reverie.models.plan import Distiller, Evidence
 from reverie.store.base import BrainStore
 
 __all__ = ["fallback_due"]

@@ -3,9 +3,9 @@
 Cost rules:
 
 * At most one call per group (plus the one repair turn the client allows for an unusable answer).
-* Every answer whose plan passes :func:`~reverie.dream.plan.validate_plan` is cached under a hash of
-  (model, :data:`~reverie.llm.prompts.PROMPT_VERSION`, the whole input); a re-run after a crash or
-  an undo serves unchanged groups from the cache and makes no call. Invalid answers are not
+* Every answer whose plan passes :func:`~reverie.models.plan.validate_plan` is cached under a
+  hash of (model, :data:`~reverie.llm.prompts.PROMPT_VERSION`, the whole input); a re-run after a
+  crash or an undo serves unchanged groups from the cache and makes no call. Invalid answers are not
   cached, so a rejected group changes no byte of the store.
 * A group whose prompt does not fit ``input_budget_tokens`` is never truncated: history episodes
   are left out first, then :class:`~reverie.errors.GroupDeferred` tells the cycle how many of the
@@ -29,12 +29,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reverie.dream.plan import CreatePage, Evidence, Plan, validate_plan
 from reverie.errors import GroupDeferred, LLMBadOutput, LLMError, PlanRejected
-from reverie.llm.base import LLM, ModelUsage
 from reverie.llm.cache import ResponseCache, cache_key
 from reverie.llm.prompts import PROMPT_VERSION, SYSTEM_PROMPT, plan_schema, render_evidence
+from reverie.llm.protocol import LLM, ModelUsage
 from reverie.llm.providers import llm_from_env
+from reverie.models.plan import CreatePage, Evidence, Plan, validate_plan
 from reverie.recall.tokens import count_tokens
 from reverie.redaction import DEFAULT, Redactor
 
@@ -71,7 +71,7 @@ def plan_problems(data: dict[str, Any], evidence: Evidence) -> list[str]:
 
 
 class LLMDistiller:
-    """A :class:`~reverie.dream.plan.Distiller` backed by an :class:`~reverie.llm.base.LLM`."""
+    """A :class:`~reverie.models.plan.Distiller` backed by an :class:`~reverie.llm.protocol.LLM`."""
 
     name = "llm"
 

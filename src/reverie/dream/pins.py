@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from reverie.dream.plan import CreatePage, MergePages, Operation, Plan, RevisePage
 from reverie.models import PINNABLE, Claim, Episode, Page, Revision
+from reverie.models.plan import CreatePage, MergePages, Operation, Plan, RevisePage
 
 __all__ = [
     "AGENT_EDIT",
@@ -48,7 +48,7 @@ HUMAN_EDIT = "human-edit"
 AGENT_EDIT = "agent-edit"
 """``Episode.metadata["reverie"]`` of the episodes an agent's note stores for its new lines."""
 CLAIM_LIMIT = 200
-"""The most claims an operation may carry (``reverie.dream.plan``)."""
+"""The most claims an operation may carry (``reverie.models.plan``)."""
 
 
 def is_human_edit(ep: Episode) -> bool:

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from reverie.dream.apply import WriteContext, next_revision, revision_from
-from reverie.dream.plan import page_id_for
 from reverie.models import Claim, Page, PageStatus, Revision, Scope
+from reverie.models.plan import page_id_for
 from reverie.store.base import BrainStore, Observation, PageWrite, Promotion, PromotionRecord
 
 __all__ = ["AUTHOR", "journal_lines", "org_topic", "promotions"]

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from reverie.dream.archive import resolve as resolve_archived
 from reverie.errors import Conflict, InvalidInput, LeaseLost, NotFound, PlanPending, PlanStale
-from reverie.memory.archive import resolve as resolve_archived
 from reverie.models import CycleReport, CycleStatus, Episode, Revision, Scope
 from reverie.store.base import BrainStore, Changeset, PageWrite
 from reverie.store.records import PendingPlan, PlanStatus

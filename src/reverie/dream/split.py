@@ -38,9 +38,9 @@ from reverie.dream.boilerplate import is_template_lesson
 from reverie.dream.cluster import error_class
 from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.dream.lessons import current_fix
-from reverie.dream.plan import SplitPart
 from reverie.dream.problems import group_by_problem, is_knowledge
 from reverie.models import TEACHING_ROLES, Episode, Page
+from reverie.models.plan import SplitPart
 
 if TYPE_CHECKING:
     from reverie.dream.cluster import Group

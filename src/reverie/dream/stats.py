@@ -8,7 +8,7 @@ A **failed** cycle has no transaction to join: :class:`TalliedCycle` records it 
 small write (:meth:`~reverie.store.base.Stats.record_tally`) *after* the failure —
 
 a cycle that raised (a store error, a lost lease, a crash of the distiller). Its model usage is
-what the distiller still holds (:class:`~reverie.llm.base.MeteredDistiller`); usage already
+what the distiller still holds (:class:`~reverie.llm.protocol.MeteredDistiller`); usage already
 copied into the lost report is not known. A lost race (:class:`~reverie.errors.Conflict`) is not
 a failure: the engine dreams again on the new state, and the model answers are cached.
 
@@ -28,7 +28,7 @@ from typing import Any
 
 from reverie.dream.cycle import DreamCycle
 from reverie.errors import Conflict
-from reverie.llm.base import MeteredDistiller, ModelUsage
+from reverie.llm.protocol import MeteredDistiller, ModelUsage
 from reverie.models import CycleReport, Scope
 from reverie.store.base import BrainStore, CycleTally
 

@@ -24,9 +24,9 @@ from reverie.dream.boilerplate import Boilerplate
 from reverie.dream.cluster import Group
 from reverie.dream.distill import ExtractiveDistiller
 from reverie.dream.pins import has_pins
-from reverie.dream.plan import Evidence, Plan, RetirePage
 from reverie.dream.problems import is_knowledge, is_problem_page
 from reverie.models import Page, PageStatus
+from reverie.models.plan import Evidence, Plan, RetirePage
 
 __all__ = ["MAX_PAGES", "holds_boilerplate", "unlearn", "unlearning_groups"]
 

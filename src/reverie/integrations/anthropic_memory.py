@@ -32,7 +32,7 @@ from anthropic.types.beta import (
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.memory.notes import NoteChange, commit_notes, note_text, notes, under
-from reverie.models import Page, Scope, ScopeLike, now_utc
+from reverie.models import Page, Scope, ScopeLike
 
 __all__ = ["ROOT", "ReverieMemoryTool"]
 
@@ -67,13 +67,14 @@ class ReverieMemoryTool(BetaAbstractMemoryTool):
         scope: ScopeLike,
         *,
         author: str = "agent",
-        clock: Callable[[], datetime] = now_utc,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__()
         self.memory = memory
         self.scope = Scope.parse(scope)
         self.author = author
-        self.clock = clock
+        self.clock = clock or memory.clock
+        """The time of each mutation; by default the engine's own clock."""
         self.last_cycle: str | None = None
         """The cycle of the latest mutation (``Reverie.undo`` takes it back)."""
 

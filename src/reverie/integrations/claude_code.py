@@ -50,7 +50,7 @@ from reverie.config import default_db_path
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.intake import IngestResult
-from reverie.models import PageStatus, Scope, now_utc
+from reverie.models import PageStatus, Scope
 from reverie.recall.render import FENCE_CLOSE, header, quoted
 from reverie.runtime.daemon import run_daemon
 from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
@@ -179,7 +179,7 @@ def main(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
-    clock: Callable[[], datetime] = now_utc,
+    clock: Callable[[], datetime] | None = None,
 ) -> int:
     """Run one hook; always 0, so a memory problem never stops a Claude Code session."""
     args = _arguments(argv)
@@ -198,7 +198,7 @@ def main(
                 out.write(json.dumps(answer(rv, hook, scope)) + "\n")
                 return 0
             session_end(rv, hook, scope)
-            due = dream_is_due(rv, scope, clock())
+            due = dream_is_due(rv, scope, (clock or rv.clock)())
         if due and not args.no_dream:
             _dream_in_background(db, scope)
     except Exception as exc:

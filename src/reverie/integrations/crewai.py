@@ -43,7 +43,7 @@ from crewai.memory.types import MemoryMatch, MemoryRecord, ScopeInfo
 from crewai.memory.unified_memory import Memory
 from pydantic import Field, PrivateAttr
 
-from reverie.adapters.base import looks_failed
+from reverie.adapters.shared import looks_failed
 from reverie.api.items import MemoryItem
 from reverie.errors import InvalidInput
 from reverie.integrations.scoping import call_scope

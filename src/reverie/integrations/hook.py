@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from reverie.adapters.task import RunCall, run_result, task_fields
-from reverie.models import Episode, Recall, ScopeLike, now_utc
+from reverie.models import Episode, Recall, ScopeLike
 from reverie.recall.render import MODEL_GUIDANCE
 
 __all__ = ["AgentHook", "Memory", "Turn", "recall_text", "with_context"]
@@ -42,6 +42,10 @@ class Memory(Protocol):
     def remember(
         self, episode: Episode | dict[str, Any], *, scope: ScopeLike | None = None
     ) -> Episode: ...
+
+    def now(self, given: datetime | None = None) -> datetime:
+        """``given``, else the time by the memory's own clock."""
+        ...
 
 
 @dataclass
@@ -60,7 +64,7 @@ class Turn:
     lesson: str | None = None
     tools: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
-    started_at: datetime = field(default_factory=now_utc)
+    started_at: datetime | None = None
 
     def succeeded(self, action: str, **details: Any) -> None:
         self._set(action, "success", details)
@@ -133,9 +137,9 @@ class AgentHook:
             "metadata": {"role": "user", **turn.metadata},  # the task is the user's word
             "session_id": self.session_id,
             "category": self.category,
-            "created_at": turn.started_at.isoformat(),
         }
         try:
+            episode["created_at"] = self.memory.now(turn.started_at).isoformat()
             given = {k: v for k, v in episode.items() if v is not None}
             return self.memory.remember(given, scope=self.scope)
         except Exception as exc:
@@ -162,17 +166,23 @@ class AgentHook:
             made = [c if isinstance(c, RunCall) else _run_call(c) for c in calls]
             item = task_fields(request, made, result)
             item["session_id"] = self.session_id
-            item["created_at"] = (started_at or now_utc()).isoformat()
+            item["created_at"] = self.memory.now(started_at).isoformat()
             given = {k: v for k, v in item.items() if v is not None}
             return self.memory.remember(given, scope=self.scope)
         except Exception as exc:
             log.warning("reverie task skipped: %s: %s", type(exc).__name__, exc)
             return None
 
+    def _started(self) -> datetime | None:
+        try:
+            return self.memory.now()
+        except Exception:  # a memory that cannot tell the time dates the episode when stored
+            return None
+
     @contextmanager
     def turn(self, task: str) -> Iterator[Turn]:
         """``with hook.turn(task) as t:`` — ``t.context`` to prompt with, ``t.succeeded(...)``."""
-        current = Turn(task, self.before(task))
+        current = Turn(task, self.before(task), started_at=self._started())
         try:
             yield current
         except Exception as exc:

@@ -61,7 +61,7 @@ from reverie.engine import Reverie
 from reverie.errors import InvalidInput, InvalidScope
 from reverie.integrations.langgraph_index import FieldIndex
 from reverie.memory.notes import NoteChange, commit_notes, note_text, notes
-from reverie.models import ClaimRole, Page, Scope, now_utc
+from reverie.models import ClaimRole, Page, Scope
 from reverie.models.scope import NAME
 
 __all__ = ["ReverieStore", "label_of", "user_name"]
@@ -197,7 +197,7 @@ class ReverieStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         author: str = "langgraph",
-        clock: Callable[[], datetime] = now_utc,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.memory = memory
         self.base = Scope.parse({"tenant": tenant, "agent": agent})
@@ -205,7 +205,7 @@ class ReverieStore(BaseStore):
         self.index_config = index
         self.ttl_config = ttl
         self.author = author
-        self.clock = clock
+        self.clock = clock or memory.clock  # the engine's, unless a test gives its own
         self._index = FieldIndex(memory.store, index) if index else None
         self._lock = threading.Lock()
 

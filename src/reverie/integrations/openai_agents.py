@@ -37,7 +37,7 @@ from agents.items import TResponseInputItem
 from agents.memory import Session, SQLiteSession
 
 from reverie.adapters import parse
-from reverie.adapters.base import episode_id, excerpt, looks_failed, text_of
+from reverie.adapters.shared import episode_id, excerpt, looks_failed, text_of
 from reverie.integrations.hook import Memory, recall_text
 from reverie.integrations.scoping import CallScope, call_scope
 from reverie.models import ScopeLike

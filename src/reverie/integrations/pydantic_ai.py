@@ -38,7 +38,7 @@ from pydantic_ai.messages import (
 )
 
 from reverie.adapters import parse
-from reverie.adapters.base import text_of
+from reverie.adapters.shared import text_of
 from reverie.intake import IngestResult
 from reverie.integrations.hook import Memory, recall_text
 from reverie.integrations.scoping import CallScope, call_scope

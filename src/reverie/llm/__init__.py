@@ -7,7 +7,7 @@ raises :class:`reverie.errors.MissingExtra` naming the ``llm`` extra when it is 
 from __future__ import annotations
 
 from reverie.llm._http import HTTPSettings
-from reverie.llm.base import LLM, Check, LLMResponse, MeteredDistiller, ModelUsage
+from reverie.llm.protocol import LLM, Check, LLMResponse, MeteredDistiller, ModelUsage
 from reverie.llm.providers import llm_from_env
 
 __all__ = [

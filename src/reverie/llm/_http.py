@@ -21,7 +21,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from reverie.errors import InvalidInput, LLMBadOutput, LLMError, MissingExtra
-from reverie.llm.base import Check, LLMResponse
+from reverie.llm.protocol import Check, LLMResponse
 
 if TYPE_CHECKING:
     import httpx
@@ -248,7 +248,7 @@ class JSONClient:
 
     Configuration comes from the arguments, else ``REVERIE_LLM_BASE_URL`` (default
     :attr:`default_base_url`), ``REVERIE_LLM_MODEL`` (required) and ``REVERIE_LLM_API_KEY``.
-    :meth:`complete_json` is the :class:`reverie.llm.base.LLM` contract: the opening messages
+    :meth:`complete_json` is the :class:`reverie.llm.protocol.LLM` contract: the opening messages
     (:meth:`_opening`), one answer (:meth:`_turn`) and, when it is not acceptable, ONE repair turn
     (:meth:`_repair`) through :func:`converse`. Subclasses supply those three.
     """

@@ -23,7 +23,7 @@ TOOL_NAME = "answer"
 
 
 class AnthropicLLM(JSONClient):
-    """:class:`reverie.llm.base.LLM` over ``POST {base_url}/v1/messages``."""
+    """:class:`reverie.llm.protocol.LLM` over ``POST {base_url}/v1/messages``."""
 
     default_base_url = DEFAULT_BASE_URL
 

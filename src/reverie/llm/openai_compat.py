@@ -41,7 +41,7 @@ def with_schema(system: str, schema: dict[str, Any]) -> str:
 
 
 class OpenAICompatLLM(JSONClient):
-    """:class:`reverie.llm.base.LLM` over ``POST {base_url}/chat/completions``."""
+    """:class:`reverie.llm.protocol.LLM` over ``POST {base_url}/chat/completions``."""
 
     default_base_url = DEFAULT_BASE_URL
 

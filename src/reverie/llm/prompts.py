@@ -20,8 +20,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from reverie.dream.plan import Evidence, Plan
 from reverie.models import Episode, Page
+from reverie.models.plan import Evidence, Plan
 from reverie.redaction import DEFAULT, Redactor
 
 __all__ = ["PROMPT_VERSION", "SYSTEM_PROMPT", "plan_schema", "render_evidence"]

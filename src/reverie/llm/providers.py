@@ -1,6 +1,6 @@
 """The client a configuration names: ``REVERIE_LLM_PROVIDER`` and the variables beside it.
 
-Kept apart from :mod:`reverie.llm.base` (the protocol every client implements) because it
+Kept apart from :mod:`reverie.llm.protocol` (the protocol every client implements) because it
 imports the clients, and every client imports the protocol.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from reverie.errors import InvalidInput
 from reverie.llm.anthropic import AnthropicLLM
-from reverie.llm.base import LLM
 from reverie.llm.openai_compat import OpenAICompatLLM
+from reverie.llm.protocol import LLM
 
 __all__ = ["PROVIDERS", "llm_from_env"]
 

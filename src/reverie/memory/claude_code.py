@@ -33,8 +33,8 @@ from datetime import datetime
 from pathlib import Path
 
 from reverie.errors import InvalidInput
+from reverie.files import write_atomically
 from reverie.memory.exported import record_export
-from reverie.memory.files import write_atomically
 from reverie.memory.frontmatter import dump
 from reverie.memory.mirror import INDEX, ExportReport, slugs
 from reverie.models import Page, PageKind, PageStatus, Scope

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from reverie.memory.archive import Archive
+from reverie.dream.archive import Archive
 from reverie.memory.claude_code import KIND as CLAUDE_CODE
 from reverie.memory.claude_code import export_claude_code
 from reverie.memory.forget import ForgetPlan, ForgetRequest, plan_forget

@@ -19,12 +19,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reverie.memory.archive import resolve
+from reverie.dream.archive import resolve
+from reverie.errors import each_scope, raise_failures
+from reverie.files import write_atomically
 from reverie.memory.exported import record_export
-from reverie.memory.files import write_atomically
 from reverie.models import Episode, Page, Scope
 from reverie.redaction import DEFAULT, Redactor
-from reverie.runtime.isolate import each_scope, raise_failures
 from reverie.store.base import BrainStore
 
 __all__ = ["SYSTEM_PROMPT", "TrainingExport", "training_rows", "write_training"]

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from reverie.dream.archive import Archive, archive_root, bundle_bytes
 from reverie.errors import InvalidInput, NotFound
-from reverie.memory.archive import Archive, archive_root, bundle_bytes
 from reverie.memory.claude_code import KIND as CLAUDE_CODE
 from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope

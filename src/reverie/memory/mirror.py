@@ -38,12 +38,12 @@ from pathlib import Path
 
 from reverie.dream.apply import WriteContext
 from reverie.dream.cycle import new_cycle_id
+from reverie.dream.journal import render_journal
 from reverie.errors import InvalidInput, NotFound
+from reverie.files import write_atomically
 from reverie.memory.edits import Accepted, HumanEdit, accept_edit, commit_edits
 from reverie.memory.exported import record_export
-from reverie.memory.files import write_atomically
 from reverie.memory.frontmatter import FrontMatterError, dump, split
-from reverie.memory.journal import render_journal
 from reverie.models import (
     Page,
     PageStatus,
@@ -113,7 +113,7 @@ def atomic_write(
     path: Path, data: bytes, *, before_replace: Callable[[Path], None] | None = None
 ) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix
-    (:func:`reverie.memory.files.write_atomically`: a fresh temporary name, no links followed, only
+    (:func:`reverie.files.write_atomically`: a fresh temporary name, no links followed, only
     regular files replaced).
 
     ``before_replace`` (the crash harness kills there) is called with the temporary

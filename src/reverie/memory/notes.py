@@ -29,7 +29,6 @@ from datetime import datetime
 from reverie.dream.apply import WriteContext, next_revision, revision_from
 from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import AGENT_EDIT
-from reverie.dream.plan import page_id_for
 from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import short_id
 from reverie.limits import MAX_TEXT
@@ -44,6 +43,7 @@ from reverie.models import (
     Revision,
     Scope,
 )
+from reverie.models.plan import page_id_for
 from reverie.redaction import redact
 from reverie.store.base import BrainStore, PageWrite
 

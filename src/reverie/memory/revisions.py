@@ -26,10 +26,10 @@ from datetime import datetime
 
 from reverie.dream.apply import WriteContext, change_of, next_revision
 from reverie.dream.cycle import new_cycle_id
+from reverie.dream.journal import entry
 from reverie.dream.pins import pin_all
 from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import canonical_json, content_hash
-from reverie.memory.journal import entry
 from reverie.models import (
     PINNABLE,
     Cycle,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from reverie.dream.apply import WriteContext, next_revision
+from reverie.dream.journal import entry
 from reverie.errors import UndoRefused
-from reverie.memory.journal import entry
 from reverie.models import Cycle, CycleStatus, PageChange, PageStatus
 from reverie.store.base import BrainStore, Changeset, PageWrite
 

@@ -116,7 +116,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
     budget_tokens: int,
     *,
     config: RecallConfig,
-    now: datetime | None = None,
+    now: datetime,
     as_of: datetime | None = None,
     vectors: VectorSearch | None = None,
     redactor: Redactor | None = None,
@@ -147,8 +147,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
             if trace is not None:
                 trace.notes.append(_why_empty(terms, budget_tokens))
             return _empty(query, scope, budget_tokens)
-        when = utc(now) if now is not None else datetime.now(UTC)
-        when = utc(as_of) if as_of is not None else when
+        when = utc(as_of) if as_of is not None else utc(now)
         if vectors is not None:  # embedded on a worker thread while the full-text side runs
             vectors.prefetch(query)
         stranger = config.unknown_names and _names_unknown(store, scope, query, config)

@@ -50,7 +50,7 @@ from reverie.redaction.formats import find_formats
 from reverie.redaction.pii import PII_CLASSES, find_pii
 
 if TYPE_CHECKING:
-    from reverie.dream.plan import Plan
+    from reverie.models.plan import Plan
 
 __all__ = ["DEFAULT", "MARK", "Redactor", "Span", "redact", "redact_plan", "redact_value"]
 

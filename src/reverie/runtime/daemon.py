@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from reverie.api.embedding import CONFIGURED
+from reverie.config import parse_duration
 from reverie.embed import EmbedderLike
 from reverie.engine import Reverie
 from reverie.errors import InvalidInput
 from reverie.models import Scope
-from reverie.runtime.schedule import ScheduleConfig, parse_duration
+from reverie.runtime.schedule import ScheduleConfig
 from reverie.runtime.scheduler import Event, Scheduler, Schedules
 
 __all__ = ["config_from_mapping", "load_schedules", "run_daemon"]

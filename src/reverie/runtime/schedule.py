@@ -27,7 +27,6 @@ missed while no scheduler ran — the scheduler catches it up after a random jit
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -36,22 +35,7 @@ from reverie.errors import InvalidInput
 from reverie.runtime.triggers import MOON_PHASES, moon_phase_after, parse_cron, zone
 from reverie.store.records import ScheduleRecord
 
-__all__ = ["Due", "ScheduleConfig", "ScheduleState", "next_due", "parse_duration"]
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$", re.I)
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_duration(value: str | float | timedelta, field_name: str = "duration") -> timedelta:
-    """``"90s"``, ``"15m"``, ``"6h"``, ``"30d"``, ``"2w"`` or a number of seconds."""
-    if isinstance(value, timedelta):
-        return value
-    if isinstance(value, int | float):
-        return timedelta(seconds=float(value))
-    found = _DURATION.match(value)
-    if not found:
-        raise InvalidInput(field_name, f"{value!r} is not a duration like 90s, 15m, 6h or 30d")
-    return timedelta(seconds=float(found.group(1)) * _UNITS[(found.group(2) or "s").lower()])
+__all__ = ["Due", "ScheduleConfig", "ScheduleState", "next_due"]
 
 
 @dataclass(frozen=True)

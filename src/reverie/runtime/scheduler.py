@@ -36,11 +36,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reverie.engine import Reverie
-from reverie.errors import InvalidInput, LeaseLost, ReverieError
-from reverie.models import CycleReport, Scope, ScopeLike, now_utc
+from reverie.errors import InvalidInput, ReverieError
+from reverie.models import CycleReport, Scope, ScopeLike
+from reverie.runtime.heartbeat import Heartbeat
 from reverie.runtime.schedule import Due, ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.worker import dreamed, new_owner
-from reverie.store.base import BrainStore, Lease, ScheduleStore
+from reverie.store.base import BrainStore, ScheduleStore
 from reverie.store.records import ScheduleRecord
 
 __all__ = ["Event", "Scheduler", "Schedules"]
@@ -89,7 +90,7 @@ class Scheduler:
         owner: str | None = None,
         lease_ttl: float = 60.0,
         max_sleep: float = 60.0,
-        clock: Callable[[], datetime] = now_utc,
+        clock: Callable[[], datetime] | None = None,
         rng: random.Random | None = None,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
@@ -102,7 +103,7 @@ class Scheduler:
         self.leases = self.control
         self.owner = owner or new_owner()
         self.lease_ttl, self.max_sleep = lease_ttl, max_sleep
-        self.clock = clock
+        self.clock = clock or rv.clock  # the facade's, unless a test gives its own
         self.rng = rng or random.Random()
         self.on_event = on_event or (lambda _e: None)
         self.reports: list[CycleReport] = []
@@ -199,16 +200,15 @@ class Scheduler:
         if lease is None:
             self._emit("busy", scope)
             return
-        beat = asyncio.create_task(self._heartbeat(lease))
+        beat = Heartbeat(self.leases, lease, self.lease_ttl, self.clock)
+        beat.start()
         try:
             await self._claim_and_dream(scope)
         finally:
-            beat.cancel()
-            lost = await _finished(beat)
-            if lost:
+            if await asyncio.to_thread(beat.stop):
                 self._emit("lost", scope)
             else:
-                await asyncio.to_thread(self.leases.release_lease, lease)
+                await asyncio.to_thread(self.leases.release_lease, beat.lease)
 
     async def _claim_and_dream(self, scope: Scope) -> None:
         """Re-read the state under the lease (another process may have just run it), claim, run."""
@@ -241,19 +241,6 @@ class Scheduler:
             scope, self.owner, ok=ok, status=status, cycle_id=cycle_id, message=message
         )
 
-    async def _heartbeat(self, lease: Lease) -> bool:
-        """Extend ``lease`` every TTL/3 until cancelled; True when it was lost."""
-        while True:
-            await asyncio.sleep(self.lease_ttl / 3)
-            try:
-                lease = await asyncio.to_thread(
-                    self.leases.heartbeat_lease, lease, self.lease_ttl, self.clock()
-                )
-            except LeaseLost:
-                return True
-            except ReverieError as exc:  # transient: the next beat tries again
-                log.warning("heartbeat for %s failed: %s", lease.scope, exc)
-
     def _emit(self, event: str, scope: Scope | None, **data: Any) -> None:
         self.on_event(
             {
@@ -264,14 +251,6 @@ class Scheduler:
                 **data,
             }
         )
-
-
-async def _finished(beat: asyncio.Task[bool]) -> bool:
-    """The heartbeat's verdict: True if the lease was lost before it was cancelled."""
-    try:
-        return await beat
-    except asyncio.CancelledError:
-        return False
 
 
 def _iso(value: datetime | None) -> str | None:

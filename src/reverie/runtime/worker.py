@@ -29,8 +29,9 @@ from datetime import datetime
 from typing import Any
 
 from reverie.engine import Reverie
-from reverie.errors import Conflict, LeaseLost, ReverieError
-from reverie.models import CycleReport, now_utc
+from reverie.errors import Conflict, LeaseLost
+from reverie.models import CycleReport
+from reverie.runtime.heartbeat import Heartbeat
 from reverie.store.base import BrainStore, Lease
 
 __all__ = ["Worker", "WorkerStats", "dreamed", "new_owner"]
@@ -62,33 +63,6 @@ class WorkerStats:
     """Scopes whose last cycle in this run failed, and why."""
 
 
-class _Heartbeat(threading.Thread):
-    """Extends one lease every ``interval`` seconds until stopped or the lease is lost."""
-
-    def __init__(
-        self, store: BrainStore, lease: Lease, ttl: float, clock: Callable[[], datetime]
-    ) -> None:
-        super().__init__(name=f"heartbeat {lease.scope.key}", daemon=True)
-        self.store, self.lease, self.ttl, self.clock = store, lease, ttl, clock
-        self.interval = ttl / 3
-        self.stopped = threading.Event()
-        self.lost = False
-
-    def run(self) -> None:
-        while not self.stopped.wait(self.interval):
-            try:
-                self.lease = self.store.heartbeat_lease(self.lease, self.ttl, self.clock())
-            except LeaseLost:
-                self.lost = True
-                return
-            except ReverieError:
-                continue  # a transient store error: try again at the next beat
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.join()
-
-
 class Worker:
     """Dreams due scopes of ``rv``'s store; ``leases`` is a second connection for heartbeats.
 
@@ -108,13 +82,13 @@ class Worker:
         batch: int = 1,
         backoff: float = 300.0,
         hold: float = 0.0,
-        clock: Callable[[], datetime] = now_utc,
+        clock: Callable[[], datetime] | None = None,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
         self.rv, self.control, self.leases = rv, leases, leases
         self.owner = owner or new_owner()
         self.ttl, self.poll, self.batch, self.backoff, self.hold = ttl, poll, batch, backoff, hold
-        self.clock = clock
+        self.clock = clock or rv.clock  # the facade's, unless a test gives its own
         self.on_event = on_event or (lambda _e: None)
         self.stats = WorkerStats()
         rv.store.lease_owner = self.owner  # the commit fence
@@ -164,7 +138,7 @@ class Worker:
         return [s.key for s in self.control.pending_scopes() if s.key not in self.stats.failed]
 
     def _work(self, lease: Lease) -> None:
-        beat = _Heartbeat(self.leases, lease, self.ttl, self.clock)
+        beat = Heartbeat(self.leases, lease, self.ttl, self.clock)
         beat.start()
         failed = False
         try:
@@ -180,8 +154,8 @@ class Worker:
             self.stats.failed[lease.scope.key] = reason = f"{type(exc).__name__}: {exc}"
             self._emit("failed", lease, reason=reason)
         finally:
-            beat.stop()
-        self._finish(beat.lease, lost=beat.lost, failed=failed)
+            lost = beat.stop()
+        self._finish(beat.lease, lost=lost, failed=failed)
 
     def _dream(self, lease: Lease) -> None:
         started = self.clock()

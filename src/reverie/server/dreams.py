@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,8 +27,8 @@ from typing import Any
 from reverie.dream.cycle import new_cycle_id
 from reverie.engine import Reverie
 from reverie.errors import Conflict
-from reverie.models import CycleReport, Scope, now_utc
-from reverie.store.base import BrainStore, Lease
+from reverie.models import CycleReport, Scope
+from reverie.runtime.heartbeat import Heartbeat
 
 __all__ = ["DreamJob", "DreamRunner"]
 
@@ -79,7 +80,7 @@ class DreamRunner:
 
     def start(self, scope: Scope, *, dry_run: bool = False, review: bool = False) -> DreamJob:
         """Queue a cycle for ``scope``; :class:`Conflict` if one is still running there."""
-        now = now_utc()
+        now = self._rv.now()
         with self._lock:
             busy = self._running.get(scope.key)
             if busy is not None:
@@ -105,8 +106,8 @@ class DreamRunner:
 
     def wait(self, cycle_id: str, timeout: float = 30.0) -> DreamJob | None:
         """Block until the job is no longer running (tests, graceful shutdown)."""
-        deadline = now_utc().timestamp() + timeout
-        while now_utc().timestamp() < deadline:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             job = self.job(cycle_id)
             if job is None or job.state != "running":
                 return job
@@ -139,33 +140,23 @@ class DreamRunner:
     @contextmanager
     def _lease(self, scope: Scope) -> Iterator[None]:
         """Hold the store's lease on ``scope`` while dreaming."""
-        store = self._rv.store
-        lease = store.acquire_lease(scope, self._owner, LEASE_TTL_S, now_utc())
+        store, clock = self._rv.store, self._rv.clock
+        lease = store.acquire_lease(scope, self._owner, LEASE_TTL_S, clock())
         if lease is None:
             raise Conflict(f"another worker holds the dream lease of {scope.key}; try later")
-        stop = threading.Event()
-        beat = threading.Thread(target=self._heartbeat, args=(store, lease, stop), daemon=True)
-        beat.start()
+        beat = Heartbeat(store, lease, LEASE_TTL_S, clock)
         try:
-            yield
+            with beat:
+                yield
         finally:
-            stop.set()
-            beat.join()
-            store.release_lease(lease)
-
-    @staticmethod
-    def _heartbeat(store: BrainStore, lease: Lease, stop: threading.Event) -> None:
-        while not stop.wait(LEASE_TTL_S / 3):
-            try:
-                lease = store.heartbeat_lease(lease, LEASE_TTL_S, now_utc())
-            except Exception as exc:  # lost: the cycle's commit is fenced by the checkpoint
-                log.warning("dream lease of %s lost: %s", lease.scope, exc)
-                return
+            if beat.lost:  # the cycle's commit was fenced by the checkpoint
+                log.warning("dream lease of %s lost to another holder", scope.key)
+            store.release_lease(beat.lease)
 
     def _finish(
         self, job: DreamJob, state: str, report: CycleReport | None, error: str | None
     ) -> None:
         with self._lock:
             job.state, job.report, job.error = state, report, error
-            job.finished_at = now_utc()
+            job.finished_at = self._rv.now()
             self._running.pop(job.scope.key, None)

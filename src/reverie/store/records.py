@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from reverie.errors import StoreError
-from reverie.models import Cycle, CycleReport, Episode, Revision, Scope, now_utc
+from reverie.models import Cycle, CycleReport, Episode, Revision, Scope
 
 __all__ = [
     "EMBED_CHARS",
@@ -263,7 +263,7 @@ class Promotion:
     cycles: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Changeset:
     """Everything one cycle (or one undo, edit or import) changes, applied atomically by
     :meth:`Store.commit`.
@@ -294,7 +294,8 @@ class Changeset:
     # the reviewed plan this changeset applies; commit() marks it applied in the same
     # transaction (reverie.store.sql.plans)
     plan_id: str | None = None
-    at: datetime = field(default_factory=now_utc)
+    at: datetime
+    """The caller's clock (a cycle's, an edit's ``now``): the store reads none of its own."""
 
     @property
     def landed_at(self) -> datetime:

@@ -166,14 +166,18 @@ class PostgresDialect(Dialect):
     vector_in = staticmethod(_pg_vector)
     vector_out = staticmethod(_pg_blob)
 
-    def __init__(self) -> None:
-        try:
-            import psycopg  # noqa: PLC0415 (extra: postgres)
-        except ImportError:  # no driver, no error of it to catch; connecting names the extra
-            self.errors = self.duplicate = self.races = ()
-            return
-        self.errors = (psycopg.Error,)
-        self.duplicate = self.races = (psycopg.errors.UniqueViolation,)
+    @property
+    def errors(self) -> tuple[type[Exception], ...]:  # type: ignore[override]
+        """The driver's errors; psycopg loads on first use, never when Reverie is imported."""
+        psycopg = _psycopg()
+        return (psycopg.Error,) if psycopg else ()
+
+    @property
+    def duplicate(self) -> tuple[type[Exception], ...]:  # type: ignore[override]
+        psycopg = _psycopg()
+        return (psycopg.errors.UniqueViolation,) if psycopg else ()
+
+    races = duplicate
 
     def members(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
         if values:
@@ -185,3 +189,13 @@ class PostgresDialect(Dialect):
     def contains(self, text: str) -> tuple[str, str] | None:
         pattern = _like_pattern(text)
         return ("{}::text ILIKE ? ESCAPE '\\'", pattern) if pattern else None
+
+
+def _psycopg() -> Any:
+    """The driver, or None without the ``postgres`` extra (no error of it to catch then;
+    connecting names the extra)."""
+    try:
+        import psycopg  # noqa: PLC0415 (extra: postgres)
+    except ImportError:
+        return None
+    return psycopg

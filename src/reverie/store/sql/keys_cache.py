@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from reverie.errors import NotFound
-from reverie.models import now_utc, utc
+from reverie.errors import InvalidInput, NotFound
+from reverie.models import utc
 from reverie.store.records import ApiKey, Rights
 from reverie.store.sql.base import Database
 
@@ -132,8 +132,10 @@ def revoke_api_key(db: Database, key_id: str, at: datetime) -> ApiKey:
 
 def _stored_at(value: dict[str, Any]) -> datetime:
     """When an answer was stored: the ``created_at`` its writer gives (a distiller gives its
-    cycle's ``now``); a writer without a clock of its own gets the wall clock's."""
+    cycle's ``now``); the store reads no clock of its own."""
     given = value.get("created_at")
     if isinstance(given, str):
         return utc(datetime.fromisoformat(given))
-    return utc(given) if isinstance(given, datetime) else now_utc()
+    if not isinstance(given, datetime):
+        raise InvalidInput("created_at", "a cached answer needs the time its writer stored it")
+    return utc(given)

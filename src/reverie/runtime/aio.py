@@ -2,7 +2,7 @@
 
 Every verb of :class:`~reverie.Reverie` is here under the same name, with the same parameters
 and result types, as a coroutine: the call runs on one of a bounded pool of worker threads
-(:mod:`reverie.api.workers`), each owning an engine of its own.
+(:mod:`reverie.runtime.pool`), each owning an engine of its own.
 
 - SQLite: each worker opens its own connection to the file (never shared across threads);
   SQLite's write lock and ``busy_timeout`` order their writes as they order processes'.
@@ -26,11 +26,11 @@ from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from reverie.api.embedding import CONFIGURED
-from reverie.api.workers import EnginePool
 from reverie.config import Config
-from reverie.dream.plan import Distiller
 from reverie.embed import EmbedderLike
 from reverie.engine import Reverie
+from reverie.models.plan import Distiller
+from reverie.runtime.pool import EnginePool
 from reverie.store import open_store
 from reverie.store.base import BrainStore
 

@@ -31,10 +31,18 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from reverie.errors import ArchiveUnreadable, InvalidInput, NotFound, ReverieError, UndoRefused
-from reverie.memory.files import write_atomically
+from reverie.errors import (
+    ArchiveUnreadable,
+    InvalidInput,
+    NotFound,
+    ReverieError,
+    UndoRefused,
+    each_scope,
+    raise_failures,
+)
+from reverie.files import write_atomically
+from reverie.limits import MAX_METADATA_DEPTH, json_depth
 from reverie.models import Episode, Scope
-from reverie.runtime.isolate import each_scope, raise_failures
 from reverie.store.base import ArchiveStore, BrainStore
 from reverie.store.records import BundleInfo, is_stub
 
@@ -45,6 +53,7 @@ __all__ = [
     "VerificationFailed",
     "archive_root",
     "bundle_bytes",
+    "readable",
     "refuse_undo_of_archived",
     "resolve",
 ]
@@ -297,3 +306,19 @@ def refuse_undo_of_archived(store: BrainStore, cycle_id: str) -> None:
             f" reverie archive restore {bundles[0]}"
             + (f" (and {len(bundles) - 1} more bundle(s))" if len(bundles) > 1 else "")
         )
+
+
+def readable(store: BrainStore, episodes: list[Episode]) -> list[Episode]:
+    """``episodes`` as a reader sees them: archived stubs fetched back (:func:`resolve`), and
+    each row an older version stored past today's metadata limits shown with a note in place
+    of its metadata, so one such row cannot fail the read it is part of."""
+    return [ep if _within_limits(ep) else _with_note(ep) for ep in resolve(store, episodes)]
+
+
+def _within_limits(ep: Episode) -> bool:
+    return not ep.metadata or json_depth(ep.metadata, MAX_METADATA_DEPTH) <= MAX_METADATA_DEPTH
+
+
+def _with_note(ep: Episode) -> Episode:
+    note = f"not shown: stored nested more than {MAX_METADATA_DEPTH} levels deep, past the limit"
+    return ep.model_copy(update={"metadata": {"_unreadable": note}})
