@@ -326,3 +326,69 @@ def test_an_unknown_scope_is_named_with_close_matches(dreamt: Path) -> None:
     far = cli(db, "recall", "deploy", "--scope", "zzz/qqq")
     assert far.exit_code == 2 and "it holds acme/coder" in far.stderr
     assert cli(db, "recall", "deploy the api", "--scope", "acme/coder").exit_code == 0
+
+
+def test_an_error_under_json_is_json_on_stdout_with_exit_2(dreamt: Path) -> None:
+    result = cli(dreamt, "recall", "deploy", "--scope", "acme/nobody", "--json")
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] and "acme/nobody" in error["message"]
+    bad = cli(dreamt, "pages", "--scope", "not a scope", "--json")
+    assert bad.exit_code == 2
+    assert json.loads(bad.stdout)["error"]["field"] == "scope"
+
+
+def test_counts_are_in_the_singular_for_one(db: Path, tmp_path: Path) -> None:
+    good = '{"scope":"acme/coder","situation":"s","action":"a","outcome":"success"}'
+    result = cli(db, "ingest", str(write_lines(tmp_path / "e.jsonl", [good, "not json"])))
+    assert result.exit_code == 1
+    assert "stored 1 episode, 0 duplicates skipped, 1 line failed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("dream", "--scope", "acme/coder", "--now", "9999-12-31T23:59:59"),
+        ("recall", "x", "--scope", "acme/coder", "--as-of", "0001-01-01T00:00:00"),
+        ("forget", "--scope", "acme/coder", "--older-than", "9999999999d"),
+    ],
+)
+def test_dates_and_durations_past_the_calendar_are_refused_in_one_line(
+    dreamt: Path, args: tuple[str, ...]
+) -> None:
+    result = cli(dreamt, *args)
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "error: invalid" in result.stderr
+
+
+def test_reverie_scope_names_the_brain_for_every_command(dreamt: Path) -> None:
+    import typer.main  # noqa: PLC0415
+
+    env = {"REVERIE_SCOPE": "acme/coder"}
+    assert cli(dreamt, "pages", env=env).exit_code == 0
+    assert "<reverie-memory>" in cli(dreamt, "recall", "run the tests", env=env).stdout
+
+    def options(command: Any) -> Any:
+        for child in getattr(command, "commands", {}).values():
+            yield from options(child)
+        yield from getattr(command, "params", [])
+
+    scoped = [p for p in options(typer.main.get_command(app)) if "--scope" in p.opts]
+    assert len(scoped) > 10
+    assert all(p.envvar == "REVERIE_SCOPE" for p in scoped)
+
+
+def test_remember_stores_one_episode_from_flags_and_once_per_id(db: Path) -> None:
+    args = ["remember", "--scope", "acme/coder", "--situation", "deploy api", "--action"]
+    args += ["kubectl rollout restart", "--outcome", "failure", "--error", "ImagePullBackOff"]
+    args += ["--tool", "kubectl", "--id", "ep-cli-1", "--json"]
+    first = cli(db, *args)
+    assert first.exit_code == 0, first.output
+    stored = json.loads(first.stdout)
+    assert stored["id"] == "ep-cli-1" and stored["tools"] == ["kubectl"]
+    assert stored["outcome"] == "failure" and stored["error"] == "ImagePullBackOff"
+    again = cli(db, *args)
+    assert json.loads(again.stdout)["seq"] == stored["seq"]
+    bad = cli(db, "remember", "--scope", "acme/coder", "--situation", "x", "--outcome", "great")
+    assert bad.exit_code == 2 and "outcome" in bad.stderr

@@ -42,16 +42,25 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$", re.I)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+MAX_DURATION = timedelta(days=36525)
+"""A hundred years: the longest duration any option means (a longer one is a typo)."""
+
+
 def parse_duration(value: str | float | timedelta, field_name: str = "duration") -> timedelta:
-    """``"90s"``, ``"15m"``, ``"6h"``, ``"30d"``, ``"2w"`` or a number of seconds."""
+    """``"90s"``, ``"15m"``, ``"6h"``, ``"30d"``, ``"2w"`` or a number of seconds, at most
+    :data:`MAX_DURATION`."""
     if isinstance(value, timedelta):
-        return value
-    if isinstance(value, int | float):
-        return timedelta(seconds=float(value))
-    found = _DURATION.match(value)
-    if not found:
-        raise InvalidInput(field_name, f"{value!r} is not a duration like 90s, 15m, 6h or 30d")
-    return timedelta(seconds=float(found.group(1)) * _UNITS[(found.group(2) or "s").lower()])
+        seconds = value.total_seconds()
+    elif isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        found = _DURATION.match(value)
+        if not found:
+            raise InvalidInput(field_name, f"{value!r} is not a duration like 90s, 15m, 6h or 30d")
+        seconds = float(found.group(1)) * _UNITS[(found.group(2) or "s").lower()]
+    if not seconds <= MAX_DURATION.total_seconds():  # also refuses NaN and infinity
+        raise InvalidInput(field_name, f"{value!r} is longer than a hundred years")
+    return timedelta(seconds=seconds)
 
 
 @dataclass(frozen=True)

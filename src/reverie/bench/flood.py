@@ -1,6 +1,7 @@
 """Flood: one API key floods the HTTP service while another key's recalls are timed.
 
-The service runs as its own process (``reverie serve``) over a brain holding the sample week.
+The service runs as its own process (``reverie serve``) over a brain of 2,000 synthetic
+episodes, dreamt once.
 For each limit setting (``on``, then ``off``) the bench times the victim key's recalls alone
 (the baseline), then again while a flooder process hammers recall with many connections under
 another key. The ratio of the victim's p99 under the flood to its p99 alone is the figure: with
@@ -26,14 +27,15 @@ from typing import Any
 import httpx
 
 from reverie.bench.core import percentile
-from reverie.bench.demo import load_sample
+from reverie.bench.synth import synthetic_episodes, synthetic_queries
 from reverie.engine import Reverie
 
 __all__ = ["FloodPhase", "FloodResult", "run_flood"]
 
-SCOPE = "acme/coder"
+SCOPE = "acme/bench"
+EPISODES = 2000
 _CPUS = frozenset(os.sched_getaffinity(0))
-QUERIES = ("deploy the api", "flaky tests", "database migration", "restart the worker")
+QUERIES = tuple(synthetic_queries(50, seed=7))
 
 
 @dataclass
@@ -72,7 +74,7 @@ class FloodResult:
 def _seed(db: Path) -> tuple[str, str]:
     rv = Reverie.open(db)
     try:
-        rv.ingest(load_sample())
+        rv.ingest({**row, "scope": SCOPE} for row in synthetic_episodes(EPISODES))
         rv.dream(SCOPE)
         victim = rv.keys.create("acme", rights="read", name="victim")[1]
         flooder = rv.keys.create("acme", rights="read", name="flooder")[1]

@@ -52,6 +52,7 @@ from reverie.cli.forget import register as register_forget_command
 from reverie.cli.hook import hook_app
 from reverie.cli.memory import register as register_memory_commands
 from reverie.cli.ops import register as register_ops_commands
+from reverie.cli.remember import register as register_remember_command
 from reverie.cli.render import (
     cycles_table,
     lineage_view,
@@ -73,6 +74,7 @@ from reverie.errors import InvalidInput, NotFound, ReverieError, partial
 from reverie.jsonl import decode_lines
 from reverie.models import Revision, Scope
 from reverie.recall import RecallTrace
+from reverie.text.counts import counted
 
 __all__ = ["app", "main"]
 
@@ -198,7 +200,8 @@ def _parse(
 def _stopped(stored: int, duplicates: int, line: int, exc: BaseException) -> NoReturn:
     """The database failed midway (disk full, say): what is stored stays; say so, then fail."""
     typer.echo(
-        f"stored {stored} episodes, {duplicates} duplicates skipped before the failure;"
+        f"stored {counted(stored, 'episode')}, {counted(duplicates, 'duplicate')} skipped"
+        " before the failure;"
         f" nothing from line {line} on was stored"
     )
     fail(exc if isinstance(exc, ReverieError) else edge_error(exc, None))
@@ -237,7 +240,11 @@ def ingest(
     scope: Annotated[
         str | None,
         typer.Option(
-            "--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Scope for lines without one."
+            "--scope",
+            "-s",
+            envvar="REVERIE_SCOPE",
+            metavar="TENANT/AGENT[/USER]",
+            help="Scope for lines without one.",
         ),
     ] = None,
     fmt: Annotated[
@@ -271,8 +278,8 @@ def _say_ingested(stored: int, duplicates: int, failures: list[tuple[int, str, s
     err = new_console(stderr=True)
     for number, field, reason in failures:
         err.print(Text(f"line {number}: {field}: {reason}", style="red"), soft_wrap=True)
-    summary = f"stored {stored} episodes, {duplicates} duplicates skipped"
-    typer.echo(f"{summary}, {len(failures)} lines failed" if failures else summary)
+    summary = f"stored {counted(stored, 'episode')}, {counted(duplicates, 'duplicate')} skipped"
+    typer.echo(f"{summary}, {counted(len(failures), 'line')} failed" if failures else summary)
 
 
 @app.command()
@@ -315,8 +322,8 @@ def undo(ctx: typer.Context, cycle_id: CycleArg, as_json: JsonFlag = False) -> N
         emit_json(json_data(report))
         return
     done = report.message or (
-        f"undid cycle {report.cycle_id}: {len(report.pages_restored)} pages restored, "
-        f"{report.episodes_released} episodes released"
+        f"undid cycle {report.cycle_id}: {counted(len(report.pages_restored), 'page')} restored,"
+        f" {counted(report.episodes_released, 'episode')} released"
     )
     typer.echo(f"{done}; checkpoint back to {report.checkpoint}")
 
@@ -349,7 +356,9 @@ def recall(  # noqa: PLR0913 (typer: one parameter per CLI option)
     trace = RecallTrace() if explain else None
     with open_brain(ctx) as rv:
         known = known_scope(rv, target)
-        result = rv.recall(query, known, budget, now=at, as_of=parse_now(as_of), trace=trace)
+        result = rv.recall(
+            query, known, budget, now=at, as_of=parse_now(as_of, "--as-of"), trace=trace
+        )
     if as_json:
         data = json_data(result)
         emit_json({**data, "trace": trace.to_json()} if trace is not None else data)
@@ -500,6 +509,7 @@ app.add_typer(keys_app, name="keys")  # API keys of the HTTP service
 app.add_typer(hook_app, name="hook")  # agent tools' hooks (Claude Code)
 register_review_commands(app)  # review mode: plans, plan show/apply/reject
 register_forget_command(app)  # erasure: forget, receipts (docs/privacy.md)
+register_remember_command(app)  # one episode from flags
 shape(app)  # help panels and quiet flags, once every command is registered
 
 

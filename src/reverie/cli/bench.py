@@ -91,7 +91,12 @@ def core(
 def recall_bench(
     db: Annotated[Path, typer.Argument(help="An existing SQLite brain (never created).")],
     scope: Annotated[
-        str | None, typer.Option(help="Scope to recall in (default: the most episodes).")
+        str | None,
+        typer.Option(
+            "--scope",
+            envvar="REVERIE_SCOPE",
+            help="Scope to recall in (default: the most episodes).",
+        ),
     ] = None,
     queries: Annotated[int, typer.Option(min=1, help="Synthetic recall queries.")] = 300,
     budget: Annotated[int, typer.Option(min=1, help="Recall budget in tokens.")] = 400,

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, is_dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -53,10 +55,12 @@ __all__ = [
     "BENCH_HELP",
     "EDGE_ERRORS",
     "EMBEDDER_KEY",
+    "JSON_ASKED",
     "REPORTED",
     "chosen_embedder",
     "edge_error",
     "emit_json",
+    "error_data",
     "fail",
     "journal_data",
     "json_data",
@@ -68,6 +72,7 @@ __all__ = [
     "print_result",
     "refuse_missing",
     "sqlite_path",
+    "unexpected",
 ]
 
 BENCH_HELP = "Benchmarks (slow; figures with ratios against in-process baselines)."
@@ -83,10 +88,23 @@ REPORTED: tuple[type[Exception], ...] = (ReverieError, *EDGE_ERRORS)
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 ScopeOpt = Annotated[
     str | None,
-    typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use."),
+    typer.Option(
+        "--scope",
+        "-s",
+        envvar="REVERIE_SCOPE",
+        metavar="TENANT/AGENT[/USER]",
+        help="The brain to use.",
+    ),
 ]
 ScopeReq = Annotated[
-    str, typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use.")
+    str,
+    typer.Option(
+        "--scope",
+        "-s",
+        envvar="REVERIE_SCOPE",
+        metavar="TENANT/AGENT[/USER]",
+        help="The brain to use.",
+    ),
 ]
 NowOpt = Annotated[
     str | None,
@@ -179,10 +197,48 @@ def _message(exc: ReverieError) -> list[str]:
 
 
 def fail(exc: ReverieError) -> NoReturn:
-    """One red line on stderr (one per failing scope of a multi-scope command), exit code 2."""
+    """One red line on stderr (one per failing scope of a multi-scope command), exit code 2.
+
+    A command run with ``--json`` gets the error as JSON on stdout instead, in the shape the
+    HTTP service answers (``{"error": {"code", "message", ...}}``), with the same exit code."""
+    if _wants_json():
+        emit_json({"error": error_data(exc)})
+        raise typer.Exit(2)
     for message in _message(exc):
         new_console(stderr=True).print(Text(f"error: {message}", style="red"), soft_wrap=True)
     raise typer.Exit(2)
+
+
+def error_data(exc: ReverieError) -> dict[str, Any]:
+    """An error as JSON data: its code (the class name in snake case), its message lines, and
+    the field to fix for bad input."""
+    code = re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
+    data: dict[str, Any] = {"code": code, "message": "; ".join(_message(exc))}
+    if isinstance(exc, InvalidInput):
+        data |= {"field": exc.field, "reason": exc.reason}
+    return data
+
+
+JSON_ASKED: ContextVar[bool] = ContextVar("JSON_ASKED", default=False)
+"""Whether the command line asked for ``--json``: its errors are then JSON on stdout too."""
+
+
+def _wants_json() -> bool:
+    return JSON_ASKED.get()
+
+
+def unexpected(exc: BaseException) -> ReverieError:
+    """An exception no command expected, as one line that says what went wrong."""
+    if isinstance(exc, ReverieError):
+        return exc
+    if isinstance(exc, OverflowError):
+        return InvalidInput("date", f"a date or duration is out of range ({exc})")
+    if isinstance(exc, sqlite3.Error | OSError | RecursionError):
+        return edge_error(exc, None)
+    return StoreError(
+        f"unexpected {type(exc).__name__}: {exc} (REVERIE_DEBUG=1 shows the traceback;"
+        " please report it)"
+    )
 
 
 @contextmanager
@@ -236,10 +292,20 @@ def maybe_scope(value: str | None) -> Scope | None:
     return None if value is None else parse_scope(value)
 
 
-def parse_now(value: str | None) -> datetime | None:
+EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+"""The dates an option may name: wide enough for any history, far enough from the calendar's
+ends that adding a retention period or a clock skew to them stays a date."""
+
+
+def parse_now(value: str | None, option: str = "--now") -> datetime | None:
+    """An ISO 8601 date-time option, as UTC, between :data:`EARLIEST` and :data:`LATEST`."""
     if value is None:
         return None
     try:
-        return utc(datetime.fromisoformat(value))
+        when = utc(datetime.fromisoformat(value))
     except ValueError:
-        fail(InvalidInput("--now", f"{value!r} is not an ISO 8601 date-time"))
+        fail(InvalidInput(option, f"{value!r} is not an ISO 8601 date-time"))
+    if not EARLIEST <= when < LATEST:
+        fail(InvalidInput(option, f"{value!r} is outside the years 1900 to 8999"))
+    return when

@@ -44,7 +44,13 @@ MoonOpt = Annotated[
 ]
 Scopes = Annotated[
     list[str] | None,
-    typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Only these brains."),
+    typer.Option(
+        "--scope",
+        "-s",
+        envvar="REVERIE_SCOPE",
+        metavar="TENANT/AGENT[/USER]",
+        help="Only these brains.",
+    ),
 ]
 
 

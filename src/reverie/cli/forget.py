@@ -101,7 +101,13 @@ def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
     ] = None,
     scope: Annotated[
         str | None,
-        typer.Option("--scope", "-s", metavar="T/A[/U]", help="This scope exactly (alone: all)."),
+        typer.Option(
+            "--scope",
+            "-s",
+            envvar="REVERIE_SCOPE",
+            metavar="T/A[/U]",
+            help="This scope exactly (alone: all).",
+        ),
     ] = None,
     agent: Annotated[
         str | None,

@@ -44,7 +44,10 @@ def install_command(
     project: Project = None,
     user: User = False,
     scope: Annotated[
-        str | None, typer.Option("--scope", "-s", help="Default: claude-code/<project folder>.")
+        str | None,
+        typer.Option(
+            "--scope", "-s", envvar="REVERIE_SCOPE", help="Default: claude-code/<project folder>."
+        ),
     ] = None,
 ) -> None:
     """Write the SessionStart, UserPromptSubmit and SessionEnd hooks (idempotent)."""

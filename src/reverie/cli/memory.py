@@ -34,6 +34,7 @@ from reverie.cli.common import (
     print_result,
 )
 from reverie.models import Revision
+from reverie.text.counts import counted
 
 __all__ = ["export_app", "import_app", "register"]
 
@@ -111,11 +112,11 @@ def verify(
     else:
         for problem in report.problems:
             Console(stderr=True).print(Text(problem, style="red"), soft_wrap=True)
-        verdict = "ok" if report.ok else f"{len(report.problems)} problems"
+        verdict = "ok" if report.ok else counted(len(report.problems), "problem")
         erased = f" ({report.erased} rewritten by erasures, as their receipts say)"
         typer.echo(
-            f"verified {report.revisions} revisions of {report.pages} pages: {verdict}"
-            + (erased if report.erased else "")
+            f"verified {counted(report.revisions, 'revision')} of"
+            f" {counted(report.pages, 'page')}: {verdict}" + (erased if report.erased else "")
         )
         for erasure_id in report.unfinished:
             typer.echo(f"erasure {erasure_id}: file work still due; run `reverie forget --resume`")
@@ -180,11 +181,13 @@ def export_markdown(
     for skipped in report.skipped:
         Console(stderr=True).print(Text(f"skipped {skipped}", style="yellow"), soft_wrap=True)
     typer.echo(
-        f"exported to {directory}: {len(report.written)} files written, {report.unchanged}"
-        f" unchanged, {len(report.skipped)} skipped; MEMORY.md has {report.index_lines} lines"
-        + (f" ({report.overflow} pages over the limit)" if report.overflow else "")
+        f"exported to {directory}: {counted(len(report.written), 'file')} written,"
+        f" {report.unchanged} unchanged, {len(report.skipped)} skipped;"
+        f" MEMORY.md has {counted(report.index_lines, 'line')}"
+        + (f" ({counted(report.overflow, 'page')} over the limit)" if report.overflow else "")
         + (
-            f"; removed {len(report.removed_temporaries)} temporary files a killed export left"
+            f"; removed {counted(len(report.removed_temporaries), 'temporary file')}"
+            " a killed export left"
             if report.removed_temporaries
             else ""
         )

@@ -39,6 +39,7 @@ from reverie.dream.archive import Archive
 from reverie.errors import ReverieError, partial
 from reverie.memory.export import write_training
 from reverie.models import Cycle, CycleReport, Scope, now_utc
+from reverie.text.counts import counted
 
 if TYPE_CHECKING:
     from reverie.dream.archive import ArchiveRun
@@ -53,7 +54,13 @@ archive_app = typer.Typer(
 BundleArg = Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")]
 ScopeList = Annotated[
     list[str] | None,
-    typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Only these brains."),
+    typer.Option(
+        "--scope",
+        "-s",
+        envvar="REVERIE_SCOPE",
+        metavar="TENANT/AGENT[/USER]",
+        help="Only these brains.",
+    ),
 ]
 
 
@@ -83,7 +90,8 @@ def _summary(r: CycleReport) -> Table:
         ("scanned / collected / deferred", f"{r.scanned} / {r.collected} / {r.deferred}"),
         (
             "clustered",
-            f"{r.clustered} episodes in {r.groups} groups ({r.groups_deferred} deferred)",
+            f"{counted(r.clustered, 'episode')} in {counted(r.groups, 'group')}"
+            f" ({r.groups_deferred} deferred)",
         ),
         ("consolidated", str(r.episodes_marked)),
         (
@@ -189,7 +197,8 @@ def export_training(
         emit_json({**asdict(done), "path": str(done.path)})
     else:
         typer.echo(
-            f"wrote {done.rows} rows ({done.episodes} cited episodes, {done.scopes} scopes,"
+            f"wrote {counted(done.rows, 'row')} ({counted(done.episodes, 'cited episode')},"
+            f" {counted(done.scopes, 'scope')},"
             f" {done.bytes:,} bytes) to {done.path}"
         )
     if failed is not None:
@@ -252,8 +261,8 @@ def _archive_view(run: ArchiveRun) -> None:
     new_console().print(table)
     verb = "moved" if run.applied else "would move"
     typer.echo(
-        f"{verb} {run.episodes} episodes ({run.bytes_hot:,} bytes of text) into"
-        f" {len(run.bundles)} bundle(s) of {run.bytes_cold:,} bytes"
+        f"{verb} {counted(run.episodes, 'episode')} ({run.bytes_hot:,} bytes of text) into"
+        f" {counted(len(run.bundles), 'bundle')} of {run.bytes_cold:,} bytes"
         + ("" if run.applied else "; add --apply to do it")
     )
 
@@ -272,7 +281,7 @@ def archive_restore(ctx: typer.Context, bundle: BundleArg) -> None:
     """Bring a bundle's episodes back into the hot store."""
     with open_brain(ctx) as rv:
         restored = Archive(rv.store).restore(bundle, now_utc())
-    typer.echo(f"restored {restored} episodes from {bundle}")
+    typer.echo(f"restored {counted(restored, 'episode')} from {bundle}")
 
 
 @archive_app.command("list")

@@ -74,7 +74,13 @@ def plans_command(
     ctx: typer.Context,
     scope: Annotated[
         str | None,
-        typer.Option("--scope", "-s", metavar="TENANT/AGENT[/USER]", help="The brain to use."),
+        typer.Option(
+            "--scope",
+            "-s",
+            envvar="REVERIE_SCOPE",
+            metavar="TENANT/AGENT[/USER]",
+            help="The brain to use.",
+        ),
     ] = None,
     status: Annotated[
         str,

@@ -120,7 +120,11 @@ def mcp_command(
     scope: Annotated[
         str | None,
         typer.Option(
-            "--scope", "-s", metavar="TENANT/AGENT[/USER]", help="Bind every tool to this brain."
+            "--scope",
+            "-s",
+            envvar="REVERIE_SCOPE",
+            metavar="TENANT/AGENT[/USER]",
+            help="Bind every tool to this brain.",
         ),
     ] = None,
     dream: Dreaming = True,

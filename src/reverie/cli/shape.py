@@ -15,6 +15,8 @@ and flags shown without a type.
 
 from __future__ import annotations
 
+import inspect
+import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -22,11 +24,14 @@ import typer
 import typer.main
 from typer.core import TyperCommand, TyperGroup
 
+from reverie.cli.common import JSON_ASKED, fail, unexpected
+
 __all__ = ["PANELS", "LazyGroup", "QuietCommand", "QuietGroup", "RootGroup", "hoist_db", "shape"]
 
 PANELS: dict[str, tuple[str, ...]] = {
     "Everyday": (
         "init",
+        "remember",
         "ingest",
         "dream",
         "recall",
@@ -126,21 +131,51 @@ class LazyGroup(QuietGroup):
         return self._real().get_command(ctx, cmd_name)
 
 
+def _asks_json(args: list[str]) -> bool:
+    return "--json" in (args[: args.index("--")] if "--" in args else args)
+
+
 class RootGroup(QuietGroup):
-    """The ``reverie`` group: takes ``--db`` wherever it is given."""
+    """The ``reverie`` group: takes ``--db`` wherever it is given, and turns an exception no
+    command expected into one line and exit 2 (``REVERIE_DEBUG=1`` shows the traceback)."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        JSON_ASKED.set(_asks_json(args))
         return super().parse_args(ctx, hoist_db(args))
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if _passes_through(exc):
+                raise
+            fail(unexpected(exc))
+
+
+def _passes_through(exc: Exception) -> bool:
+    """Exits, usage errors and aborts are the CLI framework's own; debugging shows the rest."""
+    module = type(exc).__module__
+    return module.startswith(("click", "typer")) or bool(os.environ.get("REVERIE_DEBUG"))
 
 
 def _panel_of() -> dict[str, str]:
     return {name: panel for panel, names in PANELS.items() for name in names}
 
 
+def unwrapped(text: str) -> str:
+    """A docstring as help: the lines of each paragraph joined, so the terminal wraps them at
+    its own width instead of breaking where the source did."""
+    paragraphs = [" ".join(p.split()) for p in text.strip().split("\n\n")]
+    return "\n\n".join(p for p in paragraphs if p)
+
+
 def _quiet(app: typer.Typer) -> None:
     for command in app.registered_commands:
         if command.cls is None or command.cls is TyperCommand:
             command.cls = QuietCommand
+        doc = command.help or inspect.getdoc(command.callback)
+        if doc:
+            command.help = unwrapped(doc)
     for group in app.registered_groups:
         if not (isinstance(group.cls, type) and issubclass(group.cls, LazyGroup)):
             group.cls = QuietGroup

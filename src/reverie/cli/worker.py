@@ -25,6 +25,7 @@ from reverie.errors import ReverieError
 from reverie.runtime.worker import Worker
 from reverie.store import open_store
 from reverie.store.copy import copy_store
+from reverie.text.counts import counted
 
 __all__ = ["migrate_command", "worker_command"]
 
@@ -90,8 +91,9 @@ def worker_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
     except ReverieError as exc:
         _fail(exc)
     typer.echo(
-        f"worker {worker.owner}: {stats.dreamed} cycles, {stats.marked} episodes consolidated,"
-        f" {stats.conflicts} conflicts, {stats.failures} failures",
+        f"worker {worker.owner}: {counted(stats.dreamed, 'cycle')},"
+        f" {counted(stats.marked, 'episode')} consolidated, {counted(stats.conflicts, 'conflict')},"
+        f" {counted(stats.failures, 'failure')}",
         err=True,
     )
     if until_idle and stats.failed:  # left pending, episodes kept: say which and why

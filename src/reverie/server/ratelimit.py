@@ -235,7 +235,6 @@ class RateLimit:
         scope.setdefault("state", {})["rate_charged"] = True
         await self.app(scope, receive, send)
 
-
     async def _hold(self, key_id: str) -> None:
         if self._held[key_id] >= TARPIT_PER_KEY:
             return
