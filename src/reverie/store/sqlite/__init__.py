@@ -243,11 +243,8 @@ class SQLiteBackend:
     def unindex_episodes(self, c: sqlite3.Connection, seqs: Sequence[int]) -> None:
         """FTS5 ``delete`` with the values indexed, read inside the transaction (an archived
         stub's entry went when it was stubbed)."""
-        for chunk in _chunks(list(seqs)):
-            rows = c.execute(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq IN ({marks(len(chunk))})",
-                chunk,
-            ).fetchall()
+        for where, params in self.dialect.members("seq", list(seqs)):
+            rows = c.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
             live = [e for e in map(self.decode.episode, rows) if not is_stub(e)]
             c.executemany(
                 "INSERT INTO episodes_fts(episodes_fts, rowid, scope, body)"
@@ -322,9 +319,8 @@ class SQLiteBackend:
         # (it is bounded), and another thread may clear it too, mid-read.
         known = {rowid: self.decode.cached(key) for rowid, key in keys.items()}
         claims: dict[int, str] = {}
-        for chunk in _chunks([rowid for rowid, rev in known.items() if rev is None]):
-            sql = f"SELECT rowid, claims FROM revisions WHERE rowid IN ({marks(len(chunk))})"
-            claims.update(self.read(sql, chunk))
+        for cond, ids in self.dialect.members("rowid", [i for i, v in known.items() if not v]):
+            claims.update(self.read(f"SELECT rowid, claims FROM revisions WHERE {cond}", ids))
         pages: dict[int, Page] = {}
         for r in rows:
             revision = known[r[1]]
@@ -460,11 +456,6 @@ class SQLiteBackend:
             " ORDER BY rank, rowid DESC LIMIT ?",
             (self._any_of("body", terms), low, high, limit),
         )
-
-
-def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def _take(
