@@ -89,14 +89,6 @@ class SQLiteStore(SQLStore):
 
     # -- raw tables, for copying a brain elsewhere (reverie.store.copy) -------------------------
 
-    def tables(self) -> list[tuple[str, str | None]]:
-        """``(name, sql)`` of every table in the database file, shadow tables included."""
-        return self.read("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
-
-    def columns(self, table: str) -> list[str]:
-        """The column names of ``table``, in order."""
-        return [r[1] for r in self.read(f'PRAGMA table_info("{table}")')]
-
     def rows(self, table: str, columns: Sequence[str], batch: int = 5000) -> Iterator[Any]:
         """Every row of ``table`` (``columns`` only), read ``batch`` at a time."""
         return self.backend.stream(table, columns, batch)
