@@ -305,3 +305,40 @@ def test_remember_and_a_lexical_recall_travel_short_paths() -> None:
     }
     assert len(outside_store["remember"]) <= 6, outside_store["remember"]
     assert len(outside_store["recall (lexical)"]) <= 14, outside_store["recall (lexical)"]
+
+
+def _store_classes() -> Iterator[tuple[str, ast.ClassDef]]:
+    for module, path in MODULES.items():
+        if module.startswith(f"{PACKAGE}.store"):
+            tree = ast.parse(path.read_text(), str(path))
+            yield from ((module, n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
+
+
+def _our_classes() -> set[str]:
+    names = set()
+    for path in MODULES.values():
+        tree = ast.parse(path.read_text(), str(path))
+        names |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    return names
+
+
+def test_no_store_class_inherits_from_more_than_one_base_of_ours() -> None:
+    """The store is composed (one SQLStore owning a backend), not assembled from mixins. A
+    protocol may extend several (``BrainStore``): it names methods and implements none."""
+    ours = _our_classes()
+    mixed = [
+        f"{module}.{cls.name}"
+        for module, cls in _store_classes()
+        if len([b for b in cls.bases if ast.unparse(b).split(".")[-1] in ours]) > 1
+        and "Protocol" not in {ast.unparse(b) for b in cls.bases}
+    ]
+    assert mixed == []
+
+
+def test_no_mixin_classes_in_the_store() -> None:
+    found = [
+        f"{module}.{cls.name}"
+        for module, cls in _store_classes()
+        if cls.name.endswith(("Mixin", "SQL")) and cls.name != "SQLStore"
+    ]
+    assert found == []

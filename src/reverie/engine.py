@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from reverie.memory.mirror import ExportReport, ImportReport
     from reverie.memory.revisions import VerifyReport
     from reverie.store.base import DreamStats, JournalEntry
-    from reverie.store.erasure import Receipt
+    from reverie.store.records import Receipt
 
 __all__ = ["Reverie", "UndoReport"]
 

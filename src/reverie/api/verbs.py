@@ -39,7 +39,7 @@ from reverie.models import Episode, Page, Recall, Revision, Scope, ScopeLike
 if TYPE_CHECKING:
     from reverie.intake import IngestResult
     from reverie.store.base import BrainStore
-    from reverie.store.erasure import Receipt
+    from reverie.store.records import Receipt
 
 __all__ = [
     "SEARCH_BUDGET",

@@ -29,7 +29,7 @@ from reverie.memory.forget import ForgetPlan, ForgetRequest, plan_forget
 from reverie.memory.mirror import JOURNAL, export_markdown
 from reverie.models import Scope
 from reverie.store.base import ArchiveStore, BrainStore, StepHook
-from reverie.store.erasure import Erasure, Receipt, Tombstone
+from reverie.store.records import Erasure, Receipt, Tombstone
 
 __all__ = ["finish", "finish_pending", "forget"]
 

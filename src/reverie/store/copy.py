@@ -87,7 +87,8 @@ def _copy(
 ) -> list[TableCopy]:
     tables = _source_tables(src)
     with dst.write() as c:
-        columns = {t: _target_columns(c, t, src.columns(t)) for t in tables}
+        info = {t: src.read(f'PRAGMA table_info("{t}")') for t in tables}
+        columns = {t: _target_columns(c, t, [r[1] for r in info[t]]) for t in tables}
         order = _fk_order(c, tables)
         if c.execute("SELECT count(*) FROM episodes").fetchone()[0]:
             raise Conflict(f"{dst.url} already holds episodes; copy into an empty database")
@@ -99,7 +100,7 @@ def _copy(
 
 
 def _source_tables(src: SQLiteStore) -> list[str]:
-    rows = src.tables()
+    rows = src.read("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
     virtual = [n for n, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
     return sorted(
         n

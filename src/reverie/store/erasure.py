@@ -29,10 +29,8 @@ from reverie.errors import Conflict, NotFound
 from reverie.models import Episode, Scope, revision_meta
 from reverie.store.base import StepHook
 from reverie.store.records import (
-    BundleSwap,
     Erasure,
     ExportRecord,
-    PageDrop,
     Receipt,
     RevisionRewrite,
     Tombstone,
@@ -48,13 +46,6 @@ from reverie.store.sql.rows import (
 )
 
 __all__ = [
-    "BundleSwap",
-    "Erasure",
-    "ExportRecord",
-    "PageDrop",
-    "Receipt",
-    "RevisionRewrite",
-    "Tombstone",
     "erase",
     "erasure_episodes",
     "erasure_receipt",

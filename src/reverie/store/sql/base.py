@@ -44,113 +44,84 @@ _DECODED_REVISIONS = 1024
 
 
 class Backend(Protocol):
-    """What truly differs between SQLite and PostgreSQL, and nothing else: the connection,
-    how ``seq`` is assigned, the text index and its search, the vector index, the lease claim,
-    the locks that order commits, and the dialect (:mod:`reverie.store.sql.dialect`). ``c`` is
-    the handle of the caller's :meth:`write` transaction."""
+    """What truly differs between SQLite and PostgreSQL, and nothing else: the connection and
+    its transactions, how ``seq`` is assigned, the text index and its search, the vector index,
+    the lease claim, the locks that order commits and migrations, and the dialect
+    (:mod:`reverie.store.sql.dialect`). ``c`` is the handle of the caller's :meth:`write`
+    transaction (or :meth:`migration`'s); ``name`` is the database as messages name it."""
 
     dialect: Dialect
     decode: Rows
     url: str
     name: str
-    """The database as messages name it."""
     read_only: bool
 
-    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
-        """One statement, its rows."""
-        ...
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]: ...
 
     def write(self) -> AbstractContextManager[Any]:
         """One transaction; committed when the block ends, rolled back on an exception."""
-        ...
 
     def close(self) -> None: ...
 
     def migration(self) -> AbstractContextManager[Any]:
         """One migration's transaction, no other migrator inside it (SQLite: foreign keys off
         around it, as SQLite's procedure for rebuilding a table asks)."""
-        ...
 
-    def run_script(self, c: Any, sql: str) -> None:
-        """Run one migration file inside :meth:`migration`'s transaction."""
-        ...
+    def run_script(self, c: Any, sql: str) -> None: ...
 
     def after_migrate(self) -> None:
         """What the connection needs once the schema is in place."""
-        ...
 
     def store_episodes(self, c: Any, episodes: Sequence[Episode], at: datetime) -> list[Episode]:
         """Assign ``seq`` to new ``episodes`` of registered scopes (strictly increasing, and
         committed in order within a scope), insert them, received ``at``, and index their text;
         the stored ones."""
-        ...
 
     def lock_scope(self, c: Any, scope: Scope) -> None:
         """Serialise the commits of ``scope`` (SQLite's write transaction already does)."""
-        ...
 
     def index_page(self, c: Any, rid: int, scope: Scope, rev: Revision, fresh: bool) -> None:
         """Make page ``rid`` findable by its new revision's text (``fresh``: a new page)."""
-        ...
 
-    def unindex_page(self, c: Any, rid: int) -> None:
-        """Forget a deleted page's text in the text index."""
-        ...
+    def unindex_page(self, c: Any, rid: int) -> None: ...
 
     def unindex_episodes(self, c: Any, seqs: Sequence[int]) -> None:
         """Forget erased episodes' text in the text index, read inside the transaction."""
-        ...
 
     def compact_text_index(self, c: Any) -> None:
         """Merge the text index so that erased terms leave it."""
-        ...
 
     def search_pages(
         self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str]
-    ) -> list[tuple[Page, float]]:
-        """The best pages of ``scope`` for any of ``terms``; scores positive, higher better."""
-        ...
+    ) -> list[tuple[Page, float]]: ...
 
     def search_episodes(
         self, scope: Scope, terms: Sequence[str], limit: int, window: int | None
-    ) -> list[tuple[Episode, float]]:
-        """The best episodes of ``scope``; with ``window``, among the newest matches only."""
-        ...
+    ) -> list[tuple[Episode, float]]: ...
 
-    def pages_by_id(self, scope: Scope, page_ids: Sequence[str]) -> dict[str, Page]:
-        """The pages of ``scope`` among ``page_ids``, read in bulk (recall's page read)."""
-        ...
+    def pages_by_id(self, scope: Scope, page_ids: Sequence[str]) -> dict[str, Page]: ...
 
     def ensure_vector_index(self, c: Any, dim: int) -> None:
         """Prepare the index for vectors of ``dim`` dimensions (PostgreSQL's HNSW)."""
-        ...
 
     def take_lease(
         self, c: Any, scope: Scope, owner: str, ttl: float, now: datetime
     ) -> Sequence[Any] | None:
         """The compare-and-set of :meth:`~reverie.store.base.BrainStore.acquire_lease`: the
         lease row, or None when another owner holds it."""
-        ...
 
     def claim_due(
         self, c: Any, owner: str, ttl: float, now: datetime, limit: int
     ) -> list[Sequence[Any]]:
-        """Lease rows for up to ``limit`` due scopes (pending episodes, no live lease, no plan
-        awaiting review), taken for ``owner``; concurrent claims never take one scope twice."""
-        ...
+        """Lease rows for up to ``limit`` due scopes, taken for ``owner``; concurrent claims
+        never take one scope twice."""
 
     def secure(self) -> AbstractContextManager[None]:
         """Deleted bytes overwritten while inside (SQLite's ``secure_delete``)."""
-        ...
 
-    def scrub_free_space(self) -> bool:
-        """Overwrite what deleted rows left in the database files; False when it could not
-        finish now."""
-        ...
+    def scrub_free_space(self) -> bool: ...
 
-    def integrity_check(self) -> str:
-        """``"ok"`` when the database is sound, else the first problem found."""
-        ...
+    def integrity_check(self) -> str: ...
 
 
 class Rows:

@@ -23,6 +23,7 @@ from reverie.store.sql.leases import check_lease
 from reverie.store.sql.plans import settle_applied
 from reverie.store.sql.rows import (
     INSERT_CITATION,
+    PROMOTION_COLUMNS,
     REVISION_COLUMNS,
     citation_rows,
     marks,
@@ -31,9 +32,6 @@ from reverie.store.sql.rows import (
 
 __all__ = ["append", "commit", "dedupe_batch", "insert_episodes"]
 
-_PROMOTION_COLUMNS = (
-    "org_page_id, source_page_id, source_scope, source_revision, promoted_at, updated_at, cycle_id"
-)
 _PROMOTION_UPSERT = (
     " ON CONFLICT (org_page_id) DO UPDATE SET source_revision = excluded.source_revision,"
     " updated_at = excluded.updated_at, cycle_id = excluded.cycle_id"
@@ -280,8 +278,7 @@ def _record_dream(db: Database, c: Any, changes: Changeset) -> None:
         _write_page(db, c, p.write)
         when = db.dialect.ts(p.write.revision.created_at)
         c.execute(
-            f"INSERT INTO promotions ({_PROMOTION_COLUMNS}) VALUES ({marks(7)})"
-            + _PROMOTION_UPSERT,
+            f"INSERT INTO promotions ({PROMOTION_COLUMNS}) VALUES ({marks(7)})" + _PROMOTION_UPSERT,
             (
                 p.write.revision.page_id,
                 p.source_page_id,

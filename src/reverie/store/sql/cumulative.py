@@ -21,6 +21,7 @@ from reverie.models import Scope
 from reverie.store.base import CycleTally, DreamStats, PromotionRecord
 from reverie.store.sql.base import Database
 from reverie.store.sql.dialect import Dialect
+from reverie.store.sql.rows import PROMOTION_COLUMNS
 
 __all__ = ["dream_stats", "insert_tally", "promotions", "record_tally"]
 
@@ -45,9 +46,6 @@ _STATS_UPSERT = (
     ", last_failed_at = coalesce(excluded.last_failed_at, dream_stats.last_failed_at)"
     ", last_error = CASE WHEN excluded.last_failed_at IS NULL THEN dream_stats.last_error"
     " ELSE excluded.last_error END"
-)
-_PROMOTION_COLUMNS = (
-    "org_page_id, source_page_id, source_scope, source_revision, promoted_at, updated_at, cycle_id"
 )
 
 
@@ -107,7 +105,7 @@ def promotions(db: Database, scope: Scope) -> list[PromotionRecord]:
     else:
         where, param = "source_scope = ?", scope.key
     rows = db.read(
-        f"SELECT {_PROMOTION_COLUMNS} FROM promotions WHERE {where} ORDER BY org_page_id",
+        f"SELECT {PROMOTION_COLUMNS} FROM promotions WHERE {where} ORDER BY org_page_id",
         [param],
     )
     at = db.dialect.at

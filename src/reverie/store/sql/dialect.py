@@ -22,9 +22,7 @@ holds the values that make it run on one backend:
   raises when a concurrent transaction got there first (nothing on SQLite, whose write lock is
   taken up front: an integrity error there is a bug, not a race).
 
-What needs a connection rather than a value — how ``seq`` is assigned, the full-text index, the
-search queries, the locks that order commits — is a method of each store (:mod:`.sqlite`,
-:mod:`.postgres`).
+What needs a connection rather than a value is the backend's (:mod:`reverie.store.sql.base`).
 """
 
 from __future__ import annotations

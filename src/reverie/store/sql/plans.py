@@ -36,8 +36,6 @@ from reverie.store.sql.base import Database
 from reverie.store.sql.dialect import Dialect
 
 __all__ = [
-    "PendingPlan",
-    "PlanStatus",
     "blank_changeset",
     "dump_changeset",
     "load_changeset",

@@ -22,6 +22,7 @@ __all__ = [
     "INSERT_CITATION",
     "LEAN_REVISION_COLUMNS",
     "PAGE_SELECT",
+    "PROMOTION_COLUMNS",
     "REVISION_COLUMNS",
     "bundle_row",
     "citation_rows",
@@ -49,6 +50,9 @@ CLAIMS_AT = 5
 """Where ``claims`` sits in :data:`REVISION_COLUMNS`."""
 LEAN_REVISION_COLUMNS = [c.strip() for c in REVISION_COLUMNS.split(",") if c.strip() != "claims"]
 """Every revision column but the (possibly large) claims, in :data:`REVISION_COLUMNS` order."""
+PROMOTION_COLUMNS = (
+    "org_page_id, source_page_id, source_scope, source_revision, promoted_at, updated_at, cycle_id"
+)
 CYCLE_COLUMNS = (
     "id, scope_key, status, started_at, finished_at, checkpoint_before, checkpoint_after,"
     " report, undone_at"

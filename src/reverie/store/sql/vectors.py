@@ -14,15 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from reverie.models import Episode, Scope
-from reverie.store.base import NearestNeighbours
 from reverie.store.records import VectorRow, VectorUnit
 from reverie.store.sql.base import Database
 from reverie.store.sql.rows import EPISODE_COLUMNS
 
 __all__ = [
-    "NearestNeighbours",
-    "VectorRow",
-    "VectorUnit",
     "meta_get",
     "meta_put",
     "unembedded_episodes",

@@ -89,14 +89,6 @@ class SQLiteStore(SQLStore):
 
     # -- raw tables, for copying a brain elsewhere (reverie.store.copy) -------------------------
 
-    def tables(self) -> list[tuple[str, str | None]]:
-        """``(name, sql)`` of every table in the database file, shadow tables included."""
-        return self.read("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
-
-    def columns(self, table: str) -> list[str]:
-        """The column names of ``table``, in order."""
-        return [r[1] for r in self.read(f'PRAGMA table_info("{table}")')]
-
     def rows(self, table: str, columns: Sequence[str], batch: int = 5000) -> Iterator[Any]:
         """Every row of ``table`` (``columns`` only), read ``batch`` at a time."""
         return self.backend.stream(table, columns, batch)
@@ -243,11 +235,8 @@ class SQLiteBackend:
     def unindex_episodes(self, c: sqlite3.Connection, seqs: Sequence[int]) -> None:
         """FTS5 ``delete`` with the values indexed, read inside the transaction (an archived
         stub's entry went when it was stubbed)."""
-        for chunk in _chunks(list(seqs)):
-            rows = c.execute(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq IN ({marks(len(chunk))})",
-                chunk,
-            ).fetchall()
+        for where, params in self.dialect.members("seq", list(seqs)):
+            rows = c.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
             live = [e for e in map(self.decode.episode, rows) if not is_stub(e)]
             c.executemany(
                 "INSERT INTO episodes_fts(episodes_fts, rowid, scope, body)"
@@ -322,9 +311,8 @@ class SQLiteBackend:
         # (it is bounded), and another thread may clear it too, mid-read.
         known = {rowid: self.decode.cached(key) for rowid, key in keys.items()}
         claims: dict[int, str] = {}
-        for chunk in _chunks([rowid for rowid, rev in known.items() if rev is None]):
-            sql = f"SELECT rowid, claims FROM revisions WHERE rowid IN ({marks(len(chunk))})"
-            claims.update(self.read(sql, chunk))
+        for cond, ids in self.dialect.members("rowid", [i for i, v in known.items() if not v]):
+            claims.update(self.read(f"SELECT rowid, claims FROM revisions WHERE {cond}", ids))
         pages: dict[int, Page] = {}
         for r in rows:
             revision = known[r[1]]
@@ -460,11 +448,6 @@ class SQLiteBackend:
             " ORDER BY rank, rowid DESC LIMIT ?",
             (self._any_of("body", terms), low, high, limit),
         )
-
-
-def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def _take(
