@@ -9,6 +9,9 @@ what to fix in one line and exits 2 (1 only for ``ingest``'s "some lines failed"
 
 Commands that serve or loop until stopped (``serve``, ``mcp``, ``daemon``, ``worker``), run
 benchmarks, or call a model provider are not run here; their option parsing is the same code.
+
+Every path a value can name stays under the test's own temporary folder: commands that write
+(``export``, ``hook … install``) write where they are told, and the suite may run as root.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ HOSTILE = [
     "9999-12-31T23:59:59",
     "0001-01-01T00:00:00",
     "2026-02-30",
-    "../../../../etc/passwd",
+    "../../../../traversed",  # from the test's working folder, four deep: still in its tmp
     "acme/coder/x/y",
     "acme/",
     "x" * 5000,
@@ -124,7 +127,9 @@ def test_no_hostile_option_value_gives_a_traceback(
     brain: Path, path: list[str], command: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOME", str(brain / "home"))  # the hook installer writes under it
-    monkeypatch.chdir(brain)
+    deep = brain / "a" / "b" / "c" / "d"
+    deep.mkdir(parents=True, exist_ok=True)
+    monkeypatch.chdir(deep)  # "../../../../x" is brain/x
     runner = CliRunner()
     for args in _cases(path, command, brain):
         result = runner.invoke(app, ["--db", str(brain / "brain.db"), *args])
