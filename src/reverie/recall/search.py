@@ -94,6 +94,7 @@ __all__ = [
     "excerpt",
     "newest_values",
     "recall",
+    "replaced_values",
     "term_weights",
 ]
 
@@ -173,7 +174,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
             )
             units = _hybrid(units, ask, vectors, trace)
         valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
-        units = _newest(units, valid, trace)
+        units = _newest(units, valid, trace, replaced_values(store, scope, units, when))
         if redactor is not None and redactor.handles_personal_data:
             redacted = [_redacted(unit, redactor) for unit in units]
             if trace is not None:
@@ -207,9 +208,12 @@ def _why_empty(terms: Sequence[str], budget_tokens: int) -> str:
 
 
 def _newest(
-    units: list[RecallItem], pages: Sequence[Page], trace: RecallTrace | None
+    units: list[RecallItem],
+    pages: Sequence[Page],
+    trace: RecallTrace | None,
+    replaced: Mapping[str, datetime],
 ) -> list[RecallItem]:
-    kept = newest_values(units, pages)
+    kept = newest_values(units, pages, replaced)
     if trace is not None:
         trace.dropped(
             units, kept, "states a value that newer evidence replaced (only current values)"
@@ -428,7 +432,11 @@ def _whole(page: Page) -> bool:
     return any(c.role is not None for c in page.revision.claims)
 
 
-def newest_values(units: Sequence[RecallItem], pages: Iterable[Page] = ()) -> list[RecallItem]:
+def newest_values(
+    units: Sequence[RecallItem],
+    pages: Iterable[Page] = (),
+    replaced: Mapping[str, datetime] | None = None,
+) -> list[RecallItem]:
     """Only current values reach a section (docs/dreaming.md, "Recall"):
 
     * a unit stating a value of a sentence some newer unit states with another value ("the
@@ -437,12 +445,15 @@ def newest_values(units: Sequence[RecallItem], pages: Iterable[Page] = ()) -> li
     * so is a unit naming a value that is no longer current — one a candidate page's lesson
       replaced (``PageSupport.superseded``) or one left out by the rule above — when it is older
       than the change, or is a failure that used the old value (a stray later mention, not an
-      assertion that it is current again).
+      assertion that it is current again); ``replaced`` names more such values, with when
+      they stopped holding (:func:`replaced_values`: pages no candidate needs to be).
 
     A unit's time is its ``created_at`` (an episode's, or a claim's last evidence)."""
     stated = [(u, _time(u), _slot_values(u.text)) for u in units]
     said = [(when, value) for _u, when, values in stated for value in values]
     gone = _superseded(pages)
+    for value, since in (replaced or {}).items():
+        gone[value] = max(gone.get(value, since), since)
     kept = []
     for unit, when, values in stated:
         newer = [_newer(v, when, said) for v in values]
@@ -453,6 +464,88 @@ def newest_values(units: Sequence[RecallItem], pages: Iterable[Page] = ()) -> li
                 for token in set(old.value.split()) - set(new[1].value.split()):
                     gone[token.casefold()] = max(gone.get(token.casefold(), new[0]), new[0])
     return _without_names(kept, gone)
+
+
+REPLACED_PAGES = 20
+"""How many superseded pages :func:`replaced_values` reads for one recall."""
+_VALUE_WORD = re.compile(r"[^\W_]{2,}")
+
+
+def replaced_values(
+    store: Store, scope: Scope, units: Sequence[RecallItem], now: datetime
+) -> dict[str, datetime]:
+    """The values the units name that a change of value replaced by ``now``, with when: read
+    from the superseded pages stating them (whether or not the question found the page that
+    replaced them). A page superseded by a value change names a value its successor does not
+    hold (a fact run's successor lists them in ``PageSupport.superseded``, a page about a value
+    states the newer value of the same sentence); one merged into a page that says the same
+    (a merge, an absorbed run) replaces nothing."""
+    said = [slot_of(sentence) for u in units for sentence in _CLAUSE.split(u.text)]
+    values = {v for s in said if s is not None for v in s.value.split()}
+    words = sorted({w for v in values for w in _VALUE_WORD.findall(v.casefold())})
+    if not words:
+        return {}
+    hits = store.search_pages(scope, words[:60], REPLACED_PAGES, ("superseded",))
+    old = [p for p, _ in hits if p.revision.superseded_by and _ended(p, now)]
+    successors = _successors(store, scope, old, now)
+    gone: dict[str, datetime] = {}
+    for page in old:
+        new = successors.get(page.id)
+        if new is None:
+            continue
+        for value, since in _superseded([new]).items():
+            if since <= now:
+                gone[value] = max(gone.get(value, since), since)
+        since = utc(page.revision.valid_until or now)
+        for token in _changed(page, new):
+            gone[token] = max(gone.get(token, since), since)
+    return gone
+
+
+def _successors(
+    store: Store, scope: Scope, old: Sequence[Page], now: datetime, hops: int = 4
+) -> dict[str, Page]:
+    """Per superseded page, the page that holds its slot at ``now``: its successor, or that
+    one's, along ``superseded_by`` (a value changed more than once)."""
+    out: dict[str, Page] = {}
+    if not isinstance(store, BrainStore):
+        return out
+    at = {p.id: p for p in old}
+    for _ in range(hops):
+        wanted = {p.revision.superseded_by or "" for p in at.values()}
+        found = store.pages_by_id(scope, wanted)
+        moved = {}
+        for pid, page in at.items():
+            new = found.get(page.revision.superseded_by or "")
+            ended = new is not None and new.revision.valid_until is not None
+            if new is not None and is_current(new, now) and (new.status == "active" or ended):
+                out[pid] = new
+            elif new is not None and new.revision.superseded_by:
+                moved[pid] = new
+        at = moved
+    return out
+
+
+def _ended(page: Page, now: datetime) -> bool:
+    until = page.revision.valid_until
+    return until is not None and utc(until) <= now
+
+
+def _changed(old: Page, new: Page) -> set[str]:
+    """The value tokens ``old``'s claims state where ``new`` states the same sentence with
+    another value (facts' own claims aside: their runs list what they replaced)."""
+    said = [v for c in new.revision.claims if c.role != "fact" for v in _slot_values(c.text)]
+    out: set[str] = set()
+    for claim in old.revision.claims:
+        if claim.role == "fact":
+            continue
+        for value in _slot_values(claim.text):
+            for held in said:
+                if held.value_key != value.value_key and _same_slot(held.key, value.key):
+                    out |= {
+                        t.casefold() for t in set(value.value.split()) - set(held.value.split())
+                    }
+    return out
 
 
 def _superseded(pages: Iterable[Page]) -> dict[str, datetime]:
