@@ -38,7 +38,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
@@ -50,8 +50,7 @@ from reverie.models import (
     Scope,
     utc,
 )
-from reverie.recall.answers import leads_lifted, lessons_behind
-from reverie.recall.current import newest_values, replaced_values
+from reverie.recall.answers import leads_lifted, lessons_behind, newest_values, replaced_values
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
 from reverie.recall.pack import pack
