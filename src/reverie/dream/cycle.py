@@ -42,6 +42,7 @@ from reverie.dream.report import CycleWork, fill_extras
 from reverie.dream.score import rank_for_cap, score_groups
 from reverie.dream.split import find_split, split_due
 from reverie.dream.unlearn import unlearn, unlearning_groups
+from reverie.dream.values import value_writes
 from reverie.embed import Embedder
 from reverie.errors import GroupDeferred, PlanRejected
 from reverie.llm.protocol import MeteredDistiller
@@ -434,6 +435,8 @@ class DreamCycle:
             scanned=scanned,  # the scope's activity clock
         )
         result.writes += step.writes
+        active = self.store.pages(ctx.scope, [str(PageStatus.ACTIVE)])
+        result.writes = value_writes(ctx, active, result.writes)  # one slot, one current page
         result.marks = list(dict.fromkeys([*result.marks, *step.marks]))  # a turn feeds both
         result.observations += step.observations
         result.leftover += step.deferred  # future-dated facts stay eligible

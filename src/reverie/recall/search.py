@@ -38,7 +38,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
@@ -50,7 +50,7 @@ from reverie.models import (
     Scope,
     utc,
 )
-from reverie.recall.answers import leads_lifted, lessons_behind
+from reverie.recall.answers import leads_lifted, lessons_behind, newest_values, replaced_values
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
 from reverie.recall.pack import pack
@@ -77,7 +77,6 @@ from reverie.recall.units import (
 )
 from reverie.redaction import Redactor
 from reverie.store.base import BrainStore, Store
-from reverie.text.slots import SlotValue, slot_of
 from reverie.text.turns import is_conversation
 
 if TYPE_CHECKING:
@@ -94,19 +93,11 @@ __all__ = [
     "excerpt",
     "newest_values",
     "recall",
+    "replaced_values",
     "term_weights",
 ]
 
 log = logging.getLogger("reverie.recall")
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_DATED = re.compile(
-    r"\b(?:19|20)\d\d\b"
-    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
-    r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
-    re.IGNORECASE,
-)
-_CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n")
 
 
 def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
@@ -173,7 +164,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
             )
             units = _hybrid(units, ask, vectors, trace)
         valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
-        units = _newest(units, valid, trace)
+        units = _newest(units, valid, trace, replaced_values(store, scope, units, when))
         if redactor is not None and redactor.handles_personal_data:
             redacted = [_redacted(unit, redactor) for unit in units]
             if trace is not None:
@@ -207,9 +198,12 @@ def _why_empty(terms: Sequence[str], budget_tokens: int) -> str:
 
 
 def _newest(
-    units: list[RecallItem], pages: Sequence[Page], trace: RecallTrace | None
+    units: list[RecallItem],
+    pages: Sequence[Page],
+    trace: RecallTrace | None,
+    replaced: Mapping[str, datetime],
 ) -> list[RecallItem]:
-    kept = newest_values(units, pages)
+    kept = newest_values(units, pages, replaced)
     if trace is not None:
         trace.dropped(
             units, kept, "states a value that newer evidence replaced (only current values)"
@@ -426,99 +420,6 @@ def _whole(page: Page) -> bool:
     have roles), so none of them is repeated beside it; a page of plain statements (a
     dialogue's) covers only what the recalled claim cites."""
     return any(c.role is not None for c in page.revision.claims)
-
-
-def newest_values(units: Sequence[RecallItem], pages: Iterable[Page] = ()) -> list[RecallItem]:
-    """Only current values reach a section (docs/dreaming.md, "Recall"):
-
-    * a unit stating a value of a sentence some newer unit states with another value ("the
-      index is X", later "the index is Y"; :func:`reverie.text.slots.slot_of`, sentence by
-      sentence, one sentence's slot inside another's counting as the same) is left out;
-    * so is a unit naming a value that is no longer current — one a candidate page's lesson
-      replaced (``PageSupport.superseded``) or one left out by the rule above — when it is older
-      than the change, or is a failure that used the old value (a stray later mention, not an
-      assertion that it is current again).
-
-    A unit's time is its ``created_at`` (an episode's, or a claim's last evidence)."""
-    stated = [(u, _time(u), _slot_values(u.text)) for u in units]
-    said = [(when, value) for _u, when, values in stated for value in values]
-    gone = _superseded(pages)
-    kept = []
-    for unit, when, values in stated:
-        newer = [_newer(v, when, said) for v in values]
-        if not any(newer):
-            kept.append(unit)
-        for old, new in zip(values, newer, strict=True):
-            if new is not None:
-                for token in set(old.value.split()) - set(new[1].value.split()):
-                    gone[token.casefold()] = max(gone.get(token.casefold(), new[0]), new[0])
-    return _without_names(kept, gone)
-
-
-def _superseded(pages: Iterable[Page]) -> dict[str, datetime]:
-    gone: dict[str, datetime] = {}
-    for page in pages:
-        if (support := page.revision.support) is not None:
-            for value, since in support.superseded.items():
-                key = value.casefold()
-                gone[key] = max(gone.get(key, utc(since)), utc(since))
-    return gone
-
-
-def _newer(
-    value: SlotValue, when: datetime, said: Sequence[tuple[datetime, SlotValue]]
-) -> tuple[datetime, SlotValue] | None:
-    """The newest statement of the same slot holding another value, if newer than ``when``."""
-    best: tuple[datetime, SlotValue] | None = None
-    for other, held in said:
-        later = other > when and (best is None or other > best[0])
-        if later and held.value_key != value.value_key and _same_slot(held.key, value.key):
-            best = (other, held)
-    return best
-
-
-def _same_slot(a: str, b: str) -> bool:
-    return a == b or _inside(a, b) or _inside(b, a)
-
-
-def _inside(short: str, long: str) -> bool:
-    """Whether slot key ``short`` is a run of whole words of ``long`` with a value in it."""
-    return "<v>" in short and len(short) < len(long) and f" {short} " in f" {long} "
-
-
-def _slot_values(text: str) -> list[SlotValue]:
-    """The value statements of ``text``, sentence by sentence; a dated sentence tells of an
-    event ("went hiking on 7 May 2023"), which a later one does not make stale."""
-    out = []
-    for sentence in _CLAUSE.split(text):
-        if _DATED.search(sentence):
-            continue
-        if (value := slot_of(sentence)) is not None:
-            out.append(value)
-    return out
-
-
-def _without_names(units: Sequence[RecallItem], gone: Mapping[str, datetime]) -> list[RecallItem]:
-    if not gone:
-        return list(units)
-    alternatives = "|".join(re.escape(v) for v in sorted(gone, key=len, reverse=True))
-    pattern = re.compile(rf"(?<![\w.#@-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
-    out = []
-    for unit in units:
-        named = {m.group(0).casefold() for m in pattern.finditer(unit.text)}
-        if not named or not (_failure(unit) or any(_time(unit) < gone[v] for v in named)):
-            out.append(unit)
-    return out
-
-
-def _failure(unit: RecallItem) -> bool:
-    if unit.kind == "episode":
-        return unit.status in ("failure", "timeout", "partial")
-    return unit.role == "anecdote"
-
-
-def _time(unit: RecallItem) -> datetime:
-    return utc(unit.created_at) if unit.created_at else _EPOCH
 
 
 def _redacted(unit: RecallItem, redactor: Redactor) -> RecallItem:
