@@ -16,6 +16,13 @@ such a word is a term no stored line holds (nobody writes "password resets work"
 rarest of the question's terms and outweighs the ones that name the topic in the coverage floor.
 Outside the frame the same word is content ("Where does Ana work?", "kill the process"), so
 :data:`FRAMES` removes it only where a question is shaped around it.
+
+A brain of one person (a scope with a ``user``) is that person: a question that names them
+("Where does Priya live?" in ``priya``'s scope) asks about the scope itself, and they never say
+their own name, so their name is no term to search for (:func:`owner_words`). For meaning it
+is the speaker of every statement, which says "I" and "my": :func:`as_owner` puts the question
+in the owner's own person ("Where does I live?", "What is my city?"), which an embedder places
+nearer to "I live in Lisbon" than the question with a name none of the statements holds.
 """
 
 from __future__ import annotations
@@ -23,7 +30,16 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["FRAMES", "MAX_TERMS", "STOP_WORDS", "query_terms", "stem", "stems"]
+__all__ = [
+    "FRAMES",
+    "MAX_TERMS",
+    "STOP_WORDS",
+    "as_owner",
+    "owner_words",
+    "query_terms",
+    "stem",
+    "stems",
+]
 
 MAX_TERMS = 16
 _WORD = re.compile(r"[^\W_]+")
@@ -75,6 +91,24 @@ def query_terms(text: str) -> list[str]:
             if len(terms) == MAX_TERMS:
                 break
     return list(terms)
+
+
+def owner_words(user: str | None) -> frozenset[str]:
+    """The words of a scope's ``user`` id that name the person ("priya-00" -> "priya"): its
+    runs of letters of two or more, lowercased; none for a scope without a user."""
+    if not user:
+        return frozenset()
+    return frozenset(w.lower() for w in re.findall(r"[^\W\d_]{2,}", user))
+
+
+def as_owner(text: str, owner: frozenset[str]) -> str:
+    """``text`` with the owner's name (:func:`owner_words`) in the first person: "Priya's" as
+    "my", "Priya" as "I"; unchanged when it does not name them."""
+    if not owner:
+        return text
+    names = "|".join(re.escape(w) for w in sorted(owner, key=len, reverse=True))
+    text = re.sub(rf"\b(?:{names})(?:'s|\u2019s|s')(?!\w)", "my", text, flags=re.IGNORECASE)
+    return re.sub(rf"\b(?:{names})\b", "I", text, flags=re.IGNORECASE)
 
 
 def _unframed(text: str) -> str:
