@@ -2,7 +2,8 @@
 
 People do not say their own name, so in their scope it is neither a term to search for nor
 something "never mentioned" that asks a unit for one shared term more; for meaning it is the
-speaker of every first-person statement (:func:`reverie.recall.query.as_owner`)."""
+speaker of every first-person statement, whose words never hold it
+(:func:`reverie.recall.query.unnamed`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reverie import Reverie
-from reverie.recall.query import as_owner, owner_words
+from reverie.recall.query import owner_words, unnamed
 from reverie.recall.units import excerpt
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
@@ -31,13 +32,13 @@ def test_the_words_of_a_user_id_that_name_the_person(user: str | None, words: se
     assert owner_words(user) == words
 
 
-def test_a_question_about_the_owner_is_put_in_their_own_person() -> None:
+def test_the_embedder_reads_a_question_about_the_owner_without_their_name() -> None:
     owner = owner_words("maya-3")
-    assert as_owner("What is Maya's city? Does maya have a dog?", owner) == (
-        "What is my city? Does I have a dog?"
+    assert unnamed("What is Maya's city? Does maya have a dog?", owner) == (
+        "What is city? Does have a dog?"
     )
-    assert as_owner("Where does Mayan art come from?", owner) == "Where does Mayan art come from?"
-    assert as_owner("Where does Maya live?", frozenset()) == "Where does Maya live?"
+    assert unnamed("Where does Mayan art come from?", owner) == "Where does Mayan art come from?"
+    assert unnamed("Where does Maya live?", frozenset()) == "Where does Maya live?"
 
 
 TALK = (

@@ -19,10 +19,13 @@ Outside the frame the same word is content ("Where does Ana work?", "kill the pr
 
 A brain of one person (a scope with a ``user``) is that person: a question that names them
 ("Where does Priya live?" in ``priya``'s scope) asks about the scope itself, and they never say
-their own name, so their name is no term to search for (:func:`owner_words`). For meaning it
-is the speaker of every statement, which says "I" and "my": :func:`as_owner` puts the question
-in the owner's own person ("Where does I live?", "What is my city?"), which an embedder places
-nearer to "I live in Lisbon" than the question with a name none of the statements holds.
+their own name, so their name is no term to search for (:func:`owner_words`). Nor is it a
+meaning to match: every statement of the brain is theirs, in the first person, and none holds
+the name, so :func:`unnamed` takes it out of what the embedder reads ("Where does live?").
+Measured on ``bench chat`` (MiniLM, seed 0, before a dream): with the name, answered 0.578 and
+never-said empty 0.722; without it 0.656 and 0.778; with the question put in the first person
+("Where does I live?", "What is my city?") 0.667 and 0.694, which brings unrelated first-person
+lines nearer too.
 """
 
 from __future__ import annotations
@@ -34,11 +37,11 @@ __all__ = [
     "FRAMES",
     "MAX_TERMS",
     "STOP_WORDS",
-    "as_owner",
     "owner_words",
     "query_terms",
     "stem",
     "stems",
+    "unnamed",
 ]
 
 MAX_TERMS = 16
@@ -101,14 +104,14 @@ def owner_words(user: str | None) -> frozenset[str]:
     return frozenset(w.lower() for w in re.findall(r"[^\W\d_]{2,}", user))
 
 
-def as_owner(text: str, owner: frozenset[str]) -> str:
-    """``text`` with the owner's name (:func:`owner_words`) in the first person: "Priya's" as
-    "my", "Priya" as "I"; unchanged when it does not name them."""
+def unnamed(text: str, owner: frozenset[str]) -> str:
+    """``text`` without the owner's name (:func:`owner_words`), its possessive included
+    ("What is Priya's city?" -> "What is city?"); unchanged when it does not name them."""
     if not owner:
         return text
     names = "|".join(re.escape(w) for w in sorted(owner, key=len, reverse=True))
-    text = re.sub(rf"\b(?:{names})(?:'s|\u2019s|s')(?!\w)", "my", text, flags=re.IGNORECASE)
-    return re.sub(rf"\b(?:{names})\b", "I", text, flags=re.IGNORECASE)
+    text = re.sub(rf"\b(?:{names})(?:'s|\u2019s|')?(?!\w)", "", text, flags=re.IGNORECASE)
+    return " ".join(text.split())
 
 
 def _unframed(text: str) -> str:

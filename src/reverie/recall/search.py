@@ -54,7 +54,7 @@ from reverie.recall.answers import leads_lifted, lessons_behind, newest_values, 
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
 from reverie.recall.pack import pack
-from reverie.recall.query import as_owner, owner_words, query_terms, stem, stems
+from reverie.recall.query import owner_words, query_terms, stem, stems, unnamed
 from reverie.recall.render import header_tokens, numbered, render
 from reverie.recall.tokens import count_tokens
 from reverie.recall.units import (
@@ -140,7 +140,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
                 trace.notes.append(_why_empty(terms, budget_tokens))
             return _empty(query, scope, budget_tokens)
         when = utc(as_of) if as_of is not None else utc(now)
-        meant = as_owner(query, owner)  # what the embedder reads (reverie.recall.query)
+        meant = unnamed(query, owner)  # what the embedder reads (reverie.recall.query)
         if vectors is not None:  # embedded on a worker thread while the full-text side runs
             vectors.prefetch(meant)
         stranger = config.unknown_names and _names_unknown(store, scope, query, config, owner)
