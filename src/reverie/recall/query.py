@@ -97,11 +97,14 @@ def query_terms(text: str) -> list[str]:
 
 
 def owner_words(user: str | None) -> frozenset[str]:
-    """The words of a scope's ``user`` id that name the person ("priya-00" -> "priya"): its
-    runs of letters of two or more, lowercased; none for a scope without a user."""
+    """The words of a scope's ``user`` id that name the person ("priya-00" -> "priya"): the
+    runs of two letters or more of the id, of its local part for an address ("j.smith@acme"
+    -> "smith": the domain names an organisation, not the person), lowercased; none for a
+    scope without a user."""
     if not user:
         return frozenset()
-    return frozenset(w.lower() for w in re.findall(r"[^\W\d_]{2,}", user))
+    local = user.split("@", 1)[0]
+    return frozenset(w.lower() for w in re.findall(r"[^\W\d_]{2,}", local))
 
 
 def unnamed(text: str, owner: frozenset[str]) -> str:
