@@ -8,9 +8,7 @@ many unrelated similarities grows with their number. So the floor is the null of
 - **Null per pair.** How alike the model finds a question and a text that does not answer it:
   a mean and a spread per model (:data:`NULL_PAIRS`, measured, see docs/recall.md).
 - **Null of the best.** Recall answers with the best of the ``n`` units it compares (the
-  scope's claims and its newest ``vector_window`` episodes; a claim restates the episodes it
-  was distilled from, so ``n`` counts the larger of the two, not their sum:
-  :meth:`reverie.recall.vectors.VectorIndex.compared`). Were none of them about the
+  scope's claims and its newest ``vector_window`` episodes). Were none of them about the
   question, the best cosine would be the largest of ``n`` null draws, whose expected value is
   ``mean + std * k(n)``, ``k(n)`` the expected largest of ``n`` standard normal draws (Blom's
   approximation): 0.87 for 3 units, 2.5 for 100, 4.0 for 20,000, 4.4 for 100,000. Below that

@@ -278,15 +278,10 @@ class VectorIndex:
         return not self.refs
 
     def compared(self, *, newest: int | None = None) -> int:
-        """How many independent draws a search compares, for the floor of the best one
-        (:mod:`reverie.recall.floor`): every claim and the newest ``newest`` episodes, but a
-        claim restates the episodes it was distilled from, so its cosine with a question is
-        no draw apart from theirs: the larger of the two counts, not their sum. (In a brain of
-        two chat turns and the four claims a cycle made of them, four draws, not six; at
-        20,000 episodes and a few hundred claims the two counts differ by a percent.)"""
+        """How many units a search compares: every claim and the newest ``newest`` episodes."""
         episodes = len(self.refs.get("episode", ()))
         claims = len(self) - episodes
-        return max(claims, episodes if newest is None else min(episodes, newest))
+        return claims + (episodes if newest is None else min(episodes, newest))
 
     def cosines(
         self, query: NDArray[np.float32], refs: Sequence[str], hashes: Sequence[str]
