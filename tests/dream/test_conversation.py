@@ -36,6 +36,15 @@ DURABLE = [
     "I'm training for the Ljubljana marathon.",
     "Call me Bex.",
     "I've been a beekeeper for six years.",
+    "Since we're vegan, skip the cheese course.",
+    "Now that we live in Ghent, the commute is short.",
+    "Long story, but I work for a bakery.",
+    "I've relocated to Quito for the year.",
+    "Please answer me in Italian.",
+    "I'd rather you reply in Italian.",
+    "My manager, Dana, signed off on the plan.",
+    "Rex, our dog, ate the cable yesterday.",
+    "Juno (my cat) is asleep on the router.",
 ]
 NOT_DURABLE = [
     "How are you today?",
@@ -53,6 +62,9 @@ NOT_DURABLE = [
     "Can you summarise this article for me.",
     "I'm proud of you.",
     "I'll let you know.",
+    "Since you asked, here it is.",
+    "As I said, it depends.",
+    "Because I'm so tired, I'll skip it.",
 ]
 
 
@@ -80,6 +92,28 @@ def test_one_valued_relations_share_a_slot(earlier: str, later: str, value: str)
     (b,) = durable_statements(later)
     assert a.single and b.single and a.attribute == b.attribute
     assert b.value == value
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute", "value"),
+    [
+        ("Now that we live in Ghent, the commute is short.", "lives in", "Ghent"),
+        ("I've relocated to Quito for the year.", "lives in", "Quito"),
+        ("Long story, but I work for a bakery.", "works at", "a bakery"),
+        ("I'd rather you reply in Italian.", "replies in", "Italian"),
+        ("Please answer me in Italian.", "replies in", "Italian"),
+        ("My manager, Dana, signed off on the plan.", "manager", "Dana"),
+        ("Rex, our dog, ate the cable yesterday.", "dog", "Rex"),
+        ("Juno (my cat) is asleep on the router.", "cat", "Juno"),
+    ],
+)
+def test_a_relation_said_inside_a_longer_sentence_is_read(
+    sentence: str, attribute: str, value: str
+) -> None:
+    # a subordinate clause, a conjunction, a perfect tense, an instruction worded as a wish, a
+    # name set beside what it is to the speaker (an apposition holds whatever the day's news)
+    (found,) = durable_statements(sentence)
+    assert (found.attribute, found.value, found.single) == (attribute, value, True)
 
 
 def test_other_statements_accumulate() -> None:

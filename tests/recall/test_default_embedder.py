@@ -61,13 +61,42 @@ def test_the_mem0_quickstart_is_answered_by_meaning_before_any_dream(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="MiniLM puts 'hobbies' at cosine 0.08 from the tennis line, under 'What is the"
-    " capital of Mongolia?' to the vegetarian one (0.10): no floor tells them apart",
+    reason="before a dream the tennis turn holds a request too ('Suggest some online courses.'):"
+    " MiniLM puts 'What are hobbies?' at cosine 0.148 from it, under the answer floor of a"
+    " brain of two (0.167); the capital of Mongolia is at 0.07 from the vegetarian line",
 )
 def test_the_mem0_hobbies_question(alice: Reverie) -> None:
     found = alice.search("What are Alice's hobbies?", user_id="alice")
     alice.close()
     assert found and "tennis" in found[0].memory
+
+
+@pytest.mark.parametrize(
+    ("question", "key"),
+    [
+        pytest.param(
+            "What are Alice's hobbies?",
+            "tennis",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="after the dream the tennis statement on its own reaches 0.213, under the"
+                " floor of two turns and four claims counted as six draws (0.223); counting the"
+                " claims as restating their turns (four draws) passed it, but cost the ops"
+                " world three never-stored questions",
+            ),
+        ),
+        ("Does alice have allergies?", "vegetarian"),
+        ("what food should I avoid?", "vegetarian"),
+    ],
+)
+def test_the_mem0_quickstart_is_answered_after_the_dream(
+    alice: Reverie, question: str, key: str
+) -> None:
+    alice.dream("default/default/alice")
+    found = alice.search(question, user_id="alice")
+    assert found and key in found[0].memory, found
+    assert alice.search("What is the capital of Mongolia?", user_id="alice") == []
+    alice.close()
 
 
 def test_a_never_stored_question_to_the_quickstart_brain_is_empty(alice: Reverie) -> None:

@@ -16,6 +16,16 @@ such a word is a term no stored line holds (nobody writes "password resets work"
 rarest of the question's terms and outweighs the ones that name the topic in the coverage floor.
 Outside the frame the same word is content ("Where does Ana work?", "kill the process"), so
 :data:`FRAMES` removes it only where a question is shaped around it.
+
+A brain of one person (a scope with a ``user``) is that person: a question that names them
+("Where does Priya live?" in ``priya``'s scope) asks about the scope itself, and they never say
+their own name, so their name is no term to search for (:func:`owner_words`). Nor is it a
+meaning to match: every statement of the brain is theirs, in the first person, and none holds
+the name, so :func:`unnamed` takes it out of what the embedder reads ("Where does live?").
+Measured on ``bench chat`` (MiniLM, seed 0, before a dream): with the name, answered 0.578 and
+never-said empty 0.722; without it 0.656 and 0.778; with the question put in the first person
+("Where does I live?", "What is my city?") 0.667 and 0.694, which brings unrelated first-person
+lines nearer too.
 """
 
 from __future__ import annotations
@@ -23,7 +33,16 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["FRAMES", "MAX_TERMS", "STOP_WORDS", "query_terms", "stem", "stems"]
+__all__ = [
+    "FRAMES",
+    "MAX_TERMS",
+    "STOP_WORDS",
+    "owner_words",
+    "query_terms",
+    "stem",
+    "stems",
+    "unnamed",
+]
 
 MAX_TERMS = 16
 _WORD = re.compile(r"[^\W_]+")
@@ -75,6 +94,27 @@ def query_terms(text: str) -> list[str]:
             if len(terms) == MAX_TERMS:
                 break
     return list(terms)
+
+
+def owner_words(user: str | None) -> frozenset[str]:
+    """The words of a scope's ``user`` id that name the person ("priya-00" -> "priya"): the
+    runs of two letters or more of the id, of its local part for an address ("j.smith@acme"
+    -> "smith": the domain names an organisation, not the person), lowercased; none for a
+    scope without a user."""
+    if not user:
+        return frozenset()
+    local = user.split("@", 1)[0]
+    return frozenset(w.lower() for w in re.findall(r"[^\W\d_]{2,}", local))
+
+
+def unnamed(text: str, owner: frozenset[str]) -> str:
+    """``text`` without the owner's name (:func:`owner_words`), its possessive included
+    ("What is Priya's city?" -> "What is city?"); unchanged when it does not name them."""
+    if not owner:
+        return text
+    names = "|".join(re.escape(w) for w in sorted(owner, key=len, reverse=True))
+    text = re.sub(rf"\b(?:{names})(?:'s|\u2019s|')?(?!\w)", "", text, flags=re.IGNORECASE)
+    return " ".join(text.split())
 
 
 def _unframed(text: str) -> str:

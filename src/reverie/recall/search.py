@@ -54,7 +54,7 @@ from reverie.recall.answers import leads_lifted, lessons_behind, newest_values, 
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
 from reverie.recall.pack import pack
-from reverie.recall.query import query_terms, stem, stems
+from reverie.recall.query import owner_words, query_terms, stem, stems, unnamed
 from reverie.recall.render import header_tokens, numbered, render
 from reverie.recall.tokens import count_tokens
 from reverie.recall.units import (
@@ -133,15 +133,17 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
         trace.budget_tokens, trace.vectors = budget_tokens, vectors is not None
         trace.floor = config.min_term_coverage
     try:
-        terms = query_terms(query)
+        owner = owner_words(scope.user)
+        terms = _about_owner(query_terms(query), owner)
         if not terms or budget_tokens <= 0:
             if trace is not None:
                 trace.notes.append(_why_empty(terms, budget_tokens))
             return _empty(query, scope, budget_tokens)
         when = utc(as_of) if as_of is not None else utc(now)
+        meant = unnamed(query, owner)  # what the embedder reads (reverie.recall.query)
         if vectors is not None:  # embedded on a worker thread while the full-text side runs
-            vectors.prefetch(query)
-        stranger = config.unknown_names and _names_unknown(store, scope, query, config)
+            vectors.prefetch(meant)
+        stranger = config.unknown_names and _names_unknown(store, scope, query, config, owner)
         if stranger and trace is not None:
             trace.notes.append(
                 "the question names something this brain never mentions: every unit must"
@@ -160,7 +162,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
         if vectors is not None:  # hybrid, see reverie.recall.hybrid
             wanted = [stem(t) for t in terms]
             ask = HybridQuery(
-                store, scope, query, config, when, as_of is not None, wanted, read, stranger
+                store, scope, meant, config, when, as_of is not None, wanted, read, stranger
             )
             units = _hybrid(units, ask, vectors, trace)
         valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
@@ -342,11 +344,23 @@ def question_names(query: str) -> list[str]:
     return sorted(dict.fromkeys(found), key=lambda w: (-len(w), w))[:3]
 
 
-def _names_unknown(store: Store, scope: Scope, query: str, config: RecallConfig) -> bool:
+def _about_owner(terms: list[str], owner: frozenset[str]) -> list[str]:
+    """The query ``terms`` less the words of the scope owner's name: a question about the
+    person whose brain this is asks about every line of it (a name alone stays a term)."""
+    kept = [t for t in terms if t not in owner]
+    return kept or terms
+
+
+def _names_unknown(
+    store: Store, scope: Scope, query: str, config: RecallConfig, owner: frozenset[str]
+) -> bool:
     """Whether the question names something no page or episode of the scope ever mentions:
-    then it is likely about something never stored."""
+    then it is likely about something never stored. The scope owner's name is not such a
+    thing: the brain is theirs, and people do not say their own name."""
     for name in question_names(query):
         term = name.lower()
+        if term in owner:
+            continue
         # any match at all has newest matches: the window only bounds the ranking's cost
         if store.search_episodes(scope, [term], 1, window=config.episode_window):
             continue

@@ -274,7 +274,10 @@ def _relevance(bm25_share: float, cov: float) -> float:
 def excerpt(text: str, wanted: Sequence[str]) -> str:
     """The sentences of ``text`` that best cover the stemmed terms ``wanted``, in text order.
 
-    The best sentence first; a second only when it adds terms the first lacks. Cut to
+    The best sentence first; a second only when it adds terms the first lacks. Where no
+    sentence holds a term (an episode found by meaning alone, "I keep Tuesday free" for "when
+    should I never book them?"), the opening statements of what was said
+    (:func:`_opening`), not one greeting before them ("Morning!"). Cut to
     :data:`EXCERPT_CHARS` at a word boundary.
     """
     sentences = [s.strip() for s in SENTENCE.split(text) if s.strip()]
@@ -282,6 +285,8 @@ def excerpt(text: str, wanted: Sequence[str]) -> str:
         return ""
     found = [set(wanted) & stems(s) for s in sentences]
     ranked = sorted(range(len(sentences)), key=lambda i: (-len(found[i]), _asks(sentences[i]), i))
+    if not found[ranked[0]]:
+        return _opening(text)
     picked, covered = [ranked[0]], set(found[ranked[0]])
     for i in ranked[1:]:
         if len(picked) == EXCERPT_SENTENCES:
@@ -290,6 +295,16 @@ def excerpt(text: str, wanted: Sequence[str]) -> str:
             picked.append(i)
             covered |= found[i]
     return _cut(" ".join(sentences[i] for i in sorted(picked)))
+
+
+def _opening(text: str) -> str:
+    """The opening statements of ``text``'s first line (an episode's situation: what its
+    speaker said, not the reply after it), questions after them, at most
+    :data:`EXCERPT_SENTENCES`."""
+    first = next(line for line in text.splitlines() if line.strip())
+    sentences = [s.strip() for s in SENTENCE.split(first) if s.strip()]
+    ranked = sorted(range(len(sentences)), key=lambda i: (_asks(sentences[i]), i))
+    return _cut(" ".join(sentences[i] for i in sorted(ranked[:EXCERPT_SENTENCES])))
 
 
 def _asks(text: str) -> bool:

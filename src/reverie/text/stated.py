@@ -14,6 +14,12 @@ linguistic, by the shape of the sentence, never by the topic's words:
   subject with a present-tense verb ("our CI runs on a Buildkite agent");
 * **standing instruction**: an imperative about how to reply ("reply in Spanish", "call me
   Sam"), or any imperative marked as standing ("always…", "never…", "from now on…").
+* **inside a longer sentence**: the clause of a leading subordinator ("Since I'm vegan, skip
+  the cheese", "Now that we live in Ghent, …"), a statement after a conjunction ("Long story,
+  but I work for a bakery"), an instruction worded as a wish ("I'd rather you reply in
+  Dutch"), and a name set beside what it is to the speaker, an apposition ("my manager, Dana,",
+  "Rex, our dog,", "Juno (my cat)"), which holds whatever the rest of the sentence tells of
+  the day.
 
 Not durable: questions (a ``?`` or a leading interrogative or auxiliary), a clause in place of
 an object ("I think it's fine", "I know what you mean"), intensified feelings ("I'm so
@@ -38,9 +44,13 @@ __all__ = ["Stated", "durable_statements", "sentences"]
 MAX_SENTENCE = 400
 MAX_VALUE = 120
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_LEAD = re.compile(  # "Oh, " / "By the way, " / "Hey Mel, " / "Last month " / "In 2024 "
-    r"^(?:(?!(?:i|we|my|our)\b)[^,.!?:]{1,24}[,:]\s+"
+_SINCE = "since|now that|because|as|given that|seeing as"
+_LEAD = re.compile(  # "Oh, " / "By the way, " / "Hey Mel, " / "Last month " / "In 2024 " / "but "
+    rf"^(?:(?:but|and|so|anyway)\s+|(?!(?:i|we|my|our|{_SINCE})\b)[^,.!?:]{{1,24}}[,:]\s+"
     r"|(?:last|this|next) \w+\s+|in \d{4}\s+|recently\s+|lately\s+)+"
+)
+_SUBORDINATE = re.compile(  # "since I'm vegan, …" / "now that I live in Oslo, …": the clause
+    rf"^(?:{_SINCE})\s+((?:i|we|my|our)\b[^,;]+)[,;]\s+\S"
 )
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _QUESTION = re.compile(
@@ -104,17 +114,18 @@ _STANDING = re.compile(
 )
 _REPLY = re.compile(
     r"^(?:please\s+|kindly\s+)?(?:(?:always|from now on|going forward)\s*,?\s+)?"
-    r"(?:reply|respond|answer|write|talk|speak)(?:\s+to\s+me)?\s+in\s+([\w-]+)"
+    r"(?:reply|respond|answer|write|talk|speak)(?:\s+(?:to\s+)?me)?\s+in\s+([\w-]+)"
 )
 _CALL_ME = re.compile(r"^(?:please\s+)?call\s+me\s+([\w-]+)")
 _NAME = re.compile(r"^(?:'m|am)\s+called\s+([\w-]+)")
 _WHERE = re.compile(
-    r"^(?:live|'m living|am living|'m based|am based|'ve lived|moved|relocated|reside)\s+"
+    r"^(?:live|'m living|am living|'m based|am based|(?:'ve |have )?lived|reside"
+    r"|(?:'ve |have )?(?:moved|relocated))\s+"
     r"(?:in|to|at)\s+(.+)$"
 )
 _EMPLOYER = re.compile(
     r"^(?:work|'m working|am working|'ve worked|started working|started)\s+(?:at|for)\s+(.+)$"
-    r"|^(?:joined|got a job at)\s+(.+)$"
+    r"|^(?:(?:'ve |have )?joined|got a job at)\s+(.+)$"
 )
 _CLAUSE_END = re.compile(
     r"[,;!?(]|[.:](?=\s|$)|\s(?:and|but|because|since|so|which|where|as|for|with|from|until|"
@@ -128,6 +139,17 @@ _PARTICLES = frozenset(
     """.split()  # noqa: SIM905
 )
 _ING = re.compile(r"^(\w+ing)\b\s*(.*)$")
+_WISH_YOU = re.compile(  # "I'd rather you reply in Dutch": an instruction worded as a wish
+    r"^(?:'d|would)\s+(?:like|love|prefer|rather|appreciate it if)\s+"
+    r"(?:it\s+if\s+)?you\s+(?:to\s+)?(.+)$"
+)
+_NAMED = r"([A-Z][\w-]*(?:\s[A-Z][\w-]*)?)"
+_THING = r"((?:[a-z][\w-]*\s){0,2}[a-z][\w-]*)"
+_APPOSITIONS = (  # a name beside what it is to the speaker: (pattern, group of the thing)
+    re.compile(rf"(?i:\b(?:my|our)\s){_THING},\s{_NAMED},"),  # "my employer, Cyberdyne,"
+    re.compile(rf"(?:^|,\s){_NAMED},\s(?i:(?:my|our)\s){_THING},"),  # "Ines, my kid,"
+    re.compile(rf"\b{_NAMED}\s\((?i:(?:my|our)\s){_THING}\)"),  # "Pepper (our cat)"
+)
 _PREFER = re.compile(r"\b(?:like|love|prefer|rather|hate|enjoy|favou?rite|dislike|can't stand)\b")
 
 
@@ -230,13 +252,33 @@ def _possessive(low: str) -> tuple[str, str] | None:
     return attribute, _value(rest) or rest[:MAX_VALUE]
 
 
+def _apposition(sentence: str) -> Stated | None:
+    """A name set beside what it is to the speaker ("my youngest, Oskar,", "Ines, my kid,",
+    "Pepper (our cat)"): that relation holds whatever the sentence tells of the day."""
+    for i, pattern in enumerate(_APPOSITIONS):
+        if (m := pattern.search(sentence)) is not None:
+            thing, name = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
+            if _content(thing.lower()) and name.lower() not in ("i", "i'm"):
+                return Stated(sentence, thing.lower(), name, single=True)
+    return None
+
+
 def _read(sentence: str) -> Stated | None:
     if sentence.endswith("?") or len(sentence) > MAX_SENTENCE:
         return None
     low = _LEAD.sub("", sentence.lower()).strip()
     low = re.sub(r"^i(?='|\s)", "i", low)
-    if _QUESTION.match(low) or _NEAR.search(low):
+    if _QUESTION.match(low):
         return None
+    if (clause := _SUBORDINATE.match(low)) is not None:
+        return _read_clause(sentence, clause.group(1).strip())
+    if _NEAR.search(low):
+        return _apposition(sentence)
+    return _read_clause(sentence, low) or _apposition(sentence)
+
+
+def _read_clause(sentence: str, low: str) -> Stated | None:
+    """The statement of ``low``, the lowercased clause of ``sentence`` that may hold one."""
     if (instruction := _instruction(sentence, low)) is not None:
         return instruction
     if (owned := _possessive(low)) is not None:
@@ -249,6 +291,8 @@ def _read(sentence: str) -> Stated | None:
     if m is None:
         return None
     body = m.group(2)
+    if (wish := _WISH_YOU.match(body)) is not None:
+        return _instruction(sentence, wish.group(1))
     single = None if _NEGATION.search(body) else _single(body)
     preference = bool(_PREFER.search(body))
     if single is not None:
