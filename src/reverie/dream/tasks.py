@@ -32,7 +32,7 @@ from reverie.dream.lessons import FAILING
 from reverie.models import Claim, ClaimRole, Episode, Outcome
 from reverie.recall.query import stem
 
-__all__ = ["TASK_CATEGORY", "is_run_part", "is_task", "task_claims", "task_title"]
+__all__ = ["TASK_CATEGORY", "is_task", "task_claims", "task_title"]
 
 TASK_CATEGORY = "task"
 """The category of a task episode, and so the head of its problem's topic key."""
@@ -48,11 +48,6 @@ _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 def is_task(ep: Episode) -> bool:
     """Whether an episode is a whole run with its result (``metadata["task"]``)."""
     return isinstance(ep.metadata, dict) and ep.metadata.get("task") is True
-
-
-def is_run_part(ep: Episode) -> bool:
-    """Whether an episode is one turn of a whole run (``metadata["run"]`` names its task)."""
-    return isinstance(ep.metadata, dict) and isinstance(ep.metadata.get("run"), str)
 
 
 @dataclass(frozen=True)
