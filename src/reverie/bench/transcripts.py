@@ -3,9 +3,9 @@
 The input is one or more files of published runs, tau-bench's or tau2-bench's
 (:mod:`reverie.bench.transcripts_read`), read where they lie and never copied: each run has a
 task id, a trial, a reward, its messages (OpenAI chat messages with tool calls) and the
-ground-truth actions of its task. Each run becomes one ``openai-chat`` transcript line carrying its reward as the
-result, read through the real adapter, and the brain dreams nightly: the runs are spread over
-``nights`` days and a cycle runs after each.
+ground-truth actions of its task. Each run becomes one ``openai-chat`` transcript line
+carrying its reward as the result, read through the real adapter, and the brain dreams
+nightly: the runs are spread over ``nights`` days and a cycle runs after each.
 
 Figures:
 
@@ -15,7 +15,8 @@ Figures:
   runs it cites that are of its most common kind; the figure is their mean weighted by cited
   runs;
 * **utterance titles** — titles that are a verbatim prefix of a user message, or open with a
-  salutation, with or without a speaker's label before them (:data:`SALUTATIONS`: the measure, not a mechanism of the product);
+  salutation, with or without a speaker's label before them (:data:`SALUTATIONS`: the
+  measure, not a mechanism of the product);
 * **coverage** — the share of runs some page cites.
 """
 
