@@ -25,10 +25,6 @@ call is another action when one argument is added, removed or changed; after a f
 the *same* tool, the claim states what changed (``timeout: "10m" added``). An episode that
 records several calls (a chat turn, a whole run) contributes each call as a try, in order, and
 there only a call of the tool that failed can be its fix.
-
-The claim names the failure by its commonest error class (``HTTP 409``, ``KeyError``); when
-the errors name no class, as an API's messages often do, by the commonest error line itself,
-quoted: what the situation ran into is part of what the page is about.
 """
 
 from __future__ import annotations
@@ -44,7 +40,6 @@ from typing import TYPE_CHECKING
 from reverie.config import DreamConfig
 from reverie.dream.boilerplate import is_template_lesson
 from reverie.dream.calls import ToolCall, arg_changes, calls_of, compact_value, parse_call
-from reverie.dream.cluster import telling_line
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.models import Claim, ClaimRole, Episode, Outcome
@@ -66,8 +61,6 @@ __all__ = [
 
 SAME_ACTION = 0.6
 FAILING = frozenset({Outcome.FAILURE, Outcome.TIMEOUT, Outcome.PARTIAL})
-ERROR_CHARS = 80
-"""An error that names no class is quoted in a fix's claim, its telling line cut to this."""
 MAX_VARIANTS = 120
 """Distinct lesson wordings compared pairwise within one problem; more are matched exactly."""
 
@@ -422,8 +415,6 @@ def _fix_of(
     start = cand.successes[0].created_at
     before = [e for e in ordered if _failed_in(e) and e.created_at <= start]
     classes = Counter(c for e in before if (c := error_of(e)) and c != "error")
-    if not classes:  # errors that name no class (an API's "409: cannot cancel…"): their words
-        classes = Counter(f'"{_fit(line, ERROR_CHARS)}"' for e in before if (line := _said(e)))
     error = min(classes, key=lambda c: (-classes[c], c)) if classes else None
     situations = Counter(" ".join(e.situation.split()) for e in before if e.situation.strip())
     situation = min(situations, key=lambda s: (-situations[s], s)) if situations else ""
@@ -436,11 +427,6 @@ def _fix_of(
         since=start,
         change=cand.change,
     )
-
-
-def _said(ep: Episode) -> str:
-    """The telling line of an episode's error (``""`` without one)."""
-    return telling_line(ep.error).rstrip(" .")
 
 
 def _failed_in(ep: Episode) -> bool:
