@@ -182,3 +182,30 @@ def test_the_hook_records_a_whole_run_with_its_result(tmp_path: Path) -> None:
         assert episode.metadata["task"] is True and episode.metadata["reward"] == 0
         assert episode.action == 'get_order {"order": "1"} → refund {"order": "1"}'
         assert hook.record_task("no result given", calls) is None  # a run needs its result
+
+
+def test_what_a_run_s_requester_says_is_its_request_not_a_fact_of_the_brain(
+    tmp_path: Path,
+) -> None:
+    """Runs of a service agent have one requester each, all with the role ``user``: their
+    words ("my name is…", "I'd like…") are each run's request, never a page of the user."""
+    said = [
+        "My name is Ana Ruiz and I'd like a refund for order {o}, it arrived broken.",
+        "My name is Raj Shah and I'd like a refund for order {o}, it arrived broken.",
+    ]
+    runs = [
+        _run(f"r{i}", said[i % 2].format(o=i), [("refund", {"order": str(i)}, "ok")], i % 2, i)
+        for i in range(4)
+    ]
+    lines = [(n + 1, json.dumps(r)) for n, r in enumerate(runs)]
+    items = parse("openai-chat", lines, scope=Scope.parse(SCOPE)).items
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        rv.ingest(items, scope=SCOPE)
+        rv.dream(SCOPE, now=START + timedelta(days=30))
+        pages = rv.pages(SCOPE)
+        assert pages and not [p.title for p in pages if p.kind in ("fact", "preference")]
+        plain = {k: v for k, v in runs[0].items() if k != "reward"}
+        told = parse("openai-chat", [(1, json.dumps(plain))], scope=Scope.parse("acme/chat"))
+        rv.ingest(told.items, scope="acme/chat")
+        rv.dream("acme/chat", now=START + timedelta(days=30))
+        assert any(p.kind == "fact" for p in rv.pages("acme/chat"))  # no result: a chat turn

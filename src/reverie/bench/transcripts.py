@@ -1,11 +1,11 @@
 """``reverie bench transcripts``: real agent runs with known results, read as chat transcripts.
 
-The input is a JSON list of runs in tau-bench's published-trajectory shape: ``task_id``,
-``trial``, ``reward`` and ``traj`` (OpenAI chat messages with tool calls), and
-``info.task.actions``, the ground-truth actions of the task. The file is read where it lies and
-never copied. Each run becomes one ``openai-chat`` transcript line carrying its reward as the
-result, read through the real adapter, and the brain dreams nightly: the runs are spread over
-``nights`` days and a cycle runs after each.
+The input is one or more files of published runs, tau-bench's or tau2-bench's
+(:mod:`reverie.bench.transcripts_read`), read where they lie and never copied: each run has a
+task id, a trial, a reward, its messages (OpenAI chat messages with tool calls) and the
+ground-truth actions of its task. Each run becomes one ``openai-chat`` transcript line
+carrying its reward as the result, read through the real adapter, and the brain dreams
+nightly: the runs are spread over ``nights`` days and a cycle runs after each.
 
 Figures:
 
@@ -15,7 +15,8 @@ Figures:
   runs it cites that are of its most common kind; the figure is their mean weighted by cited
   runs;
 * **utterance titles** — titles that are a verbatim prefix of a user message, or open with a
-  salutation (:data:`SALUTATIONS`: the measure, not a mechanism of the product);
+  salutation, with or without a speaker's label before them (:data:`SALUTATIONS`: the
+  measure, not a mechanism of the product);
 * **coverage** — the share of runs some page cites.
 """
 
@@ -34,6 +35,7 @@ from rich.console import Console
 
 from reverie import Reverie
 from reverie.adapters import parse
+from reverie.bench.transcripts_read import read_runs
 from reverie.embed import Embedder
 from reverie.models import Page, Scope
 
@@ -42,6 +44,7 @@ __all__ = ["TranscriptsResult", "render_transcripts", "run_transcripts"]
 SCOPE = "bench/transcripts"
 START = datetime(2026, 1, 5, 8, tzinfo=UTC)
 READ_PREFIXES = ("get_", "search_", "list_", "calculate", "think", "find_")
+SPEAKER_LABEL = 60
 SALUTATIONS = ("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "greetings")
 
 
@@ -92,10 +95,15 @@ def _user_texts(run: dict[str, Any]) -> list[str]:
 
 
 def is_utterance_title(title: str, user_texts: Sequence[str]) -> bool:
+    """Whether a title opens with a greeting or is the start of a user's message, also once a
+    speaker's label (``"user: "``) is taken off."""
     head = title.rstrip("…").strip().lower()
-    if head.startswith(SALUTATIONS):
-        return True
-    return bool(head) and any(" ".join(t.split()).lower().startswith(head) for t in user_texts)
+    label, colon, rest = head.partition(": ")
+    heads = [head, rest.strip()] if colon and len(label) <= SPEAKER_LABEL else [head]
+    texts = [" ".join(t.split()).lower() for t in user_texts]
+    return any(
+        h.startswith(SALUTATIONS) or (h and any(t.startswith(h) for t in texts)) for h in heads
+    )
 
 
 def _dream(rv: Reverie, runs: Sequence[dict[str, Any]], nights: int) -> dict[str, str]:
@@ -133,10 +141,14 @@ def _row(page: Page, owner: dict[str, str], kind_of: dict[str, str]) -> PageRow:
 
 
 def run_transcripts(
-    path: Path, *, nights: int = 4, embedder: Embedder | None = None, limit: int | None = None
+    paths: Sequence[Path],
+    *,
+    nights: int = 4,
+    embedder: Embedder | None = None,
+    limit: int | None = None,
 ) -> TranscriptsResult:
-    """Ingest the runs at ``path`` through the chat adapter, dream nightly, measure the pages."""
-    runs: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))[:limit]
+    """Ingest the runs at ``paths`` through the chat adapter, dream nightly, measure the pages."""
+    runs = read_runs(paths)[:limit]
     kind_of = {f"task{r['task_id']}-trial{r.get('trial', 0)}": task_kind(r) for r in runs}
     with (
         tempfile.TemporaryDirectory() as tmp,

@@ -421,7 +421,10 @@ def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
 
 @bench_app.command("transcripts")
 def transcripts(
-    path: Annotated[Path, typer.Option(help="Runs in tau-bench's trajectory JSON (never copied).")],
+    path: Annotated[
+        list[Path],
+        typer.Option(help="Runs in tau-bench's or tau2-bench's JSON (never copied); repeatable."),
+    ],
     nights: Annotated[
         int, typer.Option(min=1, help="Days the runs are spread over, a cycle each.")
     ] = 4,
@@ -434,8 +437,9 @@ def transcripts(
 ) -> None:
     """Agent runs with their rewards, read as chat transcripts: pages, purity by task kind,
     utterance titles."""
-    if not path.is_file():
-        raise typer.BadParameter(f"no such file: {path}")
+    for one in path:
+        if not one.is_file():
+            raise typer.BadParameter(f"no such file: {one}")
     chosen = resolve_embedder(None if embedder == "none" else embedder)
     result = run_transcripts(path, nights=nights, embedder=chosen, limit=limit)
     if as_json:

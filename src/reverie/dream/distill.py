@@ -54,7 +54,7 @@ from reverie.dream.lessons import (
     synthesize_lessons,
 )
 from reverie.dream.pins import is_human_edit
-from reverie.dream.tasks import is_run_part, task_claims, task_title
+from reverie.dream.tasks import task_claims, task_title
 from reverie.models import (
     Claim,
     ClaimRole,
@@ -66,7 +66,7 @@ from reverie.models import (
     PageSupport,
 )
 from reverie.models.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
-from reverie.text.turns import is_conversation
+from reverie.text.turns import is_conversation, is_run_part
 
 if TYPE_CHECKING:
     from reverie.embed import Embedder

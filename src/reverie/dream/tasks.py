@@ -15,7 +15,7 @@ A step or value counts when at least half of one side shows it and the other sid
 (:data:`MAJORITY`), so one odd run is no pattern. The page's title names the request, not any
 one utterance: the shortest span of the most typical request that holds the words most of the
 group's requests share (:func:`task_title`), a word the runs' tools also name (``refund``
-for ``refund_order``) counting as shared by all.
+for ``refund_order``) counting as shared by all, divided by how many of those tools name it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reverie.dream.calls import ToolCall, calls_of, compact_value
@@ -32,7 +32,7 @@ from reverie.dream.lessons import FAILING
 from reverie.models import Claim, ClaimRole, Episode, Outcome
 from reverie.recall.query import stem
 
-__all__ = ["TASK_CATEGORY", "is_run_part", "is_task", "task_claims", "task_title"]
+__all__ = ["TASK_CATEGORY", "is_task", "task_claims", "task_title"]
 
 TASK_CATEGORY = "task"
 """The category of a task episode, and so the head of its problem's topic key."""
@@ -48,11 +48,6 @@ _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 def is_task(ep: Episode) -> bool:
     """Whether an episode is a whole run with its result (``metadata["task"]``)."""
     return isinstance(ep.metadata, dict) and ep.metadata.get("task") is True
-
-
-def is_run_part(ep: Episode) -> bool:
-    """Whether an episode is one turn of a whole run (``metadata["run"]`` names its task)."""
-    return isinstance(ep.metadata, dict) and isinstance(ep.metadata.get("run"), str)
 
 
 @dataclass(frozen=True)
@@ -224,10 +219,10 @@ def task_title(work: Sequence[Episode], limit: int = 120) -> str | None:
         return None
     words = [_WORD.findall(r) for r in requests]
     stems = [_content(w) for w in words]
-    df = Counter(s for row in stems for s in set(row) if s)
+    df: dict[str, float] = dict(Counter(s for row in stems for s in set(row) if s))
     named = _tool_stems(work)
-    for term in df:
-        df[term] += len(requests) * (term in named)  # what the runs did names the request
+    for term in df:  # what the runs did names the request
+        df[term] += len(requests) / named[term] if term in named else 0
     best = max(range(len(requests)), key=lambda i: (_typicality(stems[i], df), -i))
     span, start = _span(words[best], stems[best], df)
     if not span:
@@ -239,19 +234,22 @@ def task_title(work: Sequence[Episode], limit: int = 120) -> str | None:
     return phrase if len(phrase) <= limit else phrase[: limit - 1].rstrip() + "…"
 
 
-def _tool_stems(work: Sequence[Episode]) -> set[str]:
-    """The stems of the words in the names of the tools the group's runs called."""
+def _tool_stems(work: Sequence[Episode]) -> Counter[str]:
+    """The stems of the words in the names of the tools the group's runs called, each with the
+    number of those tools naming it: a word in one tool's name says what that tool does
+    (``exchange``), one in many is the domain every tool is about (``order`` in
+    ``get_order_details``, ``cancel_pending_order``, ``exchange_delivered_order_items``)."""
     tools = {t for ep in work if is_task(ep) for t in ep.tools}
-    return {s for t in tools for s in _content(_WORD.findall(t.replace("_", " "))) if s}
+    return Counter(s for t in tools for s in set(_content(_WORD.findall(t.replace("_", " ")))) if s)
 
 
-def _typicality(row: Sequence[str | None], df: Counter[str]) -> float:
+def _typicality(row: Sequence[str | None], df: Mapping[str, float]) -> float:
     found = [s for s in set(row) if s]
     return sum(df[s] for s in found) / math.sqrt(len(found)) if found else 0.0
 
 
 def _span(
-    words: Sequence[str], stems: Sequence[str | None], df: Counter[str]
+    words: Sequence[str], stems: Sequence[str | None], df: Mapping[str, float]
 ) -> tuple[list[str], int]:
     """The words from the first to the last of the request's most shared content words (at
     most :data:`SPAN_WORDS`, kept around the most shared one), and where they start."""

@@ -7,7 +7,9 @@ Three readings, each deterministic:
 * an entity ``"attribute=value"`` or ``"subject.attribute=value"``;
 * what the speaker of an episode (:mod:`reverie.text.turns`) states durably about themselves, their
   world or their wishes (:mod:`reverie.text.stated`): the subject is the speaker, and the
-  assertion keeps the sentence as it was said (``said``).
+  assertion keeps the sentence as it was said (``said``). A turn of a run that carries its
+  result (:func:`~reverie.text.turns.is_run_part`) states nothing durable: its words are the
+  run's request, and the run's task episode holds them.
 
 Not every mention is an assertion. A value is only *mentioned* — it names the slot's value
 without saying it is current — when its ``metadata["fact"]`` item carries ``"current": false``,
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 from reverie.models import Episode, Outcome
 from reverie.text.stated import durable_statements
-from reverie.text.turns import has_speaker, said, speaker_of
+from reverie.text.turns import has_speaker, is_run_part, said, speaker_of
 
 __all__ = ["PREFIX", "Assertion", "assertions", "asserts_fact", "mentions", "norm"]
 
@@ -99,7 +101,7 @@ def _from_entities(ep: Episode) -> list[Assertion]:
 
 
 def _from_speech(ep: Episode) -> list[Assertion]:
-    if not has_speaker(ep):
+    if not has_speaker(ep) or is_run_part(ep):
         return []
     speaker = speaker_of(ep)
     return [

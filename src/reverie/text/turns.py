@@ -19,7 +19,15 @@ from collections.abc import Sequence
 
 from reverie.models import Episode, Outcome
 
-__all__ = ["CONVERSATION", "has_speaker", "is_conversation", "is_turn", "said", "speaker_of"]
+__all__ = [
+    "CONVERSATION",
+    "has_speaker",
+    "is_conversation",
+    "is_run_part",
+    "is_turn",
+    "said",
+    "speaker_of",
+]
 
 CONVERSATION = "conversation"
 """The head of a dialogue page's topic key."""
@@ -43,6 +51,14 @@ def is_turn(ep: Episode) -> bool:
     """Whether ``ep`` is a turn of a dialogue: it has a speaker and did no work."""
     worked = bool(ep.tools or ep.error or (ep.lesson or "").strip()) or ep.outcome in _WORK
     return has_speaker(ep) and not worked
+
+
+def is_run_part(ep: Episode) -> bool:
+    """Whether ``ep`` is one turn of a whole run that carries its result (``metadata["run"]``
+    names the run's task episode): what its speaker says is that task's request, not a
+    statement of someone the brain keeps knowing. Runs of a service agent have as many
+    requesters as runs, all with the one role ``user``."""
+    return isinstance(ep.metadata, dict) and isinstance(ep.metadata.get("run"), str)
 
 
 def is_conversation(episodes: Sequence[Episode]) -> bool:
