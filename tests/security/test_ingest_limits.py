@@ -85,7 +85,7 @@ def test_the_cli_reports_the_line_field_and_limit(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["--db", str(tmp_path / "b.db"), "ingest", str(source)])
     assert result.exit_code == 1
     assert f"line 2: metadata: is nested more than {MAX_METADATA_DEPTH} levels" in result.stderr
-    assert "stored 1 episodes" in result.stdout
+    assert "stored 1 episode," in result.stdout
 
 
 @pytest.fixture
