@@ -75,6 +75,7 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         if self.read_only:
             return self._check_migrated()
         with self._write() as c:
+            self._lock_for_migration(c)  # IF NOT EXISTS alone races on PostgreSQL's catalogue
             c.execute(
                 "CREATE TABLE IF NOT EXISTS _migrations"
                 f" (name TEXT PRIMARY KEY, applied_at {self.dialect.time_type} NOT NULL)"
