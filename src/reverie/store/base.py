@@ -485,11 +485,11 @@ class ArchiveStore(Protocol):
 
 @runtime_checkable
 class ScheduleStore(Protocol):
-    """The scheduler's memory, one row per scope (:mod:`reverie.store.schedule`).
-
-    SQLite only: the scheduler is the one-machine daemon beside one file (``reverie daemon``);
-    on PostgreSQL any number of ``reverie worker`` processes claim due scopes by lease
-    (:meth:`BrainStore.claim_due`) instead, so no per-scope slots are kept (docs/scaling.md)."""
+    """The scheduler's memory, one row per scope in the database (:mod:`reverie.store.schedule`
+    on SQLite, :mod:`reverie.store.postgres.schedule` on PostgreSQL): every scheduler on one
+    database — ``reverie serve``'s, ``reverie daemon``'s, on any number of machines — agrees on
+    what is due, and leases keep two of them off one scope. ``reverie worker`` needs none of it:
+    it claims whatever is pending (:meth:`BrainStore.claim_due`)."""
 
     def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
         """The scope's record, created (first seen ``now``) when missing."""

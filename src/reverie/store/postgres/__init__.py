@@ -42,7 +42,9 @@ from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.base import Lease
 from reverie.store.dialect import PostgresDialect
 from reverie.store.leases import LEASE_COLUMNS
+from reverie.store.postgres import schedule
 from reverie.store.postgres.vectors import PgVectorSearch, ensure_hnsw
+from reverie.store.records import ScheduleRecord
 from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_COLUMNS, episode_rows, prefixed
 from reverie.store.sql.store import PAGE_SELECT, SQLStore
 
@@ -325,6 +327,38 @@ class PostgresStore(PgVectorSearch, SQLStore):
                 if len(taken) >= limit:
                     break
         return [self._lease(r) for r in taken]
+
+    # -- the scheduler's rows (reverie.store.postgres.schedule) ------------------------------
+
+    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
+        with self._write() as c:
+            self._ensure_scopes(c, [scope], now)
+            return schedule.record(c, scope, now)
+
+    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
+        with self._write() as c:
+            return schedule.records(c, now)
+
+    def schedule_claim(
+        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
+    ) -> bool:
+        with self._write() as c:
+            return schedule.claim(c, record, owner, now, skip=skip)
+
+    def schedule_finish(
+        self,
+        scope: Scope,
+        owner: str,
+        *,
+        ok: bool,
+        status: str,
+        cycle_id: str | None,
+        message: str,
+    ) -> bool:
+        with self._write() as c:
+            return schedule.finish(
+                c, scope, owner, ok=ok, status=status, cycle_id=cycle_id, message=message
+            )
 
     # -- search: ts_rank is positive, higher is better; the scope filter is in the query -------
 
