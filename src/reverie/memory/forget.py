@@ -27,12 +27,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reverie.errors import InvalidInput, NotFound
-from reverie.memory.archive import Archive, archive_root, bundle_bytes
+from reverie.memory.archive import Archive, archive_root, bundle_bytes, has_cold_tier
 from reverie.memory.claude_code import KIND as CLAUDE_CODE
 from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope
-from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
-from reverie.store.base import BrainStore
+from reverie.store.archive import BundleInfo, is_stub
+from reverie.store.base import BrainStore, BundleBytes
 from reverie.store.records import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
 from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
 
@@ -188,7 +188,7 @@ def _seq(ep: Episode) -> int:
 def _bundles(store: BrainStore, scopes: Iterable[Scope]) -> list[tuple[BundleInfo, list[Episode]]]:
     """Every bundle of ``scopes`` (restored ones too: their file still holds the text) with
     its episodes as the file holds them."""
-    if not isinstance(store, ArchiveStore) or store.path == ":memory:":
+    if not has_cold_tier(store):
         return []
     archive = Archive(store)
     return [
@@ -374,7 +374,7 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
     erasure_id = new_erasure_id(now)
     needles = [request.subject] if request.subject else []
     needles += [t for t in fates.dropped_text if len(t.strip()) >= MIN_SUBJECT]
-    root = str(archive_root(store)) if swaps else None
+    root = str(archive_root(store)) if swaps and not isinstance(store, BundleBytes) else None
     details: dict[str, Any] = {
         "episodes": sorted(e.id for e in episodes),
         "archived": sorted(e.id for e in episodes if is_stub(e)),

@@ -42,9 +42,9 @@ from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.base import Lease
 from reverie.store.dialect import PostgresDialect
 from reverie.store.leases import LEASE_COLUMNS
-from reverie.store.postgres import schedule
+from reverie.store.postgres import archive, schedule
 from reverie.store.postgres.vectors import PgVectorSearch, ensure_hnsw
-from reverie.store.records import ScheduleRecord
+from reverie.store.records import BundleInfo, ScheduleRecord
 from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_COLUMNS, episode_rows, prefixed
 from reverie.store.sql.store import PAGE_SELECT, SQLStore
 
@@ -104,6 +104,9 @@ _TAKE = (
     " INSERT INTO leases AS l SELECT scope_key, %(owner)s, 1, %(now)s, %(now)s, %(expires)s"
     f" FROM due{_LEASE_UPSERT}"
 )
+_NOT_STUB = " AND NOT (e.situation = '' AND e.action = '')"
+"""An archived episode's stub keeps its category, which its search vector still holds: SQLite
+drops the stub's full-text entry, and PostgreSQL's search passes it over the same way."""
 _CLAIM_ROUNDS = 4
 """Rounds of candidates one claim tries before it reports nothing due."""
 
@@ -328,6 +331,44 @@ class PostgresStore(PgVectorSearch, SQLStore):
                     break
         return [self._lease(r) for r in taken]
 
+    # -- the cold tier: index, stubs and bytes (reverie.store.postgres.archive) ---------------
+
+    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
+        with self._write() as c:
+            rows = archive.candidate_rows(c, scope, before, limit)
+        return [self._episode_from_row(r) for r in rows]
+
+    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
+        with self._write() as c:
+            archive.commit(c, bundle, episodes)
+
+    def archive_restore(
+        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
+    ) -> int:
+        with self._write() as c:
+            return archive.restore(c, bundle, episodes, now)
+
+    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]:
+        with self._write() as c:
+            rows = archive.bundle_rows(c, scope)
+        return [archive.bundle_info(self._scope(r[1]), r) for r in rows]
+
+    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
+        with self._write() as c:
+            return archive.locations(c, list(dict.fromkeys(episode_ids)), tenant)
+
+    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
+        with self._write() as c:
+            return archive.cycle_bundles(c, cycle_id)
+
+    def bundle_put(self, bundle_hash: str, data: bytes) -> None:
+        with self._write() as c:
+            archive.put_bundle(c, bundle_hash, data)
+
+    def bundle_get(self, bundle_hash: str) -> bytes | None:
+        with self._write() as c:
+            return archive.bundle(c, bundle_hash)
+
     # -- the scheduler's rows (reverie.store.postgres.schedule) ------------------------------
 
     def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
@@ -388,7 +429,7 @@ class PostgresStore(PgVectorSearch, SQLStore):
             "SELECT * FROM (SELECT ts_rank(m.search, m.q) AS score, m.* FROM"
             f" (SELECT e.search, q.q, {_E_COLUMNS}"
             f" FROM episodes e, (SELECT {_tsquery(len(terms))} AS q) q"
-            f" WHERE e.scope_key = %s AND e.search @@ q.q{newest}) m) ranked"
+            f" WHERE e.scope_key = %s AND e.search @@ q.q{_NOT_STUB}{newest}) m) ranked"
             " WHERE score > 0 ORDER BY score DESC, seq DESC LIMIT %s",
             (*terms, scope.key, *([window] if window is not None else []), limit),
         )
