@@ -97,3 +97,23 @@ def test_cli_ingest_reports_the_line_and_stores_the_rest(target: str, tmp_path: 
     assert "line 2" in result.output and "NUL" in result.output, result.output
     with Reverie.open(target) as rv:
         assert rv.status().episodes == 2
+
+
+def test_other_stored_text_refuses_nul_alike(target: str) -> None:
+    """Key names, an erasure's reason and id, and a note's text are stored too."""
+    from reverie.memory.notes import NoteChange, commit_notes  # noqa: PLC0415
+    from reverie.models import Scope, now_utc  # noqa: PLC0415
+
+    with Reverie.open(target) as rv:
+        rv.ingest([_item(1)])
+        with pytest.raises(InvalidInput, match="NUL") as named:
+            rv.keys.create("acme", rights="read", name="ci\x00")
+        assert named.value.field == "name"
+        for field in ("reason", "request_id"):
+            with pytest.raises(InvalidInput, match="NUL") as erased:
+                rv.forget(scope=SCOPE, apply=True, **{field: "r\x00"})
+            assert erased.value.field == field
+        change = NoteChange("/memories/a.md", "line one\x00")
+        with pytest.raises(InvalidInput, match="NUL"):
+            commit_notes(rv.store, Scope.parse(SCOPE), [change], now=now_utc(), summary="create")
+        assert rv.status().episodes == 1 and rv.pages(SCOPE) == []

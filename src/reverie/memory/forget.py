@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reverie.errors import InvalidInput, NotFound
+from reverie.limits import NUL_REASON, has_nul
 from reverie.memory.archive import Archive, archive_root, bundle_bytes, has_cold_tier
 from reverie.memory.claude_code import KIND as CLAUDE_CODE
 from reverie.memory.rederive import page_fate
@@ -72,6 +73,9 @@ class ForgetRequest:
             )
         if self.older_than is not None and self.older_than <= timedelta(0):
             raise InvalidInput("older_than", "must be a positive duration, like 400d")
+        for name in ("subject", "reason", "request_id"):
+            if has_nul(getattr(self, name)):
+                raise InvalidInput(name, NUL_REASON)
         if self.agent is not None:
             Scope.parse(self.agent)
         if self.episodes and not wheres:

@@ -32,6 +32,8 @@ from reverie.limits import (
     MAX_METADATA_DEPTH,
     MAX_TEXT,
     MAX_TOOL,
+    NUL_REASON,
+    has_nul,
     json_depth,
 )
 from reverie.models.base import now_utc, parse_model, utc
@@ -85,28 +87,11 @@ def _check_utf8(text: str) -> None:
         raise ValueError("contains a lone surrogate, which is not valid UTF-8 text") from None
 
 
-_NUL_REASON = (
-    "contains a NUL character (U+0000), which PostgreSQL text cannot hold; remove it or"
-    " replace it (every store refuses it alike)"
-)
-
-
 def _check_text(text: str) -> None:
     """Text every store holds as it was sent: valid UTF-8 and no NUL character."""
     if "\x00" in text:
-        raise ValueError(_NUL_REASON)
+        raise ValueError(NUL_REASON)
     _check_utf8(text)
-
-
-def _has_nul(value: Any) -> bool:
-    """Whether a NUL character is in any string of a JSON value, keys included."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return False
 
 
 def _clean_list(values: list[str]) -> list[str]:
@@ -129,8 +114,8 @@ def check_metadata(value: dict[str, Any]) -> None:
     past the interpreter's recursion limit would itself fail."""
     if json_depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
         raise ValueError(f"is nested more than {MAX_METADATA_DEPTH} levels deep")
-    if _has_nul(value):
-        raise ValueError(_NUL_REASON)
+    if has_nul(value):
+        raise ValueError(NUL_REASON)
     try:
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
         _check_utf8(encoded)

@@ -28,8 +28,7 @@ from typing import Any
 from reverie.errors import Conflict
 from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
-from reverie.store.archive import BUNDLE_COLUMNS, bundle_row
-from reverie.store.dialect import PostgresDialect
+from reverie.store.archive import BUNDLE_COLUMNS
 from reverie.store.records import BundleInfo
 from reverie.store.sql.rows import EPISODE_COLUMNS, prefixed
 from reverie.store.vectors import embedded_text
@@ -46,7 +45,6 @@ __all__ = [
     "restore",
 ]
 
-_DIALECT = PostgresDialect()
 _CANDIDATES = (
     f"SELECT {prefixed('e', EPISODE_COLUMNS)} FROM episodes e"
     " JOIN cycles c ON c.id = e.consolidated_in"
@@ -96,10 +94,16 @@ def candidate_rows(c: Any, scope: Scope, before: datetime, limit: int) -> list[A
     return rows
 
 
+def _bundle_values(b: BundleInfo) -> tuple[Any, ...]:
+    """``b`` as a row of :data:`BUNDLE_COLUMNS` (psycopg takes the times as they are)."""
+    return (b.hash, b.scope.key, b.episodes, b.bytes, b.first_seq, b.last_seq, b.created_at,
+            b.restored_at)  # fmt: skip
+
+
 def commit(c: Any, info: BundleInfo, episodes: Sequence[Episode]) -> None:
     """Index ``info`` and turn ``episodes`` (the originals) into stubs, or raise
     :class:`~reverie.errors.Conflict` when any of them changed since it was read."""
-    c.execute(_UPSERT, bundle_row(_DIALECT, info))
+    c.execute(_UPSERT, _bundle_values(info))
     c.executemany(
         "INSERT INTO archived_episodes (tenant, episode_id, bundle, seq) VALUES (?,?,?,?)",
         [(e.scope.tenant, e.id, info.hash, e.seq) for e in episodes],
