@@ -118,3 +118,15 @@ def test_erasing_one_archived_episode_rewrites_its_bundle(rv: Reverie) -> None:
     ]
     with pytest.raises(NotFound, match="no archive bundle"):
         bundle_storage(rv.store).read(old.hash)  # the old bytes went with the erasure
+
+
+def test_archiving_again_after_a_restore_names_the_same_bundle(rv: Reverie) -> None:
+    archive = Archive(rv.store)
+    [first] = archive.run(timedelta(days=30), LATER, apply=True).bundles
+    archive.restore(first.hash, LATER)
+    [again] = archive.run(timedelta(days=30), LATER, apply=True).bundles
+    assert again.hash == first.hash
+    [listed] = archive.bundles()
+    assert listed.restored_at is None and listed.episodes == 6
+    assert all(is_stub(e) for e in rv.store.recent_episodes(SCOPE, 100))
+    assert [e.id for e in archive.fetch(again.hash)] == [f"ep-{i:05d}" for i in range(1, 7)]
