@@ -14,7 +14,7 @@ from reverie.embed import HashingEmbedder
 from reverie.errors import InvalidInput, ScopesFailed, UndoRefused
 from reverie.memory.archive import Archive, BundleFiles, bundle_bytes
 from reverie.models import Scope
-from reverie.store.archive import is_stub
+from reverie.store.records import is_stub
 from tests import conftest
 from tests.conftest import T0, EpisodeFactory
 
@@ -147,7 +147,7 @@ def test_restored_episodes_are_found_by_vectors_again_without_a_model_call(
         rv.dream(SCOPE, now=T0 + timedelta(days=1))
 
         def units() -> set[str]:
-            rows = rv.store._read(  # type: ignore[attr-defined]
+            rows = rv.store.read(  # type: ignore[attr-defined]
                 "SELECT ref FROM vector_units WHERE kind = 'episode'"
             )
             return {r[0] for r in rows}
@@ -157,10 +157,10 @@ def test_restored_episodes_are_found_by_vectors_again_without_a_model_call(
         archive = Archive(rv.store)
         run = archive.run(timedelta(days=30), LATER, apply=True)
         assert units() == set()  # archived: out of vector recall too
-        cached = rv.store._read("SELECT count(*) FROM embeddings")[0][0]  # type: ignore[attr-defined]
+        cached = rv.store.read("SELECT count(*) FROM embeddings")[0][0]  # type: ignore[attr-defined]
         archive.restore(run.bundles[0].hash, LATER)
         assert units() == indexed
-        assert rv.store._read("SELECT count(*) FROM embeddings")[0][0] == cached  # type: ignore[attr-defined]
+        assert rv.store.read("SELECT count(*) FROM embeddings")[0][0] == cached  # type: ignore[attr-defined]
         assert rv.index(SCOPE) == 0  # nothing to embed again
         assert rv._vectors is not None
         index = rv._vectors.index(rv.store, SCOPE)  # type: ignore[arg-type]

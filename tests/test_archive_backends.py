@@ -14,8 +14,8 @@ from reverie import Reverie
 from reverie.errors import ArchiveUnreadable, NotFound, ScopesFailed, UndoRefused
 from reverie.memory.archive import Archive, bundle_storage
 from reverie.models import Scope
-from reverie.store.archive import is_stub
 from reverie.store.base import BundleBytes
+from reverie.store.records import is_stub
 from tests.conftest import T0, EpisodeFactory
 from tests.pg import schema_url
 

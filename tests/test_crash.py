@@ -134,7 +134,7 @@ def test_store_check_finds_a_lost_or_rewritten_revision_and_a_forged_cycle(
     assert check_mirror(store, mirror_dir(db)) == []
     page = store.pages(scope)[0]
     page_id, number = page.id, page.revision.number  # the revision its mirror file names
-    with store._write() as c:  # tamper behind the store's back, as a bug would
+    with store.write() as c:  # tamper behind the store's back, as a bug would
         c.execute(
             "UPDATE revisions SET hash = 'sha256:forged', cycle_id = 'cy_never'"
             " WHERE page_id = ? AND number = ?",
@@ -178,14 +178,14 @@ def test_erasure_check_finds_a_half_done_erasure_and_an_erased_episode_still_cit
     scope = Scope.parse(SCOPE)
     first, second = (e.id for e in store.recent_episodes(scope, 2))
     assert check_erasures(store, scope, {first}) == []  # announced, not erased: still stored
-    with store._write() as c:  # an erasure that forgot its receipt, as a bug would
+    with store.write() as c:  # an erasure that forgot its receipt, as a bug would
         c.execute("DELETE FROM citations WHERE episode_id = ?", (first,))
         c.execute("DELETE FROM episodes WHERE id = ?", (first,))
     assert any("gone with no receipt" in p for p in check_erasures(store, scope, {first}))
     receipt = rv.forget(episodes=[second], scope=scope, apply=True)
     assert receipt.details["episodes"] == [second] and check_erasures(store, scope, set()) == []
     cited = store.pages(scope)[0].citations[0]
-    with store._write() as c:  # a receipt claiming an episode that is still stored and cited
+    with store.write() as c:  # a receipt claiming an episode that is still stored and cited
         c.execute(
             "UPDATE erasures SET details = json_set(details, '$.episodes', json_array(?))",
             (cited,),

@@ -26,7 +26,7 @@ from reverie.bench.crash import Observed, check_store
 from reverie.models import Scope
 from reverie.runtime.daemon import load_schedules
 from reverie.runtime.schedule import ScheduleConfig
-from reverie.store.schedule import ScheduleStore
+from reverie.store.base import ScheduleStore
 from tests.pg import schema_url
 
 SCOPES = ["acme/a", "acme/b", "acme/c"]

@@ -24,7 +24,7 @@ from reverie.errors import Conflict, NotFound, PlanPending, PlanStale, StoreErro
 from reverie.llm.fake_server import FakeLLMServer
 from reverie.llm.openai_compat import OpenAICompatLLM
 from reverie.models import CycleStatus, Scope
-from reverie.store.plans import PlanStatus, dump_changeset, load_changeset, plan_id_for
+from reverie.store.sql.plans import PlanStatus, dump_changeset, load_changeset, plan_id_for
 from reverie.store.sqlite import SQLiteStore
 from tests.conftest import EpisodeFactory
 from tests.llm.conftest import FAST, brain, good_model

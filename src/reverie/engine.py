@@ -63,7 +63,7 @@ from reverie.runtime.isolate import each_scope, raise_failures, readable
 from reverie.runtime.schedule import parse_duration
 from reverie.store import open_store
 from reverie.store.base import BrainStore, Changeset, StoreStats
-from reverie.store.plans import PendingPlan
+from reverie.store.records import PendingPlan
 
 if TYPE_CHECKING:
     from datetime import timedelta

@@ -218,3 +218,39 @@ def test_the_example_runs_offline(tmp_path: Path) -> None:
     spec.loader.exec_module(example)
     prompt = example.main(tmp_path / "b.db")
     assert "Relevant memories:" in prompt and "kubectl rollout status" in prompt
+
+
+def test_two_users_share_one_memory_and_neither_sees_the_others(brain: Reverie) -> None:
+    """CrewAI's per-user idiom: one memory, a ``memory.scope("/user/<id>")`` view per user.
+
+    The crew is built per request, as CrewAI's ``@CrewBase`` classes build it: CrewAI 1.15
+    reuses an agent's executor in a later crew and that executor saves to its first crew's
+    memory, so one Agent object shared by two crews would save the second user's task into the
+    first user's view (CrewAI's own behaviour, whatever the memory)."""
+    memory = ReverieMemory(brain, "acme/chef")
+    said = {"alice": "I am vegan and love tofu.", "bob": "I eat salmon every week."}
+    with FakeLLMServer() as server:
+        llm = LLM(model="openai/gpt-4o-mini", base_url=server.openai_base_url, api_key="sk-fake")
+
+        def kickoff(user: str, description: str) -> str:
+            chef = Agent(role="Chef", goal="Cook well", backstory="Plans dinners", llm=llm)
+            task = Task(description=description, expected_output="A dish", agent=chef)
+            crew = Crew(agents=[chef], tasks=[task], memory=memory.scope(f"/user/{user}"))
+            crew.kickoff()
+            return _prompt(server.requests[-1])
+
+        for user, text in said.items():
+            server.push(openai_reply(f"Noted: {text}"))
+            kickoff(user, f"Plan my dinner. {text}")
+        assert {str(s) for s in brain.scopes()} == {"acme/chef/alice", "acme/chef/bob"}
+        prompts = {}
+        for user in said:
+            server.push(openai_reply("A dish."))
+            prompts[user] = kickoff(user, "Plan my dinner for tomorrow.")
+    assert "Relevant memories:" in prompts["alice"] and "Relevant memories:" in prompts["bob"]
+    assert "tofu" in prompts["alice"] and "salmon" not in prompts["alice"]
+    assert "salmon" in prompts["bob"] and "tofu" not in prompts["bob"]
+    [tofu] = [r for r in memory.list_records("/user/alice") if "tofu" in r.content]
+    assert memory.scope("/user/alice").forget(record_ids=[tofu.id]) == 1
+    assert [r.id for r in memory.list_records("/user/alice") if "tofu" in r.content] == []
+    assert brain.status("acme/chef/bob").episodes == 2

@@ -8,12 +8,16 @@ checkpointers), so the reference here is LangGraph's ``InMemoryStore``, run side
 from __future__ import annotations
 
 import asyncio
+import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
 
 from reverie import Reverie
+from reverie.embed.onnx import MiniLMEmbedder, minilm_available
+from reverie.models import Scope
 
 pytest.importorskip("langgraph", reason="needs the langgraph extra (in dev)")
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -22,7 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, InvalidNamespaceError
 from langgraph.store.memory import InMemoryStore
 
-from reverie.integrations.langgraph import ReverieStore
+from reverie.integrations.langgraph import ReverieStore, label_of, user_name
 
 ITEMS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
     (("u1", "prefs"), "editor", {"name": "vim", "rank": 1, "tags": ["modal"]}),
@@ -99,8 +103,8 @@ def test_items_are_pages_revised_undone_and_scoped(tmp_path: Path) -> None:
         assert hits and hits[0].key == "shell" and (hits[0].score or 0) > 0
         assert store.search(("u2",), query="fish shell") == []  # another user's scope
 
-        with pytest.raises(InvalidNamespaceError, match="cannot name a user"):
-            store.put(("not a user!", "prefs"), "k", {"v": 1})
+        with pytest.raises(InvalidNamespaceError, match="empty"):
+            store.put(("", "prefs"), "k", {"v": 1})
 
 
 class State(TypedDict, total=False):
@@ -139,6 +143,9 @@ def test_a_compiled_graph_remembers_through_its_store(tmp_path: Path) -> None:
         out = graph.invoke({"user": "u1", "question": "Which editor should I open? vim?"})
         assert "prefers vim" in out["prompt"] and out["answer"] == "Use vim."
         assert rv.recall("editor vim", "acme/assistant/u1").items
+        other = graph.invoke({"user": "u2", "question": "Which editor should I open?"})
+        assert "prefers vim" not in other["prompt"]  # the same graph, another user's scope
+        assert rv.pages("acme/assistant/u2") == []
 
 
 def test_async_operations_run_off_the_event_loop(tmp_path: Path) -> None:
@@ -151,3 +158,102 @@ def test_async_operations_run_off_the_event_loop(tmp_path: Path) -> None:
         store = ReverieStore(rv, "acme", "assistant")
         assert asyncio.run(scenario(store)) == [0, 1, 2, 3, 4]
         assert asyncio.run(store.alist_namespaces()) == [("u1", "n")]
+
+
+@pytest.mark.parametrize(
+    "label", ["Ada Lovelace", "zoë", "_hidden", "lg:taken", "a:b/c", "x" * 40, "plain-user"]
+)
+def test_any_label_names_a_user_and_reads_back(label: str) -> None:
+    assert Scope.parse({"tenant": "t", "agent": "a", "user": user_name(label)})
+    assert label_of(user_name(label)) == label
+
+
+def test_labels_with_spaces_are_users_and_values_stay_json(tmp_path: Path) -> None:
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        store = ReverieStore(rv, "acme", "assistant", user_label=0)
+        value = {"fact": "likes green tea", "since": 2021, "tags": ["tea", "green"]}
+        store.put(("Ada Lovelace", "prefs"), "drink", value)
+        item = store.get(("Ada Lovelace", "prefs"), "drink")
+        assert item is not None and item.value == value
+        assert store.list_namespaces() == [("Ada Lovelace", "prefs")]
+        [page] = rv.pages(f"acme/assistant/{user_name('Ada Lovelace')}")
+        claims = [json.loads(c.text) for c in page.revision.claims]
+        assert claims == [{"fact": "likes green tea"}, {"since": 2021}, {"tags": ["tea", "green"]}]
+        for query in ("green tea", "what does Ada drink? tea since 2021", "tags"):
+            hits = store.search(("Ada Lovelace",), query=query)
+            assert hits and all(0.0 <= (h.score or 0.0) <= 1.0 for h in hits)
+
+
+def test_index_false_keeps_an_item_out_of_query_search(tmp_path: Path) -> None:
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        store = ReverieStore(rv, "acme", "assistant", user_label=0)
+        store.put(("u1", "notes"), "seen", {"text": "the user likes espresso"})
+        store.put(("u1", "notes"), "raw", {"text": "the user likes espresso a lot"}, index=False)
+        store.put(("u1", "notes"), "half", {"text": "espresso", "id": "x-1"}, index=["id"])
+        hits = store.search(("u1",), query="espresso")
+        assert {h.key for h in hits} == {"seen"}  # "half" holds espresso only where unindexed
+        assert {h.key for h in store.search(("u1",), limit=10)} == {"seen", "raw", "half"}
+        raw = store.get(("u1", "notes"), "raw")
+        assert raw is not None and raw.value == {"text": "the user likes espresso a lot"}
+        assert not rv.recall("espresso a lot", "acme/assistant/u1").text.count("a lot")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2030, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, minutes: float) -> None:
+        self.now += timedelta(minutes=minutes)
+
+
+def test_ttl_expires_items_and_a_read_renews_them(tmp_path: Path) -> None:
+    clock = Clock()
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        store = ReverieStore(rv, "acme", "assistant", clock=clock, ttl={"default_ttl": 10})
+        store.put(("s",), "kept", {"v": 1})  # the default TTL: 10 minutes
+        store.put(("s",), "short", {"v": 2}, ttl=5)
+        store.put(("s",), "forever", {"v": 3}, ttl=None)
+        clock.advance(6)
+        assert store.get(("s",), "short") is None
+        assert store.get(("s",), "kept") is not None  # read at 6 min: now lives to 16
+        clock.advance(6)
+        assert [i.key for i in store.search(("s",))] == ["forever", "kept"]
+        clock.advance(11)
+        assert store.get(("s",), "kept", refresh_ttl=False) is None
+        assert [i.key for i in store.search(("s",))] == ["forever"]
+        assert store.list_namespaces() == [("s",)]
+        store.delete(("s",), "forever")
+        assert store.list_namespaces() == []
+        assert rv.why(rv.pages("acme/assistant")[0].id).revisions  # expired, still explained
+
+
+def _semantic(texts: list[str]) -> list[list[float]]:
+    rows = MiniLMEmbedder().embed(texts)
+    return [[float(x) for x in row] for row in rows]
+
+
+@pytest.mark.skipif(not minilm_available(), reason="needs the bundled MiniLM model")
+def test_semantic_search_answers_as_langgraphs_own_store(tmp_path: Path) -> None:
+    index: Any = {"dims": 384, "embed": _semantic, "fields": ["text"]}
+    reference = InMemoryStore(index=index)
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        ours = ReverieStore(rv, "acme", "assistant", user_label=0, index=index)
+        for store in (reference, ours):
+            store.put(("u1", "m"), "editor", {"text": "prefers vim", "n": 1})
+            store.put(("u1", "m"), "city", {"text": "lives in Lyon", "n": 2})
+            store.put(("u1", "m"), "pet", {"text": "has a cat named Miso", "n": 3})
+            store.put(("u1", "m"), "secret", {"text": "uses emacs at night"}, index=False)
+            store.put(("u2", "m"), "editor", {"text": "prefers nano"})
+        for query in ("which code editor do they like", "where is their home town"):
+            want = reference.search(("u1",), query=query, limit=10)
+            got = ours.search(("u1",), query=query, limit=10)
+            assert [g.key for g in got] == [w.key for w in want]
+            for g, w in zip(got, want, strict=True):
+                expected = None if w.score is None else max(w.score, 0.0)
+                assert g.score == pytest.approx(expected, abs=1e-4)
+        assert ours.search(("u1",), query="which code editor do they like")[0].key == "editor"
+        [nano] = ours.search(("u2",), query="which code editor do they like")
+        assert nano.value == {"text": "prefers nano"}

@@ -4,8 +4,10 @@ dream the recalled lesson is in the system message the chat engine sends its (sc
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,10 +15,14 @@ from reverie import Reverie
 from reverie.models import Scope
 
 pytest.importorskip("llama_index.core", reason="needs the llama-index extra (in dev)")
+from llama_index.core.agent.workflow import ReActAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.chat_engine import SimpleChatEngine
+from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.llms.mock import MockLLMWithChatMemoryOfLastCall as MockLLM
-from llama_index.core.memory import Memory
+from llama_index.core.memory import InsertMethod, Memory
+from pydantic import Field
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -31,9 +37,17 @@ SCOPE = "acme/helpdesk"
 LESSON = "Password resets need the ticket number before the reset link is sent."
 
 
-def _memory(rv: Reverie, session: str, folder: Path, token_limit: int = 60) -> Memory:
+def _memory(
+    rv: Reverie,
+    session: str,
+    folder: Path,
+    token_limit: int = 60,
+    block: ReverieMemoryBlock | None = None,
+    insert: str = "system",
+) -> Memory:
     """LlamaIndex's Memory with its chat store in a file beside the brain; connections are not
     pooled, so none is left open when the test's event loops are gone."""
+    folder.mkdir(parents=True, exist_ok=True)
     chats = folder / "chats.db"
     engine = create_async_engine(f"sqlite+aiosqlite:///{chats}", poolclass=NullPool)
     return Memory.from_defaults(
@@ -42,7 +56,8 @@ def _memory(rv: Reverie, session: str, folder: Path, token_limit: int = 60) -> M
         token_limit=token_limit,
         chat_history_token_ratio=0.5,
         token_flush_size=20,
-        memory_blocks=[ReverieMemoryBlock(memory=rv, scope=SCOPE)],
+        memory_blocks=[block or ReverieMemoryBlock(memory=rv, scope=SCOPE)],
+        insert_method=InsertMethod(insert),
     )
 
 
@@ -113,3 +128,58 @@ def test_chat_turns_flushed_through_the_block_become_pages(tmp_path: Path) -> No
         pages = rv.store.pages(Scope.parse(scope), None)
         assert any("809" in c.text for p in pages for c in p.revision.claims)
         assert "user: I use the built-in Windows 11 VPN client." in {p.title for p in pages}
+
+
+class Scripted(CustomLLM):
+    """A completion model that answers at once in ReAct's format and keeps each prompt."""
+
+    prompts: list[str] = Field(default_factory=list)
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(is_chat_model=False)
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.prompts.append(prompt)
+        return CompletionResponse(text="Thought: I can answer without any tools.\nAnswer: ok")
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> Iterator[CompletionResponse]:
+        reply = self.complete(prompt)
+        yield CompletionResponse(text=reply.text, delta=reply.text)
+
+
+# LlamaIndex's agent workflow warns of its own deprecated calls (pydantic's __fields__ and
+# model_computed_fields, its is_running) while it runs
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_two_users_share_one_agent_and_neither_sees_the_others_memory(tmp_path: Path) -> None:
+    """One ReActAgent and one block; each user's conversation is a Memory whose session id
+    names the user."""
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        block = ReverieMemoryBlock(memory=rv, scope="acme/chef", user_from_session=True)
+        said = {"alice": "I am allergic to peanuts.", "bob": "I am allergic to shellfish."}
+        for user, text in said.items():
+            memory = _memory(rv, user, tmp_path / user, block=block)
+            turns = [ChatMessage(role=MessageRole.USER, content=f"{text} ({n})") for n in range(4)]
+            asyncio.run(memory.aput_messages(turns))
+            asyncio.run(memory.aget())  # flushed into the block: episodes of the user's scope
+        assert {str(s) for s in rv.scopes()} == {"acme/chef/alice", "acme/chef/bob"}
+
+        llm = Scripted()
+        agent = ReActAgent(tools=[], llm=llm)
+        heard = {}
+        for user in said:
+            # ReActAgent writes its own system prompt over the Memory's: the block goes with
+            # the user's message instead
+            memory = _memory(rv, user, tmp_path / f"{user}-2", 2000, block=block, insert="user")
+            asyncio.run(_ask(agent, "What am I allergic to?", memory))
+            heard[user] = llm.prompts[-1]
+        assert "peanuts" in heard["alice"] and "shellfish" not in heard["alice"]
+        assert "shellfish" in heard["bob"] and "peanuts" not in heard["bob"]
+
+
+async def _ask(agent: ReActAgent, question: str, memory: Memory) -> None:
+    await agent.run(user_msg=question, memory=memory)

@@ -14,14 +14,17 @@ import pytest
 
 from reverie import Reverie
 from reverie.llm.fake_server import FakeLLMServer, Reply, openai_reply
+from reverie.models import Scope
 
 agents = pytest.importorskip("agents", reason="needs the openai-agents extra (in dev)")
 from openai import AsyncOpenAI  # noqa: E402
 
 from reverie.integrations.openai_agents import (  # noqa: E402
     ReverieRunHooks,
+    ReverieSession,
     recall_instructions,
     recall_tool,
+    save_tool,
 )
 
 SCOPE = "acme/deployer"
@@ -131,3 +134,80 @@ def test_a_failing_memory_never_breaks_the_run(tmp_path: Path) -> None:
         )
         assert _run(rv, server, "s1").final_output == "Done."
         assert server.requests[0].body["messages"][0]["content"] == "You deploy services."
+
+
+BASE = "acme/assistant"
+
+
+def _shared_agent(rv: Reverie, server: FakeLLMServer) -> Any:
+    """One agent object for every user: its scope comes from each run's context."""
+    model = agents.OpenAIChatCompletionsModel(
+        model="fake", openai_client=AsyncOpenAI(base_url=server.openai_base_url, api_key="t")
+    )
+    return agents.Agent(
+        name="assistant",
+        instructions=recall_instructions(rv, BASE, "You help."),
+        tools=[recall_tool(rv, BASE), save_tool(rv, BASE)],
+        model=model,
+    )
+
+
+def _as(agent: Any, user: str, text: str, session: Any = None, hooks: Any = None) -> Any:
+    context = {"user_id": user, "run_id": f"run-{user}"}
+    run = agents.Runner.run(agent, text, context=context, session=session, hooks=hooks)
+    return asyncio.run(run)
+
+
+def test_two_users_share_one_agent_and_neither_sees_the_others_memory(tmp_path: Path) -> None:
+    agents.set_tracing_disabled(True)
+    with Reverie.open(tmp_path / "brain.db") as rv, FakeLLMServer() as server:
+        agent = _shared_agent(rv, server)
+        for user, fact in [("alice", "My editor is helix."), ("bob", "I deploy with ansible.")]:
+            server.push(
+                _tool_call(f"save_{user}", "save_memory", {"fact": fact}), openai_reply("Ok.")
+            )
+            _as(agent, user, fact)
+        assert {str(s) for s in rv.scopes()} == {f"{BASE}/alice", f"{BASE}/bob"}
+        [saved] = rv.store.scan(Scope.parse(f"{BASE}/alice"), 0, 10)
+        assert saved.situation == "My editor is helix." and saved.session_id == "run-alice"
+
+        seen: dict[str, list[str]] = {"alice": [], "bob": []}
+        for user, texts in seen.items():
+            for question in ("Which editor do I use?", "How do I deploy?"):
+                server.push(
+                    _tool_call(f"q_{user}", "search_memory", {"query": question}),
+                    openai_reply("Done."),
+                )
+                _as(agent, user, question)
+                texts.append(server.requests[-2].body["messages"][0]["content"])
+                texts.append(server.requests[-1].body["messages"][-1]["content"])
+        alice, bob = ("\n".join(texts) for texts in seen.values())
+        assert "helix" in alice and "ansible" not in alice
+        assert "ansible" in bob and "helix" not in bob
+
+        hooks = ReverieRunHooks(rv, BASE, category="assistant")  # one for every run, too
+        for user in ("alice", "bob"):
+            server.push(_tool_call(f"h_{user}", "search_memory", {"query": "x"}), openai_reply("."))
+            _as(agent, user, "Anything?", hooks=hooks)
+            *_, call = rv.store.scan(Scope.parse(f"{BASE}/{user}"), 0, 10)
+            assert call.tools == ["search_memory"] and call.session_id == f"run-{user}"
+
+
+def test_a_session_records_each_users_turns_in_their_scope(tmp_path: Path) -> None:
+    agents.set_tracing_disabled(True)
+    with Reverie.open(tmp_path / "brain.db") as rv, FakeLLMServer() as server:
+        agent = _shared_agent(rv, server)
+        sessions = {u: ReverieSession(rv, BASE, session_id=f"chat-{u}") for u in ("ana", "ben")}
+        for user, said in [("ana", "I live in Lyon."), ("ben", "I live in Oslo.")]:
+            for n in range(2):
+                server.push(openai_reply(f"Noted ({n})."))
+                _as(agent, user, f"{said} ({n})", sessions[user])
+        history = asyncio.run(sessions["ana"].get_items())
+        assert [i.get("role") for i in history] == ["user", "assistant"] * 2
+        for user, city, other in [("ana", "Lyon", "Oslo"), ("ben", "Oslo", "Lyon")]:
+            episodes = rv.store.scan(Scope.parse(f"{BASE}/{user}"), 0, 10)
+            assert [e.session_id for e in episodes] == [f"chat-{user}"] * 2  # each turn once
+            assert all(city in e.situation and other not in e.situation for e in episodes)
+        asyncio.run(sessions["ana"].clear_session())
+        assert asyncio.run(sessions["ana"].get_items()) == []
+        assert rv.status(f"{BASE}/ana").episodes == 2  # the evidence stays

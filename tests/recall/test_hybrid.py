@@ -19,8 +19,8 @@ from reverie.embed.onnx import minilm_available
 from reverie.models import Page, Scope
 from reverie.recall.hybrid import _current_pages, answer_floor, cosine_floor
 from reverie.recall.vectors import StoreNeighbours, VectorIndex
+from reverie.store.records import VectorRow, VectorUnit
 from reverie.store.sqlite import SQLiteStore
-from reverie.store.vectors import VectorRow, VectorUnit
 from tests.pg import schema_url
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -52,7 +52,7 @@ def rv(request: pytest.FixtureRequest) -> Iterator[Reverie]:
 
 
 def _vector_rows(rv: Reverie) -> int:
-    return int(rv.store._read("SELECT count(*) FROM vector_units")[0][0])  # type: ignore[attr-defined]
+    return int(rv.store.read("SELECT count(*) FROM vector_units")[0][0])  # type: ignore[attr-defined]
 
 
 def test_ingest_embeds_nothing_and_a_cycle_embeds_everything_once(rv: Reverie) -> None:
@@ -304,7 +304,7 @@ def test_an_index_loads_the_newest_window_and_reads_older_episodes_on_demand() -
 
 
 def _claim_units(rv: Reverie) -> int:
-    rows = rv.store._read("SELECT count(*) FROM vector_units WHERE kind = 'claim'")  # type: ignore[attr-defined]
+    rows = rv.store.read("SELECT count(*) FROM vector_units WHERE kind = 'claim'")  # type: ignore[attr-defined]
     return int(rows[0][0])
 
 

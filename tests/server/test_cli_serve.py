@@ -69,3 +69,9 @@ def test_serve_binds_to_localhost_by_default(tmp_path: Path) -> None:
         proc.terminate()
         _out, err = proc.communicate(timeout=10)
     assert b"/dashboard/" in err
+
+
+def test_serve_refuses_a_bad_rate_limit_before_listening(tmp_path: Path) -> None:
+    code, _, err = cli(tmp_path / "b.db", "serve", "--rate-limit", "reads=5/10")
+    assert code == 2
+    assert "--rate-limit" in err and "read=10/20" in err

@@ -16,7 +16,6 @@ from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.keys import mint_key
 from reverie.models import Episode
 from reverie.store import base
-from reverie.store.archive import BundleInfo, is_stub
 from reverie.store.base import (
     ArchiveStore,
     BrainStore,
@@ -28,8 +27,8 @@ from reverie.store.base import (
     Promotion,
     ScheduleStore,
 )
-from reverie.store.plans import PendingPlan, PlanStatus, plan_id_for
-from reverie.store.vectors import VectorUnit
+from reverie.store.records import BundleInfo, PendingPlan, PlanStatus, VectorUnit, is_stub
+from reverie.store.sql.plans import plan_id_for
 from tests.conftest import EpisodeFactory
 from tests.store.test_contract import NOW, OTHER, SCOPE, changeset, revision
 
@@ -203,6 +202,13 @@ def test_vectors_are_cached_by_hash_and_units_scoped(
     )
     assert store.unit_vectors(theirs.scope, "m", "episode", [theirs.id]) == {theirs.id: blobs["h2"]}
     assert store.unit_vectors(SCOPE, "m", "episode", [eps[0].id]) == {eps[0].id: blobs["h0"]}
+
+
+def test_brain_meta_keeps_one_value_per_key(store: BrainStore) -> None:
+    assert store.meta_get("embedder") is None
+    store.meta_put("embedder", "a")
+    store.meta_put("embedder", "b")  # a write replaces the key's value
+    assert store.meta_get("embedder") == "b"
 
 
 def test_nearest_neighbours_where_the_store_searches_vectors(store: BrainStore) -> None:

@@ -244,7 +244,7 @@ def test_stats_and_scopes(store: BrainStore, make_episode: EpisodeFactory) -> No
 def test_sqlite_file_settings(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "s.db")
     store.migrate()
-    pragma = store._read  # the store's own connection, as the engine uses it
+    pragma = store.read  # the store's own connection, as the engine uses it
     assert pragma("PRAGMA journal_mode")[0][0] == "wal"
     assert pragma("PRAGMA foreign_keys")[0][0] == 1
     assert pragma("PRAGMA busy_timeout")[0][0] >= 5000
@@ -316,7 +316,7 @@ def test_a_citation_names_an_episode_of_its_page_s_tenant(
     assert store.pages_citing(GLOBEX, ["b1"]) == {"b1": ["pg_g"]}
     stray = PageWrite(SCOPE, "u", revision("pg_s", 1, ["g-only"]), None)  # globex's id only
     cp = store.checkpoint(SCOPE)
-    with pytest.raises(type(store).dialect.errors):  # type: ignore[attr-defined]
+    with pytest.raises(store.dialect.errors):  # type: ignore[attr-defined]
         store.commit(changeset(SCOPE, cp, cp, [], [stray], "cy_s"))
     with pytest.raises(NotFound):
         store.page("pg_s")

@@ -15,7 +15,7 @@ from reverie.cli.app import app
 from reverie.errors import Conflict
 from reverie.models import Scope
 from reverie.store.copy import copy_store
-from reverie.store.vectors import VectorUnit
+from reverie.store.records import VectorUnit
 from tests.conftest import EpisodeFactory
 from tests.pg import schema_url
 

@@ -12,7 +12,7 @@ from reverie.hashing import content_hash
 from reverie.memory.forget import ForgetRequest, plan_forget
 from reverie.models import Claim, Revision
 from reverie.store.base import BrainStore, PageWrite
-from reverie.store.vectors import VectorUnit
+from reverie.store.records import VectorUnit
 from tests.conftest import EpisodeFactory
 from tests.store.test_contract import GLOBEX, NOW, OTHER, SCOPE, changeset, revision
 

@@ -9,7 +9,7 @@ import pytest
 from reverie.errors import Conflict, LeaseLost
 from reverie.models import Scope
 from reverie.store.base import Store
-from reverie.store.leases import RELEASED, lease_time
+from reverie.store.sql.leases import RELEASED, lease_time
 from tests.conftest import EpisodeFactory
 from tests.store.test_contract import changeset
 

@@ -16,7 +16,8 @@ from reverie.errors import StoreError
 from reverie.models import Scope
 from reverie.store.migrations import load_migrations
 from reverie.store.postgres import PostgresStore
-from reverie.store.vectors import VectorUnit
+from reverie.store.records import VectorUnit
+from reverie.store.sql.commit import insert_episodes
 from tests.conftest import EpisodeFactory
 from tests.pg import postgres_store, schema_url
 
@@ -57,8 +58,8 @@ def test_an_append_in_flight_holds_back_later_appends_to_its_scope_only(
         done.set()
 
     try:
-        with pg._write() as c:  # an append that has drawn its seq but not committed yet
-            (held,) = pg._insert_episodes(c, [first])
+        with pg.write() as c:  # an append that has drawn its seq but not committed yet
+            (held,) = insert_episodes(pg, c, [first])
             thread = threading.Thread(target=append_second)
             thread.start()
             time.sleep(0.5)
@@ -115,7 +116,7 @@ def test_hnsw_vector_search_is_scoped_and_ranks_by_cosine(pg: PostgresStore) -> 
     assert hits[0][2] == pytest.approx(1.0, abs=1e-5)
     through_index = pg.vector_search(SCOPE, "m", query.tobytes(), 5, "episode", exact_below=1)
     assert [ref for _k, ref, _c in through_index] == [f"ep{i}" for i in best]  # 300 rows: exact
-    indexes = pg._read("SELECT indexname FROM pg_indexes WHERE tablename = 'embeddings'")
+    indexes = pg.read("SELECT indexname FROM pg_indexes WHERE tablename = 'embeddings'")
     assert "embeddings_hnsw_16" in {r[0] for r in indexes}
     rows = pg.vector_rows(SCOPE, "m", 0)
     assert len(rows) == 150 and rows[0].vector == vectors[0].tobytes()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import reverie.store.sqlite as sqlite_module
+import reverie.store.sql.base as sql_base
 from reverie import Reverie
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
@@ -35,12 +35,12 @@ def test_one_scope_fast_path_ranks_as_the_scoped_query(
     store: SQLiteStore, make_episode: EpisodeFactory, terms: list[str]
 ) -> None:
     store.append([make_episode(situation=t, action="", error=None) for t in _texts(1, 300)])
-    fast = store._ranked_alone(MINE, terms, 15, window=60)
+    fast = store.backend._ranked_alone(MINE, terms, 15, window=60)
     assert fast is not None and len(fast) == 15
-    assert fast == store._ranked_scoped(MINE, terms, 15, window=60)
-    newest = store._read(
+    assert fast == store.backend._ranked_scoped(MINE, terms, 15, window=60)
+    newest = store.read(
         "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY rowid DESC LIMIT 60",
-        (store._match(MINE, "body", terms),),
+        (store.backend._match(MINE, "body", terms),),
     )
     assert {seq for seq, _ in fast} <= {r[0] for r in newest}  # inside the window
     found = store.search_episodes(MINE, terms, 15, window=60)
@@ -59,18 +59,18 @@ def test_a_second_scope_turns_the_fast_path_off(
             make_episode(scope="acme/other", situation=b, action="", error=None),
         ]
     store.append(episodes)
-    assert store._ranked_alone(MINE, ["deploy"], 10, window=40) is None
+    assert store.backend._ranked_alone(MINE, ["deploy"], 10, window=40) is None
     found = store.search_episodes(MINE, ["deploy", "vault"], 10, window=40)
     assert len(found) == 10
     assert all(e.scope == MINE for e, _ in found)
-    ranked = store._ranked_scoped(MINE, ["deploy", "vault"], 10, window=40)
+    ranked = store.backend._ranked_scoped(MINE, ["deploy", "vault"], 10, window=40)
     assert [e.seq for e, _ in found] == [seq for seq, _ in ranked]
 
 
 def test_recall_reads_pages_whatever_the_revision_cache_drops_meanwhile(
     tmp_path: Path, make_episode: EpisodeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "_DECODED_REVISIONS", 1)  # every decode clears the cache
+    monkeypatch.setattr(sql_base, "_DECODED_REVISIONS", 1)  # every decode clears the cache
     with Reverie.open(tmp_path / "r.db") as rv:
         rv.ingest([make_episode(importance=9) for _ in range(3)])
         build = {  # another problem (situation, error): a page of its own

@@ -26,9 +26,9 @@ from reverie.embed import HashingEmbedder
 from reverie.errors import MigrationError
 from reverie.memory.archive import Archive
 from reverie.models import Scope
-from reverie.store.archive import is_stub
 from reverie.store.migrations import load_migrations, split_statements
 from reverie.store.postgres import PostgresStore
+from reverie.store.records import is_stub
 from tests.pg import schema_url
 
 CODER, ORG = Scope.parse("acme/coder"), Scope.parse("acme/_org")
@@ -212,7 +212,7 @@ def test_a_brain_made_before_migration_0014_migrates_and_keeps_everything(tmp_pa
     with Reverie.open(db, embedder=HashingEmbedder()) as rv:
         before = _snapshot(rv)
         stubs = [e for e in rv.store.recent_episodes(CODER, 100) if is_stub(e)]
-        counter = rv.store._read("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'")[0][0]
+        counter = rv.store.read("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'")[0][0]
         top = max(e.seq or 0 for s in rv.scopes() for e in rv.store.recent_episodes(s, 100))
         assert stubs and rv.pages(ORG) and counter > top  # archived, promoted, the top one erased
     assert all(before["lineage"].values())
@@ -223,7 +223,7 @@ def test_a_brain_made_before_migration_0014_migrates_and_keeps_everything(tmp_pa
 
     with Reverie.open(db, embedder=HashingEmbedder()) as rv:
         assert TENANT_IDS in rv.store.migrations()
-        assert rv.store._read("PRAGMA foreign_key_check") == []
+        assert rv.store.read("PRAGMA foreign_key_check") == []
         report = rv.verify()
         assert report.ok and report.integrity == "ok", report.problems
         assert _snapshot(rv) == before

@@ -30,7 +30,6 @@ from reverie.embed.onnx import MiniLMEmbedder
 from reverie.errors import EmbedderMismatch, InvalidInput, MissingExtra
 from reverie.recall.vectors import index_scope
 from reverie.store.base import BrainStore
-from reverie.store.vectors import BrainMeta
 
 __all__ = [
     "CONFIGURED",
@@ -58,10 +57,8 @@ class EmbedderRecord:
     dim: int
 
 
-def read_record(store: object) -> EmbedderRecord | None:
-    """The store's embedder record, or None (none made yet, or a store that keeps none)."""
-    if not isinstance(store, BrainMeta):
-        return None
+def read_record(store: BrainStore) -> EmbedderRecord | None:
+    """The store's embedder record, or None (none made yet)."""
     try:
         raw = store.meta_get(META_KEY)
     except Exception:  # a store not migrated yet (no brain_meta table) has recorded nothing
@@ -72,11 +69,10 @@ def read_record(store: object) -> EmbedderRecord | None:
     return EmbedderRecord(str(data["name"]), str(data["model_id"]), int(data.get("dim", 0)))
 
 
-def record_embedder(store: object, name: str, embedder: Embedder) -> None:
+def record_embedder(store: BrainStore, name: str, embedder: Embedder) -> None:
     """Record ``embedder`` (called ``name``) as the one that makes the store's vectors."""
-    if isinstance(store, BrainMeta):
-        data = {"name": name, "model_id": embedder.model_id, "dim": embedder.dim}
-        store.meta_put(META_KEY, json.dumps(data, sort_keys=True))
+    data = {"name": name, "model_id": embedder.model_id, "dim": embedder.dim}
+    store.meta_put(META_KEY, json.dumps(data, sort_keys=True))
 
 
 def spec_name(spec: EmbedderLike, embedder: Embedder) -> str:
@@ -91,7 +87,7 @@ def spec_name(spec: EmbedderLike, embedder: Embedder) -> str:
     return embedder.model_id
 
 
-def choose_embedder(store: object, spec: EmbedderLike) -> tuple[Embedder | None, str]:
+def choose_embedder(store: BrainStore, spec: EmbedderLike) -> tuple[Embedder | None, str]:
     """The embedder to open ``store`` with for ``spec``, and its name (see the module doc)."""
     recorded = read_record(store)
     named = spec != CONFIGURED

@@ -44,7 +44,7 @@ from reverie.memory.archive import Archive, BundleFiles, archive_root
 from reverie.memory.frontmatter import FrontMatterError, split
 from reverie.memory.mirror import FOLDER, INDEX, KEYS, export_markdown, render_page
 from reverie.models import Scope
-from reverie.store.archive import BundleInfo, is_stub
+from reverie.store.records import BundleInfo, is_stub
 from reverie.store.sqlite import SQLiteStore
 
 __all__ = [

@@ -436,3 +436,35 @@ def transcripts(
         typer.echo(result.to_json())
     else:
         render_transcripts(result, Console(highlight=False), claims)
+
+
+@bench_app.command("flood")
+def flood(
+    samples: Annotated[int, typer.Option(min=10, help="Victim recalls timed per phase.")] = 300,
+    connections: Annotated[int, typer.Option(min=1, help="The flooder's connections.")] = 8,
+    workdir: Annotated[
+        Path | None, typer.Option(help="Where the database goes (default: a temp dir).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """One key floods `reverie serve` while another key's recall p99 is timed, with per-key
+    rate limits on and off."""
+    from reverie.bench.flood import run_flood  # noqa: PLC0415 (needs the server extra)
+
+    where = workdir or Path(tempfile.mkdtemp(prefix="reverie-flood-"))
+    result = run_flood(where, samples=samples, connections=connections)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    console = Console(highlight=False)
+    for phase in result.phases:
+        flood_text = ", ".join(f"{k}: {v}" for k, v in sorted(phase.flood_statuses.items()))
+        console.print(
+            f"limits {phase.limits:<3} {'flood' if phase.flood else 'alone'}: victim p50"
+            f" {phase.p50_ms} ms, p99 {phase.p99_ms} ms, errors {phase.victim_errors}"
+            + (f"; flooder got {flood_text}" if phase.flood else "")
+        )
+    for limits in ("on", "off"):
+        console.print(
+            f"victim p99 under flood / alone, limits {limits}: ×{result.ratio(limits):.2f}"
+        )

@@ -25,7 +25,7 @@ from reverie.models import now_utc
 from reverie.runtime.daemon import config_from_mapping, load_schedules, run_daemon
 from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Schedules
-from reverie.store.schedule import ScheduleStore
+from reverie.store.base import ScheduleStore
 
 __all__ = ["daemon", "schedule"]
 

@@ -20,7 +20,7 @@ from rich.text import Text
 from reverie.cli.common import JsonFlag, emit_json, json_data, new_console, open_brain
 from reverie.cli.render import report_table, shorten
 from reverie.dream.review import render_review, settled_line
-from reverie.store.plans import PendingPlan
+from reverie.store.records import PendingPlan
 
 __all__ = ["ReviewFlag", "plan_app", "plans_command", "register"]
 

@@ -27,6 +27,7 @@ from reverie.runtime.daemon import load_schedules
 from reverie.runtime.schedule import ScheduleConfig
 from reverie.runtime.scheduler import Schedules
 from reverie.server.mcp import serve_stdio
+from reverie.server.ratelimit import SPEC_HELP, limits_for
 
 __all__ = ["keys_app", "mcp_command", "serve_command"]
 
@@ -84,6 +85,10 @@ def serve_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
     dream: Dreaming = True,
     schedule_file: ScheduleFile = None,
     max_sleep: MaxSleep = 60.0,
+    rate_limit: Annotated[
+        str,
+        typer.Option("--rate-limit", metavar="SPEC", help="Per-key request limits: " + SPEC_HELP),
+    ] = "auto",
 ) -> None:
     """Serve the HTTP API and the dashboard (http://HOST:PORT/dashboard/)."""
     try:
@@ -94,13 +99,18 @@ def serve_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
         fail(MissingExtra("fastapi and uvicorn", "server"))
         return
     err = Console(stderr=True, highlight=False)
+    try:
+        limits = limits_for(rate_limit, host)
+    except ReverieError as exc:
+        fail(exc)
+        return
     if host not in _LOCAL_HOSTS:
         err.print(Text(f"warning: listening on {host}: reachable from other machines", "yellow"))
     with (
         open_brain(ctx, create=True) as rv,  # the service takes episodes
         _dreaming(ctx, rv, dream, schedule_file, max_sleep),
     ):
-        app = create_app(rv, max_body_bytes=max_body)
+        app = create_app(rv, max_body_bytes=max_body, rate_limits=limits)
         err.print(Text(f"dashboard: http://{host}:{port}/dashboard/  (keys: reverie keys create)"))
         uvicorn.run(app, host=host, port=port, log_level=log_level, ws="none")
 

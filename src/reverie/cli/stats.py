@@ -3,7 +3,7 @@
 
 ``stats`` shows, per scope, what dreaming has cost and done so far — cycles completed and failed,
 model calls, cache hits, tokens, time, episodes consolidated — kept apart from the checkpoint
-(:mod:`reverie.store.cumulative`). ``log`` is the dream journal with that summary on top.
+(:mod:`reverie.store.sql.cumulative`). ``log`` is the dream journal with that summary on top.
 Registered on the main app by :func:`register`; no logic here.
 """
 

@@ -1,7 +1,7 @@
 """Review mode (docs/review.md): hold a cycle's changes as a plan, show it, apply or reject it.
 
 A held plan is the exact :class:`~reverie.store.base.Changeset` the cycle would have committed
-(:mod:`reverie.store.plans`). Applying commits that changeset, so an applied plan gives the same
+(:mod:`reverie.store.sql.plans`). Applying commits that changeset, so an applied plan gives the same
 pages, revisions, marks and checkpoint as the direct cycle would have; the store's
 compare-and-set refuses it when anything it was built on moved, and the plan turns ``stale``
 with the list of what moved (:func:`what_moved`). A conflict that is not movement (a worker's
@@ -31,7 +31,8 @@ from reverie.errors import Conflict, InvalidInput, LeaseLost, NotFound, PlanPend
 from reverie.memory.archive import resolve as resolve_archived
 from reverie.models import CycleReport, CycleStatus, Episode, Revision, Scope
 from reverie.store.base import BrainStore, Changeset, PageWrite
-from reverie.store.plans import PendingPlan, PlanStatus, plan_id_for
+from reverie.store.records import PendingPlan, PlanStatus
+from reverie.store.sql.plans import plan_id_for
 
 __all__ = [
     "EpisodeLine",

@@ -55,7 +55,7 @@ from reverie.recall.render import FENCE_CLOSE, header, quoted
 from reverie.runtime.daemon import run_daemon
 from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Schedules
-from reverie.store.schedule import ScheduleStore
+from reverie.store.base import ScheduleStore
 
 __all__ = [
     "INDEX_LINES",

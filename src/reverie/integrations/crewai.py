@@ -16,17 +16,23 @@ Reverie's, not a storage backend:
   ``MemoryMatch`` es, with recall's score in [0, 1] and the page's kind, title and citations;
 * ``forget(record_ids=[…])`` erases those memories (``delete``: docs/api.md).
 
-CrewAI's scope paths, categories and sources are kept on each episode as metadata; a Reverie
-scope is the boundary, so recall searches all of it. What has no honest meaning here is refused
-with a :class:`~reverie.errors.InvalidInput` that says what to do: private records (give that
-source its own scope), ``update`` (episodes are immutable), ``reset`` (erasing a scope is
-``reverie forget --scope``, a dry run first). A recall that fails returns no memories and logs a
-warning, so the crew's task goes on. Needs the ``crewai`` extra, which cannot share a venv with
-the ``dev`` extra (docs/integrations.md).
+CrewAI's own user field is its scope path: an application gives each user a view of one
+memory, ``memory.scope(f"/user/{user_id}")`` (a ``crewai.MemoryScope``), and passes it as the
+crew's or agent's memory. A path's ``/user/<id>`` segment (``user_segment``) names the Reverie
+scope's user, over ``scope`` (:mod:`reverie.integrations.scoping`), so one ``ReverieMemory`` and
+one agent serve every user and recall for one never sees another's memories (invariant 7); a
+path without that segment is ``scope`` itself. The rest of a path, categories and sources are
+kept on each episode as metadata; a Reverie scope is the boundary, so recall searches all of it.
+What has no honest meaning here is refused with a :class:`~reverie.errors.InvalidInput` that
+says what to do: private records (give that source its own scope), ``update`` (episodes are
+immutable), ``reset`` (erasing a scope is ``reverie forget --scope``, a dry run first). A recall
+that fails returns no memories and logs a warning, so the crew's task goes on. Needs the
+``crewai`` extra, which cannot share a venv with the ``dev`` extra (docs/integrations.md).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections import Counter
@@ -40,6 +46,7 @@ from pydantic import Field, PrivateAttr
 from reverie.adapters.base import looks_failed
 from reverie.api.items import MemoryItem
 from reverie.errors import InvalidInput
+from reverie.integrations.scoping import call_scope
 from reverie.models import Episode, Scope, ScopeLike
 
 if TYPE_CHECKING:
@@ -108,6 +115,9 @@ class ReverieMemory(Memory):
     """CrewAI's ``Memory``, remembering into and recalling from one Reverie scope."""
 
     reverie_scope: str = Field(description="The Reverie scope: tenant/agent or tenant/agent/user")
+    user_segment: str | None = Field(
+        default="user", description="The CrewAI path segment whose next label names the user"
+    )
     storage: Any = Field(default=None, exclude=True, description="Unused: Reverie is the store")
     _engine: Any = PrivateAttr()
 
@@ -130,6 +140,12 @@ class ReverieMemory(Memory):
     def _crew_scope(self, scope: str | None, root_scope: str | None) -> str:
         parts = [p.strip("/") for p in (root_scope or self.root_scope, scope) if p]
         return "/" + "/".join(p for p in parts if p)
+
+    def _scope_for(self, crew_scope: str) -> str:
+        """The Reverie scope a CrewAI path names: its ``/user/<id>`` makes the user."""
+        labels = [p for p in crew_scope.split("/") if p]
+        user = next((b for a, b in itertools.pairwise(labels) if a == self.user_segment), None)
+        return call_scope(self.reverie_scope, {"user_id": user}).scope.key
 
     # -- saving ------------------------------------------------------------------------------
 
@@ -165,7 +181,8 @@ class ReverieMemory(Memory):
             meta["crewai_categories"] = list(categories)
         if source:
             meta["crewai_source"] = source
-        stored = self._store(content, meta, _importance(importance), agent_role)
+        where = self._scope_for(crew_scope)
+        stored = self._store(where, content, meta, _importance(importance), agent_role)
         return MemoryRecord(
             id=stored.id,
             content=content,
@@ -178,16 +195,21 @@ class ReverieMemory(Memory):
         )
 
     def _store(
-        self, content: str, meta: dict[str, Any], importance: int | None, role: str | None
+        self,
+        where: str,
+        content: str,
+        meta: dict[str, Any],
+        importance: int | None,
+        role: str | None,
     ) -> Episode | MemoryItem:
         episode = task_episode(content, role)
         if episode is None:
-            [item] = self.engine.add(content, scope=self.reverie_scope, metadata=meta)
+            [item] = self.engine.add(content, scope=where, metadata=meta)
             return item
         episode["metadata"] = {**meta, **episode.get("metadata", {})}
         if importance is not None:
             episode["importance"] = importance
-        return self.engine.remember(episode, scope=self.reverie_scope)
+        return self.engine.remember(episode, scope=where)
 
     def remember_many(  # noqa: PLR0913 (crewai.Memory.remember_many's signature)
         self,
@@ -226,7 +248,7 @@ class ReverieMemory(Memory):
         memories (and a logged warning) when it fails."""
         crew_scope = self._crew_scope(scope, None)
         try:
-            found = self.engine.search(query, scope=self.reverie_scope, limit=limit)
+            found = self.engine.search(query, scope=self._scope_for(crew_scope), limit=limit)
         except Exception as exc:
             log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
             return []
@@ -241,19 +263,23 @@ class ReverieMemory(Memory):
         self, scope: str | None = None, limit: int = 200, offset: int = 0
     ) -> list[MemoryRecord]:
         """The scope's pages, then its episodes no cycle has consolidated yet."""
-        items = self.engine.get_all(scope=self.reverie_scope, limit=max(1, limit + offset))
-        return [_record(m, self._crew_scope(scope, None)) for m in items[offset:]]
+        crew_scope = self._crew_scope(scope, None)
+        where = self._scope_for(crew_scope)
+        items = self.engine.get_all(scope=where, limit=max(1, limit + offset))
+        return [_record(m, crew_scope) for m in items[offset:]]
 
     def list_categories(self, path: str | None = None) -> dict[str, int]:
         """Memories by kind (lesson, fact, …, episode)."""
-        items = self.engine.get_all(scope=self.reverie_scope, limit=10_000)
+        where = self._scope_for(self._crew_scope(path, None))
+        items = self.engine.get_all(scope=where, limit=10_000)
         return dict(Counter(m.kind for m in items))
 
     def info(self, path: str | None = None) -> ScopeInfo:
-        items = self.engine.get_all(scope=self.reverie_scope, limit=10_000)
+        crew_scope = self._crew_scope(path, None)
+        items = self.engine.get_all(scope=self._scope_for(crew_scope), limit=10_000)
         times = [m.created_at for m in items]
         return ScopeInfo(
-            path=self._crew_scope(path, None),
+            path=crew_scope,
             record_count=len(items),
             categories=sorted({m.kind for m in items}),
             oldest_record=min(times, default=None),
@@ -279,14 +305,15 @@ class ReverieMemory(Memory):
         record_ids: list[str] | None = None,
     ) -> int:
         """Erase the memories ``record_ids`` (Reverie's ``delete``: the page or episode and
-        what derives from it, receipted). Returns how many were erased."""
-        if scope or categories or older_than or metadata_filter or not record_ids:
+        what derives from it, receipted). Returns how many were erased. ``scope`` (a
+        ``MemoryScope`` always passes its root) only names the user whose records they are."""
+        if categories or older_than or metadata_filter or not record_ids:
             raise InvalidInput(
                 "record_ids",
                 "ReverieMemory erases by record id only; for a scope, a subject or an age use "
                 "Reverie.forget (a dry run first: docs/privacy.md)",
             )
-        tenant = Scope.parse(self.reverie_scope).tenant  # episode ids are a tenant's own
+        tenant = Scope.parse(self._scope_for(scope or "/")).tenant  # ids are a tenant's own
         for record_id in record_ids:
             self.engine.delete(record_id, tenant=tenant)
         return len(record_ids)

@@ -1,5 +1,13 @@
 """Pydantic AI with Reverie: recall in the agent's instructions, a run's tool calls as episodes.
 
+One agent object serves every user: the scope of each run comes from its ``deps``
+(``agent.run(prompt, deps=...)``, read by :mod:`reverie.integrations.scoping`: ``user_id``,
+``agent_id``, ``run_id``, ``tenant`` or a whole ``scope``, as keys or attributes), over the scope
+the helper was given, which is what a run whose deps name nothing gets.
+
+* :func:`reverie_toolset` is a ``FunctionToolset``: recall for the run's prompt in its
+  instructions, and ``search_memory`` / ``save_memory`` tools, all in the run's scope
+  (``Agent(toolsets=[reverie_toolset(rv, "acme/analyst")])``).
 * :func:`recall_instructions` is a dynamic instructions function
   (``Agent(instructions=...)`` or ``agent.instructions(...)``): recall for the run's user prompt.
 * :func:`remember_run` stores what a run did (``result.all_messages()``): one episode per tool
@@ -18,7 +26,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pydantic_ai import RunContext
+from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -33,24 +41,83 @@ from reverie.adapters import parse
 from reverie.adapters.base import text_of
 from reverie.intake import IngestResult
 from reverie.integrations.hook import Memory, recall_text
+from reverie.integrations.scoping import CallScope, call_scope
 from reverie.models import Scope, ScopeLike
 
-__all__ = ["episodes_of", "recall_instructions", "remember_run"]
+__all__ = ["episodes_of", "recall_instructions", "remember_run", "reverie_toolset"]
 
 log = logging.getLogger("reverie.integrations.pydantic_ai")
 SOURCE = "pydantic-ai"
 
 
+def _scope_of(scope: ScopeLike | None, ctx: RunContext[Any]) -> CallScope:
+    """The run's scope (``scope`` refined by its deps) and run id (the deps', else the run's)."""
+    where = call_scope(scope, ctx.deps)
+    return CallScope(where.scope, where.run_id or ctx.run_id)
+
+
+def _recall(
+    memory: Memory, scope: ScopeLike | None, ctx: RunContext[Any], query: str, budget: int | None
+) -> str:
+    if not query:
+        return ""
+    try:
+        where = _scope_of(scope, ctx).scope
+    except Exception as exc:
+        log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
+        return ""
+    return recall_text(memory, query, where, budget, logger=log)
+
+
+def _prompt(ctx: RunContext[Any]) -> str:
+    return ctx.prompt if isinstance(ctx.prompt, str) else text_of(ctx.prompt)
+
+
 def recall_instructions(
-    memory: Memory, scope: ScopeLike, *, budget_tokens: int | None = None
+    memory: Memory, scope: ScopeLike | None = None, *, budget_tokens: int | None = None
 ) -> Callable[[RunContext[Any]], str]:
     """Instructions holding recall for the run's prompt (``""`` when there is none)."""
 
     def instructions(ctx: RunContext[Any]) -> str:
-        prompt = ctx.prompt if isinstance(ctx.prompt, str) else text_of(ctx.prompt)
-        return recall_text(memory, prompt, scope, budget_tokens, logger=log) if prompt else ""
+        return _recall(memory, scope, ctx, _prompt(ctx), budget_tokens)
 
     return instructions
+
+
+def reverie_toolset(
+    memory: Any, scope: ScopeLike | None = None, *, budget_tokens: int | None = None
+) -> FunctionToolset[Any]:
+    """Recall in the instructions, and tools to search and to save, in each run's scope
+    (``memory`` needs the facade's ``recall`` and ``add``)."""
+    toolset: FunctionToolset[Any] = FunctionToolset(
+        instructions=recall_instructions(memory, scope, budget_tokens=budget_tokens)
+    )
+
+    @toolset.tool
+    def search_memory(ctx: RunContext[Any], query: str) -> str:
+        """Search what you learned in earlier runs: lessons, fixes, facts and preferences.
+
+        Args:
+            query: What you want to know, in a few words.
+        """
+        return _recall(memory, scope, ctx, query, budget_tokens) or "Nothing remembered about that."
+
+    @toolset.tool
+    def save_memory(ctx: RunContext[Any], fact: str) -> str:
+        """Save something worth remembering in later runs: a fact, a preference, a lesson.
+
+        Args:
+            fact: What to remember, as one short statement.
+        """
+        try:
+            where = _scope_of(scope, ctx)
+            memory.add(fact, scope=where.scope, run_id=where.run_id, metadata={"source": SOURCE})
+        except Exception as exc:
+            log.warning("reverie save skipped: %s: %s", type(exc).__name__, exc)
+            return "Could not save that to memory."
+        return "Saved to memory."
+
+    return toolset
 
 
 def _events(messages: Iterable[ModelMessage], session: str) -> Iterator[dict[str, Any]]:
@@ -100,12 +167,20 @@ def episodes_of(
 
 
 def remember_run(
-    memory: Any, scope: ScopeLike, messages: Iterable[ModelMessage], *, session_id: str = ""
+    memory: Any,
+    scope: ScopeLike | None,
+    messages: Iterable[ModelMessage],
+    *,
+    session_id: str = "",
+    deps: object = None,
 ) -> IngestResult | None:
-    """Store the run's tool calls in ``scope``; None (and a warning) if the store fails."""
+    """Store the run's tool calls in ``scope`` refined by the run's ``deps``; None (and a
+    warning) if the store fails."""
     try:
+        where = call_scope(scope, deps)
+        session = session_id or where.run_id or ""
         result: IngestResult = memory.ingest(
-            episodes_of(messages, scope, session_id=session_id), scope=scope
+            episodes_of(messages, where.scope, session_id=session), scope=where.scope
         )
     except Exception as exc:
         log.warning("reverie ingest skipped: %s: %s", type(exc).__name__, exc)

@@ -16,7 +16,7 @@ whose clients share no folder, it is a row of the database under the same name
 **Verification** reads the file back from disk before anything changes: the bytes must hash to
 the name, decompress, parse as the same episodes (every fingerprint equal to the stored one), in
 the same order. Only then does one transaction index the bundle and turn the episodes into stubs
-(:mod:`reverie.store.archive`). A failed verification raises and removes nothing.
+(:mod:`reverie.store.sqlite.archive`). A failed verification raises and removes nothing.
 
 Unconsolidated episodes, and episodes of undone cycles, are never archived. ``why``, the cycle's
 page history and the training export read archived episodes back through :func:`resolve`.
@@ -37,8 +37,8 @@ from reverie.errors import ArchiveUnreadable, InvalidInput, NotFound, ReverieErr
 from reverie.memory.files import write_atomically
 from reverie.models import Episode, Scope
 from reverie.runtime.isolate import each_scope, raise_failures
-from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
-from reverie.store.base import BrainStore, BundleBytes
+from reverie.store.base import ArchiveStore, BrainStore, BundleBytes
+from reverie.store.records import BundleInfo, is_stub
 
 __all__ = [
     "Archive",

@@ -28,8 +28,7 @@ from reverie.memory.claude_code import export_claude_code
 from reverie.memory.forget import ForgetPlan, ForgetRequest, plan_forget
 from reverie.memory.mirror import JOURNAL, export_markdown
 from reverie.models import Scope
-from reverie.store.archive import ArchiveStore
-from reverie.store.base import BrainStore, StepHook
+from reverie.store.base import ArchiveStore, BrainStore, StepHook
 from reverie.store.erasure import Erasure, Receipt, Tombstone
 
 __all__ = ["finish", "finish_pending", "forget"]

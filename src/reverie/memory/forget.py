@@ -32,9 +32,16 @@ from reverie.memory.archive import Archive, archive_root, bundle_bytes, has_cold
 from reverie.memory.claude_code import KIND as CLAUDE_CODE
 from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope
-from reverie.store.archive import BundleInfo, is_stub
 from reverie.store.base import BrainStore, BundleBytes
-from reverie.store.records import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
+from reverie.store.records import (
+    BundleInfo,
+    BundleSwap,
+    Erasure,
+    ExportRecord,
+    PageDrop,
+    RevisionRewrite,
+    is_stub,
+)
 from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
 
 __all__ = ["ForgetPlan", "ForgetRequest", "plan_forget"]

@@ -34,7 +34,16 @@ from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import short_id
 from reverie.limits import MAX_TEXT, NUL_REASON, has_nul
 from reverie.memory.revisions import one_page_change
-from reverie.models import Claim, Episode, Page, PageKind, PageStatus, Revision, Scope
+from reverie.models import (
+    Claim,
+    ClaimRole,
+    Episode,
+    Page,
+    PageKind,
+    PageStatus,
+    Revision,
+    Scope,
+)
 from reverie.redaction import redact
 from reverie.store.base import BrainStore, PageWrite
 
@@ -62,11 +71,18 @@ PINS = ("kind", "title")
 @dataclass(frozen=True)
 class NoteChange:
     """One note's change: its path after the change, its new text (None retires it), and the
-    note it changes (None: a note that did not exist)."""
+    note it changes (None: a note that did not exist).
+
+    ``valid_until`` ends the note's validity (recall and readers then leave it out; it stays for
+    ``why`` and "as of"), counted from the change; ``unrecalled`` names lines kept as evidence
+    only: stored, cited and read back, never recalled (:attr:`ClaimRole.EVIDENCE`).
+    """
 
     path: str
     text: str | None
     page: Page | None = None
+    valid_until: datetime | None = None
+    unrecalled: frozenset[str] = frozenset()
 
 
 def notes(store: BrainStore, scope: Scope) -> dict[str, Page]:
@@ -97,16 +113,19 @@ def _check(change: NoteChange) -> list[str]:
     return lines
 
 
-def _claims(lines: list[str], before: Page | None, edit: Episode) -> tuple[Claim, ...]:
-    """A line kept as it was keeps its claim; an added or changed line cites ``edit``."""
-    kept: dict[str, list[Claim]] = {}
+def _claims(change: NoteChange, before: Page | None, edit: Episode) -> tuple[Claim, ...]:
+    """A line kept as it was (and recalled as it was) keeps its claim; an added or changed
+    line cites ``edit``."""
+    kept: dict[tuple[str, ClaimRole | None], list[Claim]] = {}
     for claim in before.revision.claims if before else ():
-        kept.setdefault(claim.text, []).append(claim)
+        kept.setdefault((claim.text, claim.role), []).append(claim)
     out = []
-    for line in lines:
+    for line in _check(change):
         text = redact(line)
-        same = kept.get(text)
-        out.append(same.pop(0) if same else Claim(text=text, episode_ids=(edit.id,), pinned=True))
+        role = ClaimRole.EVIDENCE if line in change.unrecalled else None
+        same = kept.get((text, role))
+        fresh = Claim(text=text, episode_ids=(edit.id,), role=role, pinned=True)
+        out.append(same.pop(0) if same else fresh)
     return tuple(out)
 
 
@@ -130,7 +149,8 @@ def _revision(
     if change.text is None:
         assert page is not None  # only an existing note can be retired
         return next_revision(ctx, page, status=PageStatus.RETIRED, reason=f"deleted {page.title}")
-    claims = _claims(_check(change), page, edit)
+    claims = _claims(change, page, edit)
+    since = ctx.now if change.valid_until else None
     if page is None:
         return revision_from(
             page_id,
@@ -142,6 +162,8 @@ def _revision(
             confidence=1.0,
             reason="written",
             pins=PINS,
+            valid_from=since,
+            valid_until=change.valid_until,
         )
     reason = "written" if page.title == change.path else f"moved from {page.title}"
     return next_revision(
@@ -152,6 +174,8 @@ def _revision(
         status=PageStatus.ACTIVE,
         reason=reason,
         pins=PINS,
+        valid_from=since,
+        valid_until=change.valid_until,
     )
 
 

@@ -32,14 +32,8 @@ from typing import TYPE_CHECKING
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
 from reverie.models import Episode, Page, Scope
-from reverie.store.base import BrainStore
-from reverie.store.vectors import (
-    EMBED_CHARS,
-    NearestNeighbours,
-    VectorRow,
-    VectorUnit,
-    embedded_text,
-)
+from reverie.store.base import BrainStore, NearestNeighbours
+from reverie.store.records import EMBED_CHARS, VectorRow, VectorUnit, embedded_text
 
 if TYPE_CHECKING:
     import numpy as np

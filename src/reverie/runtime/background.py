@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from reverie.engine import Reverie
 from reverie.runtime.scheduler import Event, Scheduler, Schedules
-from reverie.store.schedule import ScheduleStore
+from reverie.store.base import ScheduleStore
 
 __all__ = ["BackgroundScheduler"]
 

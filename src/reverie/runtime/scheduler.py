@@ -1,8 +1,9 @@
 """Dreaming on its own: an asyncio scheduler an agent starts in-process, and ``reverie daemon``.
 
-Each pass asks :func:`reverie.runtime.schedule.next_due` about every scope (the state comes from the
-store, :mod:`reverie.store.schedule`), runs the scopes that are due one after another, then sleeps
-until the earliest next due time (at most ``max_sleep``) or until :meth:`Scheduler.stop`.
+Each pass asks :func:`reverie.runtime.schedule.next_due` about every scope (the state comes
+from the store, :mod:`reverie.store.sqlite.schedule`), runs the scopes that are due one after
+another, then sleeps until the earliest next due time (at most ``max_sleep``) or until
+:meth:`Scheduler.stop`.
 
 * **Never blocks the agent.** :meth:`Scheduler.start` only creates a task; every store call and
   every cycle runs in a worker thread (``asyncio.to_thread``), so the agent's event loop keeps
@@ -39,8 +40,8 @@ from reverie.errors import InvalidInput, LeaseLost, ReverieError
 from reverie.models import CycleReport, Scope, ScopeLike, now_utc
 from reverie.runtime.schedule import Due, ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.worker import dreamed, new_owner
-from reverie.store.base import BrainStore, Lease
-from reverie.store.schedule import ScheduleRecord, ScheduleStore
+from reverie.store.base import BrainStore, Lease, ScheduleStore
+from reverie.store.records import ScheduleRecord
 
 __all__ = ["Event", "Scheduler", "Schedules"]
 

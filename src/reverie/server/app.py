@@ -26,6 +26,7 @@ from reverie.server.forget import forget_router
 from reverie.server.limits import BodyLimit
 from reverie.server.plans import plans_router
 from reverie.server.problems import install_handlers
+from reverie.server.ratelimit import RateLimit, RateLimiter, RateLimits
 from reverie.server.routes import public, router
 from reverie.store.failures import driver_errors
 
@@ -46,9 +47,14 @@ def _static_dir() -> Path:
 
 
 def create_app(
-    rv: Reverie, *, max_body_bytes: int = DEFAULT_MAX_BODY, dream_workers: int = 2
+    rv: Reverie,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY,
+    dream_workers: int = 2,
+    rate_limits: RateLimits | None = None,
 ) -> FastAPI:
-    """The service over ``rv``. The caller keeps ownership of ``rv`` (and closes it)."""
+    """The service over ``rv``. The caller keeps ownership of ``rv`` (and closes it).
+    ``rate_limits``: per-key token buckets (:mod:`reverie.server.ratelimit`); None is unlimited."""
     runner = DreamRunner(rv, workers=dream_workers)
 
     @asynccontextmanager
@@ -66,6 +72,8 @@ def create_app(
     )
     app.state.reverie = rv
     app.state.dreams = runner
+    limiter = RateLimiter(rate_limits) if rate_limits else None
+    app.state.rate_limiter = limiter
     install_handlers(app, driver_errors(rv.store))
     app.include_router(public)
     app.include_router(router)
@@ -74,6 +82,8 @@ def create_app(
     app.include_router(browse_router)  # the console: episodes searched, pages citing them
     app.include_router(actions_router)  # the console: undo, restore, edit
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    if limiter is not None:
+        app.add_middleware(RateLimit, limiter=limiter)  # outermost: refuses before the body
     app.mount("/dashboard", StaticFiles(directory=_static_dir(), html=True), name="dashboard")
 
     @app.get("/", include_in_schema=False)

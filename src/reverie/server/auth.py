@@ -20,6 +20,7 @@ from reverie.errors import NotFound
 from reverie.keys import ApiKey, Rights, allows
 from reverie.models import Scope, ScopeLike
 from reverie.server.problems import ApiError
+from reverie.server.ratelimit import RateLimiter, rate_limited, route_class
 
 __all__ = [
     "Admin",
@@ -46,6 +47,7 @@ Brain = Annotated[Reverie, Depends(get_reverie)]
 
 
 def current_key(
+    request: Request,
     rv: Brain,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     x_api_key: Annotated[str | None, Header(description="Alternative to the bearer token.")] = None,
@@ -62,7 +64,31 @@ def current_key(
     key = rv.keys.authenticate(token)
     if key is None:
         raise ApiError(401, "unauthorized", "this API key is not valid or has been revoked")
+    _spend(request, key, token)
     return key
+
+
+def _spend(request: Request, key: ApiKey, token: str) -> None:
+    """Charge the key's bucket for this route's class unless the middleware already did, and
+    teach the limiter the token; 429 when the bucket is empty."""
+    limiter: RateLimiter | None = getattr(request.app.state, "rate_limiter", None)
+    if limiter is None or getattr(request.state, "rate_charged", False):
+        return
+    limiter.learn(token, key.id)
+    route = route_class(request.method, request.url.path)
+    wait = limiter.take(key.id, route)
+    if wait <= 0.0:
+        return
+    seconds = RateLimiter.retry_after(wait)
+    body = rate_limited(key.id, route, limiter.limits.of(route), seconds)["error"]
+    raise ApiError(
+        429,
+        "rate_limited",
+        body["message"],
+        headers={"Retry-After": str(seconds)},
+        retry_after=seconds,
+        route_class=route,
+    )
 
 
 Reader = Annotated[ApiKey, Depends(current_key)]

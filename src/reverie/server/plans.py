@@ -18,7 +18,7 @@ from reverie.keys import ApiKey
 from reverie.models import CycleReport
 from reverie.server.auth import Brain, Reader, Writer, ensure_visible, scope_for
 from reverie.server.schemas import RejectIn
-from reverie.store.plans import PendingPlan
+from reverie.store.records import PendingPlan
 
 __all__ = ["plans_router"]
 

@@ -53,10 +53,19 @@ log = logging.getLogger("reverie.server")
 class ApiError(Exception):
     """An HTTP error raised by the service's own edge code (auth, limits)."""
 
-    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers or {}
         self.extra = extra
         super().__init__(message)
 
@@ -104,7 +113,9 @@ def _driver_error(request: Request, exc: Exception) -> JSONResponse:
 
 def _api_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return _body(exc.status, exc.code, exc.message, **exc.extra)
+    answer = _body(exc.status, exc.code, exc.message, **exc.extra)
+    answer.headers.update(exc.headers)
+    return answer
 
 
 def _field(loc: tuple[Any, ...] | list[Any]) -> str:

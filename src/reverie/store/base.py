@@ -259,7 +259,7 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
     the edges hold one; only :class:`NearestNeighbours`, :class:`ArchiveStore` and
     :class:`ScheduleStore` are optional, asked for with ``isinstance``."""
 
-    # -- leases: at most one worker dreams a scope at a time (reverie.store.leases); a commit to
+    # -- leases: at most one worker dreams a scope at a time (reverie.store.sql.leases); a commit to
     # a scope whose live lease another owner than ``lease_owner`` holds is refused
 
     lease_owner: str | None
@@ -282,7 +282,7 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         """Give the lease back (False: it was no longer ours)."""
         ...
 
-    # -- plans held for review (reverie.store.plans)
+    # -- plans held for review (reverie.store.sql.plans)
 
     def put_plan(self, plan: PendingPlan) -> None:
         """Store a new pending plan; :class:`~reverie.errors.PlanPending` if its scope already
@@ -306,7 +306,17 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         longer pending."""
         ...
 
-    # -- vectors by content hash and the units recall finds by them (reverie.store.vectors)
+    # -- vectors by content hash and the units recall finds by them (reverie.store.sql.vectors),
+    # and the settings a database records about itself (migration 0015), such as the embedder
+    # that made its vectors: text values, a write replaces the key's value
+
+    def meta_get(self, key: str) -> str | None:
+        """The value recorded under ``key``, or None."""
+        ...
+
+    def meta_put(self, key: str, value: str) -> None:
+        """Record ``value`` under ``key`` (replacing what was there)."""
+        ...
 
     def vectors_get(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
         """The cached vectors of ``model`` for those of ``hashes`` that have one."""
@@ -450,7 +460,7 @@ class NearestNeighbours(Protocol):
 
 @runtime_checkable
 class ArchiveStore(Protocol):
-    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.archive`,
+    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.sqlite.archive`,
     :mod:`reverie.store.postgres.archive`). Where a bundle's bytes live is the backend's: files
     beside SQLite's database file (its ``path``), the database itself where the store is a
     :class:`BundleBytes` (PostgreSQL, whose clients share no folder)."""
@@ -500,11 +510,12 @@ class BundleBytes(Protocol):
 
 @runtime_checkable
 class ScheduleStore(Protocol):
-    """The scheduler's memory, one row per scope in the database (:mod:`reverie.store.schedule`
-    on SQLite, :mod:`reverie.store.postgres.schedule` on PostgreSQL): every scheduler on one
-    database — ``reverie serve``'s, ``reverie daemon``'s, on any number of machines — agrees on
-    what is due, and leases keep two of them off one scope. ``reverie worker`` needs none of it:
-    it claims whatever is pending (:meth:`BrainStore.claim_due`)."""
+    """The scheduler's memory, one row per scope in the database
+    (:mod:`reverie.store.sqlite.schedule` on SQLite, :mod:`reverie.store.postgres.schedule` on
+    PostgreSQL): every scheduler on one database — ``reverie serve``'s, ``reverie daemon``'s, on
+    any number of machines — agrees on what is due, and leases keep two of them off one scope.
+    ``reverie worker`` needs none of it: it claims whatever is pending
+    (:meth:`BrainStore.claim_due`)."""
 
     def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
         """The scope's record, created (first seen ``now``) when missing."""

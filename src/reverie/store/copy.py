@@ -93,7 +93,7 @@ def _copy(
     src: SQLiteStore, dst: PostgresStore, on_table: Callable[[str, int], None]
 ) -> tuple[list[TableCopy], int]:
     tables = _source_tables(src)
-    with dst.transaction() as c:
+    with dst.write() as c:
         columns = {t: _target_columns(c, t, src.columns(t)) for t in tables}
         order = _fk_order(c, tables)
         if c.execute("SELECT count(*) FROM episodes").fetchone()[0]:

@@ -1,7 +1,7 @@
 """Erasure, the store's side (migration 0013, docs/privacy.md): one transaction that removes
 what an erasure reaches, its receipt and tombstones, and the record of exports.
 
-Erasure is the one exception to "revisions are never updated". :meth:`ErasureSQL.erase` applies
+Erasure is the one exception to "revisions are never updated". :func:`erase` applies
 an :class:`Erasure` — pure data the planner (:mod:`reverie.memory.forget`) computed by reading —
 in ONE transaction, in this order: revisions rewritten (a tombstone each), pages deleted
 (a tombstone per revision), archive bundles re-addressed, episodes deleted with their full-text
@@ -21,13 +21,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
 
 from reverie.errors import Conflict, NotFound
-from reverie.models import Episode, Revision, Scope, revision_meta
-from reverie.store.archive import BUNDLE_COLUMNS, bundle_row
+from reverie.models import Episode, Scope, revision_meta
 from reverie.store.base import StepHook
 from reverie.store.records import (
     BundleSwap,
@@ -39,18 +38,33 @@ from reverie.store.records import (
     Tombstone,
 )
 from reverie.store.scrub import Needles, episode_mentions, scrub_derived
-from reverie.store.sql.base import SQLBase
-from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_CITATION, citation_rows
+from reverie.store.sql.base import Database
+from reverie.store.sql.rows import (
+    BUNDLE_COLUMNS,
+    EPISODE_COLUMNS,
+    INSERT_CITATION,
+    bundle_row,
+    citation_rows,
+)
 
 __all__ = [
     "BundleSwap",
     "Erasure",
-    "ErasureSQL",
     "ExportRecord",
     "PageDrop",
     "Receipt",
     "RevisionRewrite",
     "Tombstone",
+    "erase",
+    "erasure_episodes",
+    "erasure_receipt",
+    "erasure_receipts",
+    "exports",
+    "finish_erasure",
+    "pages_citing_any",
+    "pages_containing",
+    "record_export",
+    "tombstones",
 ]  # the records live in reverie.store.records
 
 _TOMBSTONE_COLUMNS = (
@@ -78,399 +92,387 @@ def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
         yield list(values[start : start + size])
 
 
-class ErasureSQL(SQLBase):
-    """Erasure in the SQL both backends share; the backend adds its text index
-    (:meth:`_unindex_episodes`, :meth:`_unindex_page`, :meth:`_compact_text_index`), secure
-    deletion (:meth:`_secure`) and the physical scrub (:meth:`scrub_free_space`)."""
+def erasure_episodes(
+    db: Database,
+    scopes: Sequence[Scope],
+    *,
+    before: datetime | None = None,
+    containing: str | None = None,
+) -> list[Episode]:
+    """The episodes of ``scopes`` (created before ``before``; with ``containing`` in any
+    free-form field, case-insensitively, metadata included), by seq. Archived stubs are
+    included unless ``containing`` is given (their text is in the cold tier, which the
+    caller searches)."""
+    found: list[Episode] = []
+    for scope in scopes:
+        where, params = "scope_key = ?", [scope.key]
+        if before is not None:
+            where += " AND created_at < ?"
+            params.append(db.dialect.ts(before))
+        like = db.dialect.contains(containing) if containing else None
+        if like is not None:
+            where += " AND (" + " OR ".join(like[0].format(c) for c in _EPISODE_TEXT) + ")"
+            params += [like[1]] * len(_EPISODE_TEXT)
+        rows = db.read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where} ORDER BY seq", params)
+        found += map(db.decode.episode, rows)
+    if containing:  # the database's test may be a superset (see Dialect.contains)
+        needles = Needles([containing])
+        found = [ep for ep in found if episode_mentions(ep, needles)]
+    return found
 
-    # -- what each backend adds ----------------------------------------------------------------
 
-    def _secure(self) -> AbstractContextManager[None]:
-        """Deleted bytes overwritten while inside (SQLite's ``secure_delete``)."""
-        return nullcontext()
-
-    def _index_page(self, c: Any, rid: int, scope: Scope, rev: Revision, fresh: bool) -> None:
-        raise NotImplementedError
-
-    def _lock_for_commit(self, c: Any, scope: Scope) -> None:
-        """Serialise with the commits of ``scope`` (PostgreSQL's advisory lock)."""
-
-    def _unindex_page(self, c: Any, rid: int) -> None:
-        """Forget a deleted page's text in the text index (PostgreSQL's goes with the row)."""
-
-    def _unindex_episodes(self, c: Any, seqs: Sequence[int]) -> None:
-        """Forget erased episodes' text in the text index, read inside the transaction."""
-
-    def _compact_text_index(self, c: Any) -> None:
-        """Merge the text index so that erased terms leave it (SQLite's FTS5 ``optimize``)."""
-
-    def scrub_free_space(self) -> bool:
-        """Overwrite what deleted rows left in the database files; False when it could not
-        finish now (a reader held the log). PostgreSQL: nothing (see docs/privacy.md)."""
-        return True
-
-    # -- finding what an erasure reaches -------------------------------------------------------
-
-    def erasure_episodes(
-        self,
-        scopes: Sequence[Scope],
-        *,
-        before: datetime | None = None,
-        containing: str | None = None,
-    ) -> list[Episode]:
-        """The episodes of ``scopes`` (created before ``before``; with ``containing`` in any
-        free-form field, case-insensitively, metadata included), by seq. Archived stubs are
-        included unless ``containing`` is given (their text is in the cold tier, which the
-        caller searches)."""
-        found: list[Episode] = []
-        for scope in scopes:
-            where, params = "scope_key = ?", [scope.key]
-            if before is not None:
-                where += " AND created_at < ?"
-                params.append(self.dialect.ts(before))
-            like = self.dialect.contains(containing) if containing else None
-            if like is not None:
-                where += " AND (" + " OR ".join(like[0].format(c) for c in _EPISODE_TEXT) + ")"
-                params += [like[1]] * len(_EPISODE_TEXT)
-            rows = self._read(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where} ORDER BY seq", params
-            )
-            found += map(self._episode_from_row, rows)
-        if containing:  # the database's test may be a superset (see Dialect.contains)
-            needles = Needles([containing])
-            found = [ep for ep in found if episode_mentions(ep, needles)]
-        return found
-
-    def pages_citing_any(self, episode_ids: Iterable[str], *, tenant: str) -> list[str]:
-        """Pages of any scope of ``tenant`` with a revision (current or not) citing one of
-        ``tenant``'s episodes ``episode_ids``."""
-        found: set[str] = set()
-        for where, params in self.dialect.members("episode_id", list(dict.fromkeys(episode_ids))):
-            rows = self._read(
-                f"SELECT DISTINCT page_id FROM citations WHERE tenant = ? AND {where}",
-                [tenant, *params],
-            )
-            found.update(r[0] for r in rows)
-        return sorted(found)
-
-    def pages_containing(self, scopes: Sequence[Scope], text: str) -> list[str]:
-        """Pages of ``scopes`` whose topic key or any revision's title, claims, reason or
-        metadata may contain ``text`` (a superset where the database cannot match case-
-        insensitively; the caller checks)."""
-        like = self.dialect.contains(text)
-        cond, params = ("", []) if like is None else (like[0], [like[1]])
-        where = " AND (" + " OR ".join(cond.format(c) for c in _PAGE_TEXT) + ")" if cond else ""
-        found: set[str] = set()
-        for scope in scopes:
-            rows = self._read(
-                "SELECT DISTINCT r.page_id FROM revisions r JOIN pages p ON p.id = r.page_id"
-                f" WHERE p.scope_key = ?{where}",
-                [scope.key, *(params * len(_PAGE_TEXT) if cond else [])],
-            )
-            found.update(r[0] for r in rows)
-        return sorted(found)
-
-    # -- the transaction -----------------------------------------------------------------------
-
-    def erase(
-        self, erasure: Erasure, *, apply: bool = True, on_step: StepHook | None = None
-    ) -> dict[str, int]:
-        """Apply ``erasure`` in one transaction (``apply=False``: run it and roll it back);
-        the rows it removes or rewrites, per store area."""
-        step = on_step or _ignore
-        counts: Counter[str] = Counter(erasure.counted)
-        try:
-            with self._secure() if apply else nullcontext(), self._write() as c:
-                for scope in sorted({*erasure.touched, *erasure.scopes}, key=str):
-                    self._lock_for_commit(c, scope)  # no cycle of these scopes lands meanwhile
-                self._insert_receipt(c, erasure)  # first: the tombstones name it
-                self._erase_in(c, erasure, counts, step if apply else _ignore)
-                if not apply:
-                    raise _RolledBack
-                self._compact_text_index(c)
-                self._count_receipt(c, erasure, counts)
-                step("erase-receipt")
-        except _RolledBack:
-            pass
-        except self.dialect.races as exc:
-            raise Conflict(f"a concurrent change got there first: {exc}") from exc
-        counts["tombstones"] = len(erasure.rewrites) + sum(len(d.revisions) for d in erasure.drops)
-        return dict(sorted((k, v) for k, v in counts.items() if v))
-
-    def _erase_in(self, c: Any, e: Erasure, n: Counter[str], step: StepHook) -> None:
-        self._rewrite_revisions(c, e, n)
-        step("erase-revisions")
-        self._drop_pages(c, e, n)
-        step("erase-pages")
-        self._swap_bundles(c, e, n)
-        self._delete_episodes(c, e, n)
-        step("erase-episodes")
-        self._delete_scopes(c, e, n)
-        scrub_derived(c, self.dialect, e, n)
-        step("erase-derived")
-
-    def _tombstone(self, c: Any, e: Erasure, rows: Sequence[tuple[Any, ...]]) -> None:
-        when = self.dialect.ts(e.at)
-        c.executemany(
-            f"INSERT INTO tombstones ({_TOMBSTONE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-            [(e.id, *row, when, e.reason, e.request_id) for row in rows],
+def pages_citing_any(db: Database, episode_ids: Iterable[str], *, tenant: str) -> list[str]:
+    """Pages of any scope of ``tenant`` with a revision (current or not) citing one of
+    ``tenant``'s episodes ``episode_ids``."""
+    found: set[str] = set()
+    for where, params in db.dialect.members("episode_id", list(dict.fromkeys(episode_ids))):
+        rows = db.read(
+            f"SELECT DISTINCT page_id FROM citations WHERE tenant = ? AND {where}",
+            [tenant, *params],
         )
+        found.update(r[0] for r in rows)
+    return sorted(found)
 
-    def _rewrite_revisions(self, c: Any, e: Erasure, n: Counter[str]) -> None:
-        for w in e.rewrites:
-            rev = w.revision
-            cur = c.execute(
-                "UPDATE revisions SET hash = ?, title = ?, claims = ?, status = ?, reason = ?,"
-                " meta = ? WHERE page_id = ? AND number = ? AND hash = ?",
-                (
-                    rev.hash,
-                    rev.title,
-                    json.dumps([cl.stored() for cl in rev.claims], ensure_ascii=False),
-                    str(rev.status),
-                    rev.reason,
-                    revision_meta(rev),
-                    rev.page_id,
-                    rev.number,
-                    w.hash_before,
-                ),
-            )
-            if cur.rowcount != 1:
-                raise _moved(f"revision {rev.number} of page {rev.page_id} changed")
-            n["citations"] += c.execute(
-                "DELETE FROM citations WHERE page_id = ? AND revision = ?",
-                (rev.page_id, rev.number),
-            ).rowcount - len(rev.citations)
-            c.executemany(INSERT_CITATION, citation_rows(w.scope.tenant, rev))
-            if w.current:
-                self._reindex(c, w)
-            n["revisions_rewritten"] += 1
-        for page_id, topic_key in e.topic_keys.items():
-            c.execute("UPDATE pages SET topic_key = ? WHERE id = ?", (topic_key, page_id))
-        for page_id in sorted({w.revision.page_id for w in e.rewrites}):
-            n["vector_units"] += _drop_claim_units(c, page_id)
-        n["pages_rewritten"] += len({w.revision.page_id for w in e.rewrites})
-        self._tombstone(
-            c,
-            e,
-            [
-                (w.revision.page_id, w.revision.number, w.scope.key, w.hash_before, w.revision.hash)
-                for w in e.rewrites
-            ],
+
+def pages_containing(db: Database, scopes: Sequence[Scope], text: str) -> list[str]:
+    """Pages of ``scopes`` whose topic key or any revision's title, claims, reason or
+    metadata may contain ``text`` (a superset where the database cannot match case-
+    insensitively; the caller checks)."""
+    like = db.dialect.contains(text)
+    cond, params = ("", []) if like is None else (like[0], [like[1]])
+    where = " AND (" + " OR ".join(cond.format(c) for c in _PAGE_TEXT) + ")" if cond else ""
+    found: set[str] = set()
+    for scope in scopes:
+        rows = db.read(
+            "SELECT DISTINCT r.page_id FROM revisions r JOIN pages p ON p.id = r.page_id"
+            f" WHERE p.scope_key = ?{where}",
+            [scope.key, *(params * len(_PAGE_TEXT) if cond else [])],
         )
+        found.update(r[0] for r in rows)
+    return sorted(found)
 
-    def _reindex(self, c: Any, w: RevisionRewrite) -> None:
-        row = c.execute(
-            "SELECT rid FROM pages WHERE id = ? AND current_revision = ?",
-            (w.revision.page_id, w.revision.number),
-        ).fetchone()
-        if row is None:
-            raise _moved(f"page {w.revision.page_id} has a newer revision")
-        c.execute("UPDATE pages SET status = ? WHERE rid = ?", (str(w.revision.status), row[0]))
-        self._index_page(c, row[0], w.scope, w.revision, False)
 
-    def _drop_pages(self, c: Any, e: Erasure, n: Counter[str]) -> None:
-        for d in e.drops:
-            rows = c.execute(
-                "SELECT number, hash FROM revisions WHERE page_id = ? ORDER BY number", (d.page_id,)
-            ).fetchall()
-            page = c.execute(
-                "SELECT rid FROM pages WHERE id = ?" + self.dialect.for_update, (d.page_id,)
-            ).fetchone()
-            if page is None or [tuple(r) for r in rows] != list(d.revisions):
-                raise _moved(f"page {d.page_id} changed")
-            n["vector_units"] += _drop_claim_units(c, d.page_id)
-            c.execute("DELETE FROM observations WHERE page_id = ?", (d.page_id,))
-            c.execute(
-                "DELETE FROM promotions WHERE org_page_id = ? OR source_page_id = ?",
-                (d.page_id, d.page_id),
-            )
-            n["citations"] += c.execute(
-                "DELETE FROM citations WHERE page_id = ?", (d.page_id,)
-            ).rowcount
-            n["revisions_deleted"] += c.execute(
-                "DELETE FROM revisions WHERE page_id = ?", (d.page_id,)
-            ).rowcount
-            self._unindex_page(c, page[0])
-            c.execute("DELETE FROM pages WHERE id = ?", (d.page_id,))
-            n["pages_deleted"] += 1
-        self._tombstone(
-            c,
-            e,
-            [(d.page_id, num, d.scope.key, h, None) for d in e.drops for num, h in d.revisions],
-        )
+# -- the transaction -----------------------------------------------------------------------
 
-    def _swap_bundles(self, c: Any, e: Erasure, n: Counter[str]) -> None:
-        for tenant, ids in _by_tenant(e.episodes):
-            for where, params in self.dialect.members("episode_id", ids):
-                n["archived_episodes"] += c.execute(
-                    f"DELETE FROM archived_episodes WHERE tenant = ? AND {where}",
-                    [tenant, *params],
-                ).rowcount
-        for swap in e.bundles:
-            old, new = swap.old, swap.new
-            left = c.execute(
-                "SELECT count(*) FROM archived_episodes WHERE bundle = ?", (old.hash,)
-            ).fetchone()[0]
-            if left != (new.episodes if new else 0):
-                raise _moved(f"archive bundle {old.hash} changed")
-            if new is not None:
-                c.execute(
-                    f"INSERT INTO archive_bundles ({BUNDLE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"
-                    " ON CONFLICT DO NOTHING",
-                    bundle_row(self.dialect, new),
-                )
-                c.execute(
-                    "UPDATE archived_episodes SET bundle = ? WHERE bundle = ?", (new.hash, old.hash)
-                )
-            c.execute("DELETE FROM archive_bundles WHERE hash = ?", (old.hash,))
-            n["bundles_rewritten" if new else "bundles_removed"] += 1
 
-    def _delete_episodes(self, c: Any, e: Erasure, n: Counter[str]) -> None:
-        for tenant, ids in _by_tenant(e.episodes):
-            for where, params in self.dialect.members("episode_id", ids):
-                if c.execute(
-                    f"DELETE FROM citations WHERE tenant = ? AND {where}", [tenant, *params]
-                ).rowcount:
-                    raise _moved("a revision written since the plan cites an erased episode")
-        for scope, ids in _by_scope(e.episodes):
-            for where, params in self.dialect.members("ref", ids):
-                n["vector_units"] += c.execute(
-                    "DELETE FROM vector_units WHERE kind = 'episode' AND scope_key = ?"
-                    f" AND {where}",
-                    [scope, *params],
-                ).rowcount
-        seqs = sorted(ep.seq or 0 for ep in e.episodes)
-        self._unindex_episodes(c, seqs)
-        deleted = 0
-        for where, params in self.dialect.members("seq", seqs):
-            deleted += c.execute(f"DELETE FROM episodes WHERE {where}", params).rowcount
-        if deleted != len(seqs):
-            raise _moved(f"{len(seqs) - deleted} episode(s) to erase are no longer stored")
-        n["episodes"] += deleted
+def erase(
+    db: Database, erasure: Erasure, *, apply: bool = True, on_step: StepHook | None = None
+) -> dict[str, int]:
+    """Apply ``erasure`` in one transaction (``apply=False``: run it and roll it back);
+    the rows it removes or rewrites, per store area."""
+    step = on_step or _ignore
+    counts: Counter[str] = Counter(erasure.counted)
+    try:
+        with db.backend.secure() if apply else nullcontext(), db.write() as c:
+            for scope in sorted({*erasure.touched, *erasure.scopes}, key=str):
+                db.backend.lock_scope(c, scope)  # no cycle of these scopes lands meanwhile
+            _insert_receipt(db, c, erasure)  # first: the tombstones name it
+            _erase_in(db, c, erasure, counts, step if apply else _ignore)
+            if not apply:
+                raise _RolledBack
+            db.backend.compact_text_index(c)
+            _count_receipt(c, erasure, counts)
+            step("erase-receipt")
+    except _RolledBack:
+        pass
+    except db.dialect.races as exc:
+        raise Conflict(f"a concurrent change got there first: {exc}") from exc
+    counts["tombstones"] = len(erasure.rewrites) + sum(len(d.revisions) for d in erasure.drops)
+    return dict(sorted((k, v) for k, v in counts.items() if v))
 
-    def _delete_scopes(self, c: Any, e: Erasure, n: Counter[str]) -> None:
-        for scope in e.scopes:
-            key = (scope.key,)
-            left = c.execute(
-                "SELECT (SELECT count(*) FROM episodes WHERE scope_key = ?)"
-                " + (SELECT count(*) FROM pages WHERE scope_key = ?)",
-                (scope.key, scope.key),
-            ).fetchone()[0]
-            if left:
-                raise _moved(f"scope {scope.key} gained episodes or pages")
-            c.execute(
-                "DELETE FROM observations WHERE cycle_id IN"
-                " (SELECT id FROM cycles WHERE scope_key = ?)",
-                key,
-            )
-            n["vector_units"] += c.execute(
-                "DELETE FROM vector_units WHERE scope_key = ?", key
-            ).rowcount
-            c.execute("DELETE FROM promotions WHERE source_scope = ?", key)
-            for table, area in _SCOPE_TABLES.items():
-                n[area] += c.execute(f"DELETE FROM {table} WHERE scope_key = ?", key).rowcount
-            c.execute("DELETE FROM scopes WHERE scope_key = ?", key)
-            n["scopes"] += 1
 
-    def _insert_receipt(self, c: Any, e: Erasure) -> None:
-        details = {**e.details, "pending": dict(e.pending)}
-        c.execute(
-            f"INSERT INTO erasures ({_RECEIPT_COLUMNS}) VALUES (?,?,?,NULL,?,?,?)",
+def _erase_in(db: Database, c: Any, e: Erasure, n: Counter[str], step: StepHook) -> None:
+    _rewrite_revisions(db, c, e, n)
+    step("erase-revisions")
+    _drop_pages(db, c, e, n)
+    step("erase-pages")
+    _swap_bundles(db, c, e, n)
+    _delete_episodes(db, c, e, n)
+    step("erase-episodes")
+    _delete_scopes(db, c, e, n)
+    scrub_derived(c, db.dialect, e, n)
+    step("erase-derived")
+
+
+def _tombstone(db: Database, c: Any, e: Erasure, rows: Sequence[tuple[Any, ...]]) -> None:
+    when = db.dialect.ts(e.at)
+    c.executemany(
+        f"INSERT INTO tombstones ({_TOMBSTONE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+        [(e.id, *row, when, e.reason, e.request_id) for row in rows],
+    )
+
+
+def _rewrite_revisions(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
+    for w in e.rewrites:
+        rev = w.revision
+        cur = c.execute(
+            "UPDATE revisions SET hash = ?, title = ?, claims = ?, status = ?, reason = ?,"
+            " meta = ? WHERE page_id = ? AND number = ? AND hash = ?",
             (
-                e.id,
-                e.request_id,
-                self.dialect.ts(e.at),
-                json.dumps(dict(e.request), ensure_ascii=False),
-                "{}",
-                json.dumps(details, ensure_ascii=False),
+                rev.hash,
+                rev.title,
+                json.dumps([cl.stored() for cl in rev.claims], ensure_ascii=False),
+                str(rev.status),
+                rev.reason,
+                revision_meta(rev),
+                rev.page_id,
+                rev.number,
+                w.hash_before,
             ),
         )
+        if cur.rowcount != 1:
+            raise _moved(f"revision {rev.number} of page {rev.page_id} changed")
+        n["citations"] += c.execute(
+            "DELETE FROM citations WHERE page_id = ? AND revision = ?",
+            (rev.page_id, rev.number),
+        ).rowcount - len(rev.citations)
+        c.executemany(INSERT_CITATION, citation_rows(w.scope.tenant, rev))
+        if w.current:
+            _reindex(db, c, w)
+        n["revisions_rewritten"] += 1
+    for page_id, topic_key in e.topic_keys.items():
+        c.execute("UPDATE pages SET topic_key = ? WHERE id = ?", (topic_key, page_id))
+    for page_id in sorted({w.revision.page_id for w in e.rewrites}):
+        n["vector_units"] += _drop_claim_units(c, page_id)
+    n["pages_rewritten"] += len({w.revision.page_id for w in e.rewrites})
+    _tombstone(
+        db,
+        c,
+        e,
+        [
+            (w.revision.page_id, w.revision.number, w.scope.key, w.hash_before, w.revision.hash)
+            for w in e.rewrites
+        ],
+    )
 
-    @staticmethod
-    def _count_receipt(c: Any, e: Erasure, n: Counter[str]) -> None:
-        n["tombstones"] = len(e.rewrites) + sum(len(d.revisions) for d in e.drops)
-        counts = dict(sorted((k, v) for k, v in n.items() if v))
-        c.execute("UPDATE erasures SET counts = ? WHERE id = ?", (json.dumps(counts), e.id))
 
-    # -- receipts and tombstones ---------------------------------------------------------------
+def _reindex(db: Database, c: Any, w: RevisionRewrite) -> None:
+    row = c.execute(
+        "SELECT rid FROM pages WHERE id = ? AND current_revision = ?",
+        (w.revision.page_id, w.revision.number),
+    ).fetchone()
+    if row is None:
+        raise _moved(f"page {w.revision.page_id} has a newer revision")
+    c.execute("UPDATE pages SET status = ? WHERE rid = ?", (str(w.revision.status), row[0]))
+    db.backend.index_page(c, row[0], w.scope, w.revision, False)
 
-    def _receipt_from_row(self, r: Sequence[Any], tombstones: Sequence[Tombstone]) -> Receipt:
-        d = self.dialect
-        return Receipt(
-            id=r[0],
-            request_id=r[1],
-            created_at=d.at(r[2]),
-            finished_at=d.when(r[3]),
-            request=d.json(r[4]),
-            counts=d.json(r[5]),
-            details=d.json(r[6]),
-            tombstones=tombstones,
+
+def _drop_pages(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
+    for d in e.drops:
+        rows = c.execute(
+            "SELECT number, hash FROM revisions WHERE page_id = ? ORDER BY number", (d.page_id,)
+        ).fetchall()
+        page = c.execute(
+            "SELECT rid FROM pages WHERE id = ?" + db.dialect.for_update, (d.page_id,)
+        ).fetchone()
+        if page is None or [tuple(r) for r in rows] != list(d.revisions):
+            raise _moved(f"page {d.page_id} changed")
+        n["vector_units"] += _drop_claim_units(c, d.page_id)
+        c.execute("DELETE FROM observations WHERE page_id = ?", (d.page_id,))
+        c.execute(
+            "DELETE FROM promotions WHERE org_page_id = ? OR source_page_id = ?",
+            (d.page_id, d.page_id),
         )
+        n["citations"] += c.execute(
+            "DELETE FROM citations WHERE page_id = ?", (d.page_id,)
+        ).rowcount
+        n["revisions_deleted"] += c.execute(
+            "DELETE FROM revisions WHERE page_id = ?", (d.page_id,)
+        ).rowcount
+        db.backend.unindex_page(c, page[0])
+        c.execute("DELETE FROM pages WHERE id = ?", (d.page_id,))
+        n["pages_deleted"] += 1
+    _tombstone(
+        db,
+        c,
+        e,
+        [(d.page_id, num, d.scope.key, h, None) for d in e.drops for num, h in d.revisions],
+    )
 
-    def erasure_receipt(self, erasure_id: str) -> Receipt:
-        """The receipt of ``erasure_id`` with its tombstones; NotFound if there is none."""
-        rows = self._read(f"SELECT {_RECEIPT_COLUMNS} FROM erasures WHERE id = ?", (erasure_id,))
-        if not rows:
-            raise NotFound(f"no erasure receipt {erasure_id}")
-        return self._receipt_from_row(rows[0], self._tombstones("erasure_id", [erasure_id]))
 
-    def erasure_receipts(self, *, unfinished: bool = False, limit: int = 50) -> list[Receipt]:
-        """The newest ``limit`` receipts (only those whose file work is still due), newest
-        first, without their tombstones."""
-        where = " WHERE finished_at IS NULL" if unfinished else ""
-        rows = self._read(
-            f"SELECT {_RECEIPT_COLUMNS} FROM erasures{where} ORDER BY created_at DESC, id DESC"
-            " LIMIT ?",
-            (limit,),
-        )
-        return [self._receipt_from_row(r, ()) for r in rows]
-
-    def finish_erasure(self, erasure_id: str, at: datetime) -> None:
-        """Record that the file work after the commit of ``erasure_id`` is done."""
-        with self._write() as c:
+def _swap_bundles(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
+    for tenant, ids in _by_tenant(e.episodes):
+        for where, params in db.dialect.members("episode_id", ids):
+            n["archived_episodes"] += c.execute(
+                f"DELETE FROM archived_episodes WHERE tenant = ? AND {where}",
+                [tenant, *params],
+            ).rowcount
+    for swap in e.bundles:
+        old, new = swap.old, swap.new
+        left = c.execute(
+            "SELECT count(*) FROM archived_episodes WHERE bundle = ?", (old.hash,)
+        ).fetchone()[0]
+        if left != (new.episodes if new else 0):
+            raise _moved(f"archive bundle {old.hash} changed")
+        if new is not None:
             c.execute(
-                "UPDATE erasures SET finished_at = coalesce(finished_at, ?) WHERE id = ?",
-                (self.dialect.ts(at), erasure_id),
+                f"INSERT INTO archive_bundles ({BUNDLE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"
+                " ON CONFLICT DO NOTHING",
+                bundle_row(db.dialect, new),
             )
-
-    def tombstones(self, page_ids: Iterable[str]) -> list[Tombstone]:
-        """The tombstones of these pages, oldest first."""
-        return self._tombstones("page_id", list(dict.fromkeys(page_ids)))
-
-    def _tombstones(self, column: str, values: Sequence[str]) -> list[Tombstone]:
-        found: list[Tombstone] = []
-        for where, params in self.dialect.members(column, list(values)):
-            rows = self._read(f"SELECT {_TOMBSTONE_COLUMNS} FROM tombstones WHERE {where}", params)
-            found += [
-                Tombstone(r[0], r[1], int(r[2]), self._scope(r[3]), r[4], r[5],
-                          self.dialect.at(r[6]), r[7], r[8])
-                for r in rows
-            ]  # fmt: skip
-        return sorted(found, key=lambda t: (t.at, t.page_id, t.revision))
-
-    # -- exports -------------------------------------------------------------------------------
-
-    def record_export(self, path: str, kind: str, scopes: Sequence[Scope], at: datetime) -> None:
-        """Remember that ``scopes`` were exported to ``path`` (``markdown`` or ``training``)."""
-        when = self.dialect.ts(at)
-        with self._write() as c:
-            c.executemany(
-                "INSERT INTO exports VALUES (?,?,?,?,?) ON CONFLICT (path, kind, scope_key)"
-                " DO UPDATE SET last_at = excluded.last_at",
-                [(path, kind, s.key, when, when) for s in sorted(set(scopes), key=str)],
+            c.execute(
+                "UPDATE archived_episodes SET bundle = ? WHERE bundle = ?", (new.hash, old.hash)
             )
+        c.execute("DELETE FROM archive_bundles WHERE hash = ?", (old.hash,))
+        n["bundles_rewritten" if new else "bundles_removed"] += 1
 
-    def exports(self, scopes: Sequence[Scope]) -> list[ExportRecord]:
-        """Where ``scopes`` were exported, by path."""
-        found: list[ExportRecord] = []
-        for where, params in self.dialect.members("scope_key", [s.key for s in scopes]):
-            rows = self._read(
-                f"SELECT path, kind, scope_key, first_at, last_at FROM exports WHERE {where}",
-                params,
-            )
-            at = self.dialect.at
-            found += [ExportRecord(r[0], r[1], self._scope(r[2]), at(r[3]), at(r[4])) for r in rows]
-        return sorted(found, key=lambda x: (x.path, x.kind, x.scope.key))
+
+def _delete_episodes(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
+    for tenant, ids in _by_tenant(e.episodes):
+        for where, params in db.dialect.members("episode_id", ids):
+            if c.execute(
+                f"DELETE FROM citations WHERE tenant = ? AND {where}", [tenant, *params]
+            ).rowcount:
+                raise _moved("a revision written since the plan cites an erased episode")
+    for scope, ids in _by_scope(e.episodes):
+        for where, params in db.dialect.members("ref", ids):
+            n["vector_units"] += c.execute(
+                f"DELETE FROM vector_units WHERE kind = 'episode' AND scope_key = ? AND {where}",
+                [scope, *params],
+            ).rowcount
+    seqs = sorted(ep.seq or 0 for ep in e.episodes)
+    db.backend.unindex_episodes(c, seqs)
+    deleted = 0
+    for where, params in db.dialect.members("seq", seqs):
+        deleted += c.execute(f"DELETE FROM episodes WHERE {where}", params).rowcount
+    if deleted != len(seqs):
+        raise _moved(f"{len(seqs) - deleted} episode(s) to erase are no longer stored")
+    n["episodes"] += deleted
+
+
+def _delete_scopes(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
+    for scope in e.scopes:
+        key = (scope.key,)
+        left = c.execute(
+            "SELECT (SELECT count(*) FROM episodes WHERE scope_key = ?)"
+            " + (SELECT count(*) FROM pages WHERE scope_key = ?)",
+            (scope.key, scope.key),
+        ).fetchone()[0]
+        if left:
+            raise _moved(f"scope {scope.key} gained episodes or pages")
+        c.execute(
+            "DELETE FROM observations WHERE cycle_id IN"
+            " (SELECT id FROM cycles WHERE scope_key = ?)",
+            key,
+        )
+        n["vector_units"] += c.execute("DELETE FROM vector_units WHERE scope_key = ?", key).rowcount
+        c.execute("DELETE FROM promotions WHERE source_scope = ?", key)
+        for table, area in _SCOPE_TABLES.items():
+            n[area] += c.execute(f"DELETE FROM {table} WHERE scope_key = ?", key).rowcount
+        c.execute("DELETE FROM scopes WHERE scope_key = ?", key)
+        n["scopes"] += 1
+
+
+def _insert_receipt(db: Database, c: Any, e: Erasure) -> None:
+    details = {**e.details, "pending": dict(e.pending)}
+    c.execute(
+        f"INSERT INTO erasures ({_RECEIPT_COLUMNS}) VALUES (?,?,?,NULL,?,?,?)",
+        (
+            e.id,
+            e.request_id,
+            db.dialect.ts(e.at),
+            json.dumps(dict(e.request), ensure_ascii=False),
+            "{}",
+            json.dumps(details, ensure_ascii=False),
+        ),
+    )
+
+
+def _count_receipt(c: Any, e: Erasure, n: Counter[str]) -> None:
+    n["tombstones"] = len(e.rewrites) + sum(len(d.revisions) for d in e.drops)
+    counts = dict(sorted((k, v) for k, v in n.items() if v))
+    c.execute("UPDATE erasures SET counts = ? WHERE id = ?", (json.dumps(counts), e.id))
+
+
+# -- receipts and tombstones ---------------------------------------------------------------
+
+
+def _receipt_from_row(db: Database, r: Sequence[Any], tombstones: Sequence[Tombstone]) -> Receipt:
+    d = db.dialect
+    return Receipt(
+        id=r[0],
+        request_id=r[1],
+        created_at=d.at(r[2]),
+        finished_at=d.when(r[3]),
+        request=d.json(r[4]),
+        counts=d.json(r[5]),
+        details=d.json(r[6]),
+        tombstones=tombstones,
+    )
+
+
+def erasure_receipt(db: Database, erasure_id: str) -> Receipt:
+    """The receipt of ``erasure_id`` with its tombstones; NotFound if there is none."""
+    rows = db.read(f"SELECT {_RECEIPT_COLUMNS} FROM erasures WHERE id = ?", (erasure_id,))
+    if not rows:
+        raise NotFound(f"no erasure receipt {erasure_id}")
+    return _receipt_from_row(db, rows[0], _tombstones(db, "erasure_id", [erasure_id]))
+
+
+def erasure_receipts(db: Database, *, unfinished: bool = False, limit: int = 50) -> list[Receipt]:
+    """The newest ``limit`` receipts (only those whose file work is still due), newest
+    first, without their tombstones."""
+    where = " WHERE finished_at IS NULL" if unfinished else ""
+    rows = db.read(
+        f"SELECT {_RECEIPT_COLUMNS} FROM erasures{where} ORDER BY created_at DESC, id DESC LIMIT ?",
+        (limit,),
+    )
+    return [_receipt_from_row(db, r, ()) for r in rows]
+
+
+def finish_erasure(db: Database, erasure_id: str, at: datetime) -> None:
+    """Record that the file work after the commit of ``erasure_id`` is done."""
+    with db.write() as c:
+        c.execute(
+            "UPDATE erasures SET finished_at = coalesce(finished_at, ?) WHERE id = ?",
+            (db.dialect.ts(at), erasure_id),
+        )
+
+
+def tombstones(db: Database, page_ids: Iterable[str]) -> list[Tombstone]:
+    """The tombstones of these pages, oldest first."""
+    return _tombstones(db, "page_id", list(dict.fromkeys(page_ids)))
+
+
+def _tombstones(db: Database, column: str, values: Sequence[str]) -> list[Tombstone]:
+    found: list[Tombstone] = []
+    for where, params in db.dialect.members(column, list(values)):
+        rows = db.read(f"SELECT {_TOMBSTONE_COLUMNS} FROM tombstones WHERE {where}", params)
+        found += [
+            Tombstone(r[0], r[1], int(r[2]), db.decode.scope(r[3]), r[4], r[5],
+                      db.dialect.at(r[6]), r[7], r[8])
+            for r in rows
+        ]  # fmt: skip
+    return sorted(found, key=lambda t: (t.at, t.page_id, t.revision))
+
+
+# -- exports -------------------------------------------------------------------------------
+
+
+def record_export(
+    db: Database, path: str, kind: str, scopes: Sequence[Scope], at: datetime
+) -> None:
+    """Remember that ``scopes`` were exported to ``path`` (``markdown`` or ``training``)."""
+    when = db.dialect.ts(at)
+    with db.write() as c:
+        c.executemany(
+            "INSERT INTO exports VALUES (?,?,?,?,?) ON CONFLICT (path, kind, scope_key)"
+            " DO UPDATE SET last_at = excluded.last_at",
+            [(path, kind, s.key, when, when) for s in sorted(set(scopes), key=str)],
+        )
+
+
+def exports(db: Database, scopes: Sequence[Scope]) -> list[ExportRecord]:
+    """Where ``scopes`` were exported, by path."""
+    found: list[ExportRecord] = []
+    for where, params in db.dialect.members("scope_key", [s.key for s in scopes]):
+        rows = db.read(
+            f"SELECT path, kind, scope_key, first_at, last_at FROM exports WHERE {where}",
+            params,
+        )
+        at = db.dialect.at
+        found += [ExportRecord(r[0], r[1], db.decode.scope(r[2]), at(r[3]), at(r[4])) for r in rows]
+    return sorted(found, key=lambda x: (x.path, x.kind, x.scope.key))
 
 
 _PAGE_TEXT = ("r.title", "r.claims", "r.reason", "r.meta", "p.topic_key")

@@ -27,7 +27,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from reverie.errors import StoreBusy, StoreDamaged, StoreError, StoreFull, StoreReadOnly
-from reverie.store.sql.base import SQLBase
+from reverie.store.sql.base import Database
 
 __all__ = ["DriverFailure", "driver_errors", "store_failure"]
 
@@ -102,6 +102,6 @@ def store_failure(exc: BaseException) -> DriverFailure:
 def driver_errors(store: object) -> tuple[type[Exception], ...]:
     """What ``store``'s database driver raises: its SQL dialect's errors (SQLite's for a
     store that has none)."""
-    if isinstance(store, SQLBase):
+    if isinstance(store, Database):
         return store.dialect.errors
     return (sqlite3.Error,)

@@ -20,6 +20,7 @@ from reverie.errors import StoreError
 from reverie.models import Cycle, CycleReport, Episode, Revision, Scope, now_utc
 
 __all__ = [
+    "EMBED_CHARS",
     "ApiKey",
     "BundleInfo",
     "BundleSwap",
@@ -48,7 +49,23 @@ __all__ = [
     "Tombstone",
     "VectorRow",
     "VectorUnit",
+    "embedded_text",
+    "is_stub",
 ]
+
+EMBED_CHARS = 1000
+"""Only the start of a long episode is embedded (the model reads 128 word pieces anyway)."""
+
+
+def embedded_text(episode: Episode) -> str:
+    """The text of ``episode`` that gets a vector (its content hash keys the cache)."""
+    return episode.text[:EMBED_CHARS]
+
+
+def is_stub(ep: Episode) -> bool:
+    """True for the hot-store stub of an archived episode (its text is in the cold tier)."""
+    return not ep.situation and not ep.action
+
 
 StepHook = Callable[[str], None]
 """Called with a step name between the writes of a commit (fault injection, progress)."""
@@ -91,7 +108,7 @@ class JournalEntry:
 
 @dataclass(frozen=True)
 class Lease:
-    """The right to dream one scope until ``expires_at`` (:mod:`reverie.store.leases`).
+    """The right to dream one scope until ``expires_at`` (:mod:`reverie.store.sql.leases`).
 
     ``token`` grows by one with every new holder (a fencing token).
     """
@@ -275,7 +292,7 @@ class Changeset:
     # org copies of reinforced pages: the only writes that leave ``scope``
     promotions: Sequence[Promotion] = ()
     # the reviewed plan this changeset applies; commit() marks it applied in the same
-    # transaction (reverie.store.plans)
+    # transaction (reverie.store.sql.plans)
     plan_id: str | None = None
     at: datetime = field(default_factory=now_utc)
 
@@ -287,7 +304,7 @@ class Changeset:
         return self.at
 
 
-# -- plans held for review (reverie.store.plans) ---------------------------------------------------
+# -- plans held for review (reverie.store.sql.plans) -----------------------------------------------
 
 
 _COUNTS = ("created", "revised", "merged", "superseded", "retired")
@@ -338,7 +355,7 @@ class PendingPlan:
         }
 
 
-# -- the cold tier's bundles (reverie.store.archive) -----------------------------------------------
+# -- the cold tier's bundles (reverie.store.sqlite.archive) ----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -359,7 +376,7 @@ class BundleInfo:
         return self.hash.removeprefix("sha256:") + ".jsonl.gz"
 
 
-# -- vector units (reverie.store.vectors) ----------------------------------------------------------
+# -- vector units (reverie.store.sql.vectors) ------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -385,7 +402,7 @@ class VectorRow:
     vector: bytes
 
 
-# -- the scheduler's row per scope (reverie.store.schedule) ----------------------------------------
+# -- the scheduler's row per scope (reverie.store.sqlite.schedule) ---------------------------------
 
 
 @dataclass(frozen=True)
@@ -479,7 +496,7 @@ class ExportRecord:
 @dataclass(frozen=True)
 class Erasure:
     """Everything one erasure removes, as the planner read it; applied by
-    :meth:`ErasureSQL.erase` all or nothing."""
+    :func:`reverie.store.erasure.erase` all or nothing."""
 
     id: str
     request_id: str

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from reverie.models import Episode
-from reverie.store.dialect import Dialect
-from reverie.store.plans import blank_changeset
 from reverie.store.records import Erasure
+from reverie.store.sql.dialect import Dialect
+from reverie.store.sql.plans import blank_changeset
 
 __all__ = [
     "ERASED",

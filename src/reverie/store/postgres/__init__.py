@@ -21,7 +21,7 @@ parametrized over both) and keeps the same invariants with PostgreSQL's tools:
   ``ON CONFLICT … WHERE`` of the upsert is the compare-and-set that decides.
 
 The SQL it shares with SQLite is :class:`reverie.store.sql.store.SQLStore`'s, written with ``?``
-placeholders; :class:`Cursor` and :meth:`PostgresStore._read` turn them into psycopg's ``%s``.
+placeholders; :class:`Cursor` and :meth:`PostgresBackend.read` turn them into psycopg's ``%s``.
 
 Timestamps are ``timestamptz`` read back in UTC; JSON is ``jsonb``. Requires the ``postgres``
 extra (``psycopg``, ``pgvector``), imported only when a PostgreSQL URL is opened.
@@ -32,21 +32,27 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
-from reverie.store.base import Lease
-from reverie.store.dialect import PostgresDialect
-from reverie.store.leases import LEASE_COLUMNS
-from reverie.store.postgres import archive, schedule
-from reverie.store.postgres.vectors import PgVectorSearch, ensure_hnsw
-from reverie.store.records import BundleInfo, ScheduleRecord
-from reverie.store.sql.rows import EPISODE_COLUMNS, INSERT_COLUMNS, episode_rows, prefixed
-from reverie.store.sql.store import PAGE_SELECT, SQLStore
+from reverie.store.postgres import archive as _archive
+from reverie.store.postgres import schedule as _schedule
+from reverie.store.postgres import vectors as _vectors
+from reverie.store.sql.base import Rows
+from reverie.store.sql.dialect import Dialect, PostgresDialect
+from reverie.store.sql.leases import LEASE_COLUMNS
+from reverie.store.sql.rows import (
+    EPISODE_COLUMNS,
+    INSERT_COLUMNS,
+    PAGE_SELECT,
+    episode_rows,
+    prefixed,
+)
+from reverie.store.sql.store import SQLStore
 
 if TYPE_CHECKING:
     import psycopg
@@ -55,6 +61,7 @@ __all__ = [
     "APPEND_LOCK",
     "COMMIT_LOCK",
     "Cursor",
+    "PostgresBackend",
     "PostgresStore",
     "pg_placeholders",
     "safe_url",
@@ -182,42 +189,75 @@ def _tsquery(count: int) -> str:
     return "(" + " || ".join(["plainto_tsquery('english', %s)"] * count) + ")"
 
 
-class PostgresStore(PgVectorSearch, SQLStore):
-    """A :class:`reverie.store.base.Store` on a PostgreSQL database with pgvector.
+class PostgresStore(SQLStore):
+    """A :class:`reverie.store.base.BrainStore` on a PostgreSQL database with pgvector, which
+    answers nearest-neighbour queries itself (:class:`~reverie.store.base.NearestNeighbours`),
+    keeps the cold tier with its bundles' bytes (:mod:`.archive`,
+    :class:`~reverie.store.base.BundleBytes`) and the scheduler's rows (:mod:`.schedule`).
 
     ``lease_owner`` names the worker this store commits for: a commit to a scope whose live
-    lease another owner holds is refused (see :mod:`reverie.store.leases`).
+    lease another owner holds is refused (see :mod:`reverie.store.sql.leases`).
     """
 
-    dialect = PostgresDialect()
-
-    def __init__(self, url: str, *, lease_owner: str | None = None) -> None:
-        super().__init__()
-        self.url = url
+    def __init__(
+        self, url: str, *, lease_owner: str | None = None, backend: PostgresBackend | None = None
+    ) -> None:
+        self.backend: PostgresBackend = backend or PostgresBackend(url)
+        super().__init__(self.backend)
         self.lease_owner = lease_owner
-        self._lock = threading.RLock()
-        self._connect()
 
-    def _connect(self) -> None:
-        """Open the connection the statements run on (:mod:`.loop`: one on an event loop)."""
-        self._conn = _connect(self.url)
+    has_vectors = _vectors.has_vectors
+    vector_search = _vectors.vector_search
+    vector_cosines = _vectors.vector_cosines
+    archive_candidates = _archive.archive_candidates
+    archive_commit = _archive.archive_commit
+    archive_restore = _archive.archive_restore
+    archive_bundles = _archive.archive_bundles
+    archive_locations = _archive.archive_locations
+    archive_bundles_of_cycle = _archive.archive_bundles_of_cycle
+    bundle_put = _archive.bundle_put
+    bundle_get = _archive.bundle_get
+    schedule_record = _schedule.schedule_record
+    schedule_records = _schedule.schedule_records
+    schedule_claim = _schedule.schedule_claim
+    schedule_finish = _schedule.schedule_finish
+
+    def stream(self, sql: str) -> Iterator[Any]:
+        """The rows of ``sql``, read through a server-side cursor (a table at a time)."""
+        return self.backend.stream(sql)
+
+    def rebuild_page_search(self, c: Cursor) -> None:
+        """Recompute every page's search vector (after pages were copied in by rows)."""
+        pages = [self.decode.page(r) for r in c.execute(PAGE_SELECT).fetchall()]
+        c.executemany(
+            f"UPDATE pages SET search = {PAGE_VECTOR} WHERE id = %s",
+            [(p.title, p.body, p.id) for p in pages],
+        )
+
+
+class PostgresBackend:
+    """PostgreSQL's side of :class:`~reverie.store.sql.base.Backend` (module docstring)."""
+
+    read_only = False
+
+    def __init__(self, url: str) -> None:
+        self.dialect: Dialect = PostgresDialect()
+        self.decode = Rows(self.dialect)
+        self.url = self.name = url
+        self._lock = threading.RLock()
+        self._conn = _connect(url)
 
     # -- plumbing ---------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[Cursor]:
+    def write(self) -> Iterator[Cursor]:
         with self._lock, self._conn.transaction(), self._conn.cursor() as cur:
             yield Cursor(cur)
 
-    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock, self._conn.cursor() as cur:
             cur.execute(pg_placeholders(sql), params)
             return cur.fetchall()
-
-    def transaction(self) -> AbstractContextManager[Cursor]:
-        """One transaction on the store's connection, for bulk work the contract does not
-        cover (:mod:`reverie.store.copy`); the handle takes ``?`` or ``%s`` placeholders."""
-        return self._write()
 
     def stream(self, sql: str) -> Iterator[Any]:
         """The rows of ``sql``, read through a server-side cursor (a table at a time)."""
@@ -229,16 +269,17 @@ class PostgresStore(PgVectorSearch, SQLStore):
         with self._lock:
             self._conn.close()
 
-    def _lock_for_migration(self, c: Cursor) -> None:
-        c.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK - 1,))  # one migrator
+    @contextmanager
+    def migration(self) -> Iterator[Cursor]:
+        with self.write() as c:
+            c.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK - 1,))  # one migrator
+            yield c
 
-    def _run_script(self, c: Cursor, sql: str) -> None:
+    def run_script(self, c: Cursor, sql: str) -> None:
         c.script(sql)
 
-    def _after_migrate(self) -> None:
-        self._register_vector()
-
-    def _register_vector(self) -> None:
+    def after_migrate(self) -> None:
+        """Teach the connection pgvector's type (the extension exists once migrated)."""
         from pgvector.psycopg import register_vector  # noqa: PLC0415 (extra: postgres)
 
         with self._lock:
@@ -255,9 +296,7 @@ class PostgresStore(PgVectorSearch, SQLStore):
 
     # -- what only PostgreSQL does: ordered seq, tsvector, HNSW, advisory locks ----------------
 
-    def _store_episodes(
-        self, c: Cursor, episodes: Sequence[Episode], at: datetime
-    ) -> list[Episode]:
+    def store_episodes(self, c: Cursor, episodes: Sequence[Episode], at: datetime) -> list[Episode]:
         keys = {e.scope.key for e in episodes}
         self._lock_scopes(c, APPEND_LOCK, keys)  # before drawing any seq
         seqs = c.execute(
@@ -273,37 +312,53 @@ class PostgresStore(PgVectorSearch, SQLStore):
                 copy.write_row(row)
         return stored
 
-    def _index_page(self, c: Cursor, rid: int, scope: Scope, rev: Revision, fresh: bool) -> None:
+    def index_page(self, c: Cursor, rid: int, scope: Scope, rev: Revision, fresh: bool) -> None:
         c.execute(
             f"UPDATE pages SET search = {PAGE_VECTOR} WHERE rid = %s", (rev.title, rev.body, rid)
         )
 
-    def _lock_for_commit(self, c: Cursor, scope: Scope) -> None:
+    def lock_scope(self, c: Cursor, scope: Scope) -> None:
         self._lock_scopes(c, COMMIT_LOCK, [scope.key])
 
-    def _ensure_vector_index(self, c: Cursor, dim: int) -> None:
-        ensure_hnsw(c, dim)
+    def ensure_vector_index(self, c: Cursor, dim: int) -> None:
+        _vectors.ensure_hnsw(c, dim)
 
-    def rebuild_page_search(self, c: Cursor) -> None:
-        """Recompute every page's search vector (after pages were copied in by rows)."""
-        pages = [self._page_from_row(r) for r in c.execute(PAGE_SELECT).fetchall()]
-        c.executemany(
-            f"UPDATE pages SET search = {PAGE_VECTOR} WHERE id = %s",
-            [(p.title, p.body, p.id) for p in pages],
+    def unindex_page(self, c: Cursor, rid: int) -> None:
+        """Nothing: a page's search vector goes with its row."""
+
+    def unindex_episodes(self, c: Cursor, seqs: Sequence[int]) -> None:
+        """Nothing: an episode's search vector is generated from its row and goes with it."""
+
+    def compact_text_index(self, c: Cursor) -> None:
+        """Nothing: a GIN index drops a deleted row's entries (VACUUM reclaims the space)."""
+
+    def secure(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def scrub_free_space(self) -> bool:
+        """Nothing to do from a client (see docs/privacy.md)."""
+        return True
+
+    def pages_by_id(self, scope: Scope, page_ids: Sequence[str]) -> dict[str, Page]:
+        rows = self.read(
+            PAGE_SELECT + " WHERE p.scope_key = %s AND p.id = ANY(%s)", (scope.key, list(page_ids))
         )
+        return {p.id: p for p in map(self.decode.page, rows)}
 
     # -- leases: one upsert decides ----------------------------------------------------------
 
-    def acquire_lease(self, scope: Scope, owner: str, ttl: float, now: datetime) -> Lease | None:
-        with self._write() as c:
-            self._ensure_scopes(c, [scope], now)
-            row = c.execute(
-                f"INSERT INTO leases AS l VALUES (%s, %s, 1, %s, %s, %s){_LEASE_UPSERT}",
-                (scope.key, owner, now, now, now + timedelta(seconds=ttl)),
-            ).fetchone()
-        return self._lease(row) if row else None
+    def take_lease(
+        self, c: Cursor, scope: Scope, owner: str, ttl: float, now: datetime
+    ) -> Sequence[Any] | None:
+        row: Sequence[Any] | None = c.execute(
+            f"INSERT INTO leases AS l VALUES (%s, %s, 1, %s, %s, %s){_LEASE_UPSERT}",
+            (scope.key, owner, now, now, now + timedelta(seconds=ttl)),
+        ).fetchone()
+        return row
 
-    def claim_due(self, owner: str, ttl: float, now: datetime, limit: int = 1) -> list[Lease]:
+    def claim_due(
+        self, c: Cursor, owner: str, ttl: float, now: datetime, limit: int
+    ) -> list[Sequence[Any]]:
         """Lease up to ``limit`` due scopes to ``owner``, in two statements of one transaction.
 
         The first picks candidates and locks their ``scopes`` rows (``SKIP LOCKED``: a scope
@@ -317,115 +372,40 @@ class PostgresStore(PgVectorSearch, SQLStore):
         values = {"now": now, "owner": owner, "expires": now + timedelta(seconds=ttl)}
         taken: list[Any] = []
         tried: list[str] = []
-        with self._write() as c:
-            c.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")  # what the rounds rely on
-            for _ in range(_CLAIM_ROUNDS):
-                c.execute(_CANDIDATES, {**values, "tried": tried, "limit": limit - len(taken)})
-                keys = [r[0] for r in c.fetchall()]
-                if not keys:
-                    break
-                tried += keys
-                c.execute(_TAKE, {**values, "keys": keys})
-                taken += c.fetchall()
-                if len(taken) >= limit:
-                    break
-        return [self._lease(r) for r in taken]
-
-    # -- the cold tier: index, stubs and bytes (reverie.store.postgres.archive) ---------------
-
-    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
-        with self._write() as c:
-            rows = archive.candidate_rows(c, scope, before, limit)
-        return [self._episode_from_row(r) for r in rows]
-
-    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
-        with self._write() as c:
-            archive.commit(c, bundle, episodes)
-
-    def archive_restore(
-        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
-    ) -> int:
-        with self._write() as c:
-            return archive.restore(c, bundle, episodes, now)
-
-    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]:
-        with self._write() as c:
-            rows = archive.bundle_rows(c, scope)
-        return [archive.bundle_info(self._scope(r[1]), r) for r in rows]
-
-    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
-        with self._write() as c:
-            return archive.locations(c, list(dict.fromkeys(episode_ids)), tenant)
-
-    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
-        with self._write() as c:
-            return archive.cycle_bundles(c, cycle_id)
-
-    def bundle_put(self, bundle_hash: str, data: bytes) -> None:
-        with self._write() as c:
-            archive.put_bundle(c, bundle_hash, data)
-
-    def bundle_get(self, bundle_hash: str) -> bytes | None:
-        with self._write() as c:
-            return archive.bundle(c, bundle_hash)
-
-    # -- the scheduler's rows (reverie.store.postgres.schedule) ------------------------------
-
-    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
-        with self._write() as c:
-            self._ensure_scopes(c, [scope], now)
-            return schedule.record(c, scope, now)
-
-    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
-        with self._write() as c:
-            return schedule.records(c, now)
-
-    def schedule_claim(
-        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
-    ) -> bool:
-        with self._write() as c:
-            return schedule.claim(c, record, owner, now, skip=skip)
-
-    def schedule_finish(
-        self,
-        scope: Scope,
-        owner: str,
-        *,
-        ok: bool,
-        status: str,
-        cycle_id: str | None,
-        message: str,
-    ) -> bool:
-        with self._write() as c:
-            return schedule.finish(
-                c, scope, owner, ok=ok, status=status, cycle_id=cycle_id, message=message
-            )
+        c.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")  # what the rounds rely on
+        for _ in range(_CLAIM_ROUNDS):
+            c.execute(_CANDIDATES, {**values, "tried": tried, "limit": limit - len(taken)})
+            keys = [r[0] for r in c.fetchall()]
+            if not keys:
+                break
+            tried += keys
+            c.execute(_TAKE, {**values, "keys": keys})
+            taken += c.fetchall()
+            if len(taken) >= limit:
+                break
+        return taken
 
     # -- search: ts_rank is positive, higher is better; the scope filter is in the query -------
 
     def search_pages(
-        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)
+        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str]
     ) -> list[tuple[Page, float]]:
-        if not terms:
-            return []
         query = _tsquery(len(terms))
-        rows = self._read(
+        rows = self.read(
             f"SELECT * FROM (SELECT ts_rank({_RANK_WEIGHTS}, p.search, q.q) AS score,"
             f" {PAGE_SELECT.removeprefix('SELECT ')}, (SELECT {query} AS q) q"
             " WHERE p.scope_key = %s AND p.status = ANY(%s) AND p.search @@ q.q) found"
             " WHERE score > 0 ORDER BY score DESC, id LIMIT %s",
             (*terms, scope.key, list(statuses), limit),
         )
-        return [(self._page_from_row(r[1:]), float(r[0])) for r in rows]
+        return [(self.decode.page(r[1:]), float(r[0])) for r in rows]
 
     def search_episodes(
-        self, scope: Scope, terms: Sequence[str], limit: int, *, window: int | None = None
+        self, scope: Scope, terms: Sequence[str], limit: int, window: int | None
     ) -> list[tuple[Episode, float]]:
-        if not terms:
-            return []
         # With a window only the newest `window` matches are ranked, as on SQLite.
         newest = " ORDER BY e.seq DESC LIMIT %s" if window is not None else ""
-        rows = self._read(
+        rows = self.read(
             "SELECT * FROM (SELECT ts_rank(m.search, m.q) AS score, m.* FROM"
             f" (SELECT e.search, q.q, {_E_COLUMNS}"
             f" FROM episodes e, (SELECT {_tsquery(len(terms))} AS q) q"
@@ -433,18 +413,18 @@ class PostgresStore(PgVectorSearch, SQLStore):
             " WHERE score > 0 ORDER BY score DESC, seq DESC LIMIT %s",
             (*terms, scope.key, *([window] if window is not None else []), limit),
         )
-        return [(self._episode_from_row(r[3:]), float(r[0])) for r in rows]
+        return [(self.decode.episode(r[3:]), float(r[0])) for r in rows]
 
     def integrity_check(self) -> str:
         """``"ok"``, or the first broken link: a page whose current revision is missing, or a
         checkpoint past the last seq ever assigned."""
-        broken = self._read(
+        broken = self.read(
             "SELECT p.id FROM pages p LEFT JOIN revisions r ON r.page_id = p.id"
             " AND r.number = p.current_revision WHERE r.page_id IS NULL LIMIT 1"
         )
         if broken:
             return f"page {broken[0][0]} has no current revision"
-        ahead = self._read(
+        ahead = self.read(
             "SELECT c.scope_key FROM checkpoints c WHERE c.seq >"
             " (SELECT coalesce(max(seq), 0) FROM episodes) LIMIT 1"
         )

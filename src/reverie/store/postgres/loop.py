@@ -1,6 +1,6 @@
 """The PostgreSQL store on psycopg's async connection, for :class:`reverie.AsyncReverie`.
 
-The store's SQL is written once (:mod:`reverie.store.sql`, over :mod:`reverie.store.dialect`)
+The store's SQL is written once (:mod:`reverie.store.sql`, over :mod:`reverie.store.sql.dialect`)
 and its code is synchronous: a cycle, a recall or an append is a sequence of statements with
 Python between them. :class:`LoopPostgresStore` keeps that code and changes only where a
 statement runs: each ``_read`` and each statement of a ``_write`` transaction is handed to a
@@ -18,17 +18,26 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import Awaitable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from reverie.errors import MissingExtra, StoreError
-from reverie.store.postgres import Cursor, PostgresStore, pg_placeholders, safe_url
+from reverie.store.postgres import (
+    Cursor,
+    PostgresBackend,
+    PostgresStore,
+    pg_placeholders,
+    safe_url,
+)
+from reverie.store.sql.base import Rows
+from reverie.store.sql.dialect import PostgresDialect
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["Bridge", "LoopCursor", "LoopPostgresStore"]
+__all__ = ["Bridge", "LoopBackend", "LoopCursor", "LoopPostgresStore"]
 
 T = TypeVar("T")
 
@@ -134,14 +143,23 @@ class LoopPostgresStore(PostgresStore):
     def __init__(
         self, url: str, loop: asyncio.AbstractEventLoop, *, lease_owner: str | None = None
     ) -> None:
-        self._run = Bridge(loop)
-        super().__init__(url, lease_owner=lease_owner)
+        super().__init__(url, lease_owner=lease_owner, backend=LoopBackend(url, loop))
 
-    def _connect(self) -> None:
-        self._aconn = self._run(_open(self.url))
+
+class LoopBackend(PostgresBackend):
+    """:class:`~reverie.store.postgres.PostgresBackend` with its connection on ``loop``: the
+    same statements, sent through :class:`Bridge` (its own connection; no thread of its)."""
+
+    def __init__(self, url: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.dialect = PostgresDialect()
+        self.decode = Rows(self.dialect)
+        self.url = self.name = url
+        self._lock = threading.RLock()
+        self._run = Bridge(loop)
+        self._aconn = self._run(_open(url))
 
     @contextmanager
-    def _write(self) -> Iterator[LoopCursor]:
+    def write(self) -> Iterator[LoopCursor]:
         with self._lock:
             stack = AsyncExitStack()
             cursor = LoopCursor(self._run(self._begin(stack)), self._run)
@@ -156,7 +174,7 @@ class LoopPostgresStore(PostgresStore):
         await stack.enter_async_context(self._aconn.transaction())
         return await stack.enter_async_context(self._aconn.cursor())
 
-    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock:
             return self._run(self._fetch(pg_placeholders(sql), params))
 
@@ -168,7 +186,7 @@ class LoopPostgresStore(PostgresStore):
     def stream(self, sql: str) -> Iterator[Any]:
         raise StoreError("streaming a table (reverie copy) needs the synchronous PostgresStore")
 
-    def _register_vector(self) -> None:
+    def after_migrate(self) -> None:
         from pgvector.psycopg import register_vector_async  # noqa: PLC0415 (extra: postgres)
 
         self._run(register_vector_async(self._aconn))

@@ -1,4 +1,4 @@
-"""The SQL both stores share, written once over a :class:`reverie.store.dialect.Dialect`.
+"""The SQL both stores share, written once over a :class:`reverie.store.sql.dialect.Dialect`.
 
 :class:`~reverie.store.sql.store.SQLStore` is the one implementation of the store contract;
 :class:`~reverie.store.sqlite.SQLiteStore` and :class:`~reverie.store.postgres.PostgresStore`

@@ -1,9 +1,17 @@
-"""The plumbing every SQL module of the store builds on: a connection, a dialect, row decoding.
+"""What the shared SQL runs on: a :class:`Backend` for what each database does its own way, the
+:class:`Rows` it hands back decoded, and the :class:`Database` that holds them.
 
-A backend supplies :meth:`SQLBase._read` (one statement, its rows) and :meth:`SQLBase._write`
-(one transaction, handing out a handle whose ``execute`` and ``executemany`` return something
-with ``fetchone``, ``fetchall`` and ``rowcount``: SQLite's connection does, PostgreSQL's cursor
-is wrapped to). Statements are written with ``?`` placeholders; the backend translates them.
+The store is composed, not assembled from mixins: :class:`~reverie.store.sql.store.SQLStore`
+is a :class:`Database` that owns one backend and calls it explicitly, as httpx's client calls
+its transport. Everything both databases run alike is a function of the :class:`Database` in
+:mod:`reverie.store.sql` (commit, leases, plans, keys and cache, stats, vectors) or
+:mod:`reverie.store.erasure`; :class:`SQLStore` names those functions as its methods. A backend
+never calls back into the store.
+
+Statements are written with ``?`` placeholders; a backend translates them. ``write()`` is one
+transaction whose handle has ``execute`` and ``executemany`` returning something with
+``fetchone``, ``fetchall`` and ``rowcount`` (SQLite's connection does; PostgreSQL's cursor is
+wrapped to).
 """
 
 from __future__ import annotations
@@ -11,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, Protocol
 
 from reverie.models import (
     Claim,
@@ -27,49 +35,153 @@ from reverie.models import (
     Scope,
     meta_fields,
 )
-from reverie.store.dialect import Dialect
+from reverie.store.records import Lease
+from reverie.store.sql.dialect import Dialect
 
-__all__ = ["SQLBase"]
+__all__ = ["Backend", "Database", "Rows"]
+
+_DECODED_REVISIONS = 1024
 
 
-class SQLBase:
-    """Connection plumbing and row decoding, shared by every part of :class:`SQLStore`."""
+class Backend(Protocol):
+    """What truly differs between SQLite and PostgreSQL, and nothing else: the connection,
+    how ``seq`` is assigned, the text index and its search, the vector index, the lease claim,
+    the locks that order commits, and the dialect (:mod:`reverie.store.sql.dialect`). ``c`` is
+    the handle of the caller's :meth:`write` transaction."""
 
-    dialect: ClassVar[Dialect]
+    dialect: Dialect
+    decode: Rows
     url: str
-    lease_owner: str | None = None
-    """The worker this store commits for (see :mod:`reverie.store.leases`)."""
+    name: str
+    """The database as messages name it."""
+    read_only: bool
 
-    def __init__(self) -> None:
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        """One statement, its rows."""
+        ...
+
+    def write(self) -> AbstractContextManager[Any]:
+        """One transaction; committed when the block ends, rolled back on an exception."""
+        ...
+
+    def close(self) -> None: ...
+
+    def migration(self) -> AbstractContextManager[Any]:
+        """One migration's transaction, no other migrator inside it (SQLite: foreign keys off
+        around it, as SQLite's procedure for rebuilding a table asks)."""
+        ...
+
+    def run_script(self, c: Any, sql: str) -> None:
+        """Run one migration file inside :meth:`migration`'s transaction."""
+        ...
+
+    def after_migrate(self) -> None:
+        """What the connection needs once the schema is in place."""
+        ...
+
+    def store_episodes(self, c: Any, episodes: Sequence[Episode], at: datetime) -> list[Episode]:
+        """Assign ``seq`` to new ``episodes`` of registered scopes (strictly increasing, and
+        committed in order within a scope), insert them, received ``at``, and index their text;
+        the stored ones."""
+        ...
+
+    def lock_scope(self, c: Any, scope: Scope) -> None:
+        """Serialise the commits of ``scope`` (SQLite's write transaction already does)."""
+        ...
+
+    def index_page(self, c: Any, rid: int, scope: Scope, rev: Revision, fresh: bool) -> None:
+        """Make page ``rid`` findable by its new revision's text (``fresh``: a new page)."""
+        ...
+
+    def unindex_page(self, c: Any, rid: int) -> None:
+        """Forget a deleted page's text in the text index."""
+        ...
+
+    def unindex_episodes(self, c: Any, seqs: Sequence[int]) -> None:
+        """Forget erased episodes' text in the text index, read inside the transaction."""
+        ...
+
+    def compact_text_index(self, c: Any) -> None:
+        """Merge the text index so that erased terms leave it."""
+        ...
+
+    def search_pages(
+        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str]
+    ) -> list[tuple[Page, float]]:
+        """The best pages of ``scope`` for any of ``terms``; scores positive, higher better."""
+        ...
+
+    def search_episodes(
+        self, scope: Scope, terms: Sequence[str], limit: int, window: int | None
+    ) -> list[tuple[Episode, float]]:
+        """The best episodes of ``scope``; with ``window``, among the newest matches only."""
+        ...
+
+    def pages_by_id(self, scope: Scope, page_ids: Sequence[str]) -> dict[str, Page]:
+        """The pages of ``scope`` among ``page_ids``, read in bulk (recall's page read)."""
+        ...
+
+    def ensure_vector_index(self, c: Any, dim: int) -> None:
+        """Prepare the index for vectors of ``dim`` dimensions (PostgreSQL's HNSW)."""
+        ...
+
+    def take_lease(
+        self, c: Any, scope: Scope, owner: str, ttl: float, now: datetime
+    ) -> Sequence[Any] | None:
+        """The compare-and-set of :meth:`~reverie.store.base.BrainStore.acquire_lease`: the
+        lease row, or None when another owner holds it."""
+        ...
+
+    def claim_due(
+        self, c: Any, owner: str, ttl: float, now: datetime, limit: int
+    ) -> list[Sequence[Any]]:
+        """Lease rows for up to ``limit`` due scopes (pending episodes, no live lease, no plan
+        awaiting review), taken for ``owner``; concurrent claims never take one scope twice."""
+        ...
+
+    def secure(self) -> AbstractContextManager[None]:
+        """Deleted bytes overwritten while inside (SQLite's ``secure_delete``)."""
+        ...
+
+    def scrub_free_space(self) -> bool:
+        """Overwrite what deleted rows left in the database files; False when it could not
+        finish now."""
+        ...
+
+    def integrity_check(self) -> str:
+        """``"ok"`` when the database is sound, else the first problem found."""
+        ...
+
+
+class Rows:
+    """Rows decoded into records, as one database hands them back (its :class:`Dialect`).
+
+    Scopes are parsed once per key. With ``cache`` (SQLite, whose rows are text and so
+    hashable), decoded revisions are cached by the row's full content: revisions are immutable,
+    so a row read again decodes to the same object, and keying on every column (not just the
+    id) means a row changed behind the store's back decodes afresh, so ``verify`` still sees
+    the bytes on disk. The cache is bounded: cleared when full."""
+
+    def __init__(self, dialect: Dialect, *, cache: bool = False) -> None:
+        self.dialect = dialect
+        self._cache = cache
         self._scopes: dict[str, Scope] = {}
+        self._decoded: dict[tuple[Any, ...], Revision] = {}
 
-    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError
-
-    def _scope(self, key: str) -> Scope:
+    def scope(self, key: str) -> Scope:
         scope = self._scopes.get(key)
         if scope is None:
             scope = Scope.parse(key)
             self._scopes[key] = scope
         return scope
 
-    def _ensure_scopes(self, c: Any, scopes: Iterable[Scope], at: datetime) -> None:
-        """Register ``scopes`` (in key order: two transactions never wait on each other)."""
-        when = self.dialect.ts(at)
-        c.executemany(
-            "INSERT INTO scopes VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
-            [(s.key, s.tenant, s.agent, s.user, when) for s in sorted(set(scopes), key=str)],
-        )
-
-    def _episode_from_row(self, r: Sequence[Any]) -> Episode:
+    def episode(self, r: Sequence[Any]) -> Episode:
+        """An episode from a row of :data:`~reverie.store.sql.rows.EPISODE_COLUMNS`."""
         d = self.dialect
         return Episode.model_construct(
             seq=r[0],
             id=r[1],
-            scope=self._scope(r[2]),
+            scope=self.scope(r[2]),
             session_id=r[3],
             created_at=d.at(r[4]),
             situation=r[5],
@@ -86,28 +198,44 @@ class SQLBase:
             consolidated_in=r[16],
         )
 
-    def _revision_from_row(self, r: Sequence[Any]) -> Revision:
-        return decode_revision(self.dialect, r)
+    def revision(self, r: Sequence[Any]) -> Revision:
+        """A revision from a row of :data:`~reverie.store.sql.rows.REVISION_COLUMNS`."""
+        if not self._cache:
+            return decode_revision(self.dialect, r)
+        key = tuple(r)
+        cached = self._decoded.get(key)
+        return self.remember(key, decode_revision(self.dialect, r)) if cached is None else cached
 
-    def _page_from_row(self, r: Sequence[Any]) -> Page:
-        return self._page(r, self._revision_from_row(r[5:]))
+    def cached(self, key: tuple[Any, ...]) -> Revision | None:
+        return self._decoded.get(key)
 
-    def _page(self, r: Sequence[Any], revision: Revision) -> Page:
+    def remember(self, key: tuple[Any, ...], revision: Revision) -> Revision:
+        """Cache ``revision`` under ``key`` (every column that names it)."""
+        if len(self._decoded) >= _DECODED_REVISIONS:
+            self._decoded.clear()
+        self._decoded[key] = revision
+        return revision
+
+    def page(self, r: Sequence[Any]) -> Page:
+        """A page from a row of :data:`~reverie.store.sql.store.PAGE_SELECT`."""
+        return self.page_with(r, self.revision(r[5:]))
+
+    def page_with(self, r: Sequence[Any], revision: Revision) -> Page:
         return Page.model_construct(
             id=r[0],
-            scope=self._scope(r[1]),
+            scope=self.scope(r[1]),
             topic_key=r[2],
             created_at=self.dialect.at(r[3]),
             updated_at=self.dialect.at(r[4]),
             revision=revision,
         )
 
-    def _cycle_from_row(self, r: Sequence[Any]) -> Cycle:
+    def cycle(self, r: Sequence[Any]) -> Cycle:
         d = self.dialect
         report = r[7]
         return Cycle(
             id=r[0],
-            scope=self._scope(r[1]),
+            scope=self.scope(r[1]),
             status=CycleStatus(r[2]),
             started_at=d.at(r[3]),
             finished_at=d.when(r[4]),
@@ -119,6 +247,41 @@ class SQLBase:
                 else CycleReport.model_validate(report)
             ),
             undone_at=d.when(r[8]),
+        )
+
+    def lease(self, r: Sequence[Any]) -> Lease:
+        """A lease from a row of :data:`~reverie.store.sql.leases.LEASE_COLUMNS`."""
+        d = self.dialect
+        return Lease(self.scope(r[0]), r[1], int(r[2]), d.lease_at(r[3]), d.lease_at(r[4]))
+
+
+class Database:
+    """One backend and the shortcuts every shared SQL function takes it by."""
+
+    lease_owner: str | None = None
+    """The worker this store commits for (see :mod:`reverie.store.sql.leases`)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.dialect = backend.dialect
+        self.decode = backend.decode
+        self.url = backend.url
+        self.read_only = backend.read_only
+
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        """One statement, its rows."""
+        return self.backend.read(sql, params)
+
+    def write(self) -> AbstractContextManager[Any]:
+        """One transaction (see :meth:`Backend.write`)."""
+        return self.backend.write()
+
+    def ensure_scopes(self, c: Any, scopes: Iterable[Scope], at: datetime) -> None:
+        """Register ``scopes`` (in key order: two transactions never wait on each other)."""
+        when = self.dialect.ts(at)
+        c.executemany(
+            "INSERT INTO scopes VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
+            [(s.key, s.tenant, s.agent, s.user, when) for s in sorted(set(scopes), key=str)],
         )
 
 

@@ -11,15 +11,19 @@ from typing import Any
 
 from reverie.hashing import canonical_json
 from reverie.models import Episode, Revision, revision_meta
-from reverie.store.dialect import Dialect
+from reverie.store.records import BundleInfo
+from reverie.store.sql.dialect import Dialect
 
 __all__ = [
+    "BUNDLE_COLUMNS",
     "CLAIMS_AT",
     "CYCLE_COLUMNS",
     "EPISODE_COLUMNS",
     "INSERT_CITATION",
     "LEAN_REVISION_COLUMNS",
+    "PAGE_SELECT",
     "REVISION_COLUMNS",
+    "bundle_row",
     "citation_rows",
     "episode_rows",
     "episode_search_text",
@@ -54,6 +58,14 @@ CYCLE_COLUMNS = (
 def prefixed(alias: str, columns: str) -> str:
     """``columns`` (comma-separated) each qualified by the table ``alias``."""
     return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
+
+
+PAGE_SELECT = (
+    "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
+    + prefixed("r", REVISION_COLUMNS)
+    + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
+)
+"""A page with its current revision: what :meth:`~reverie.store.sql.base.Rows.page` decodes."""
 
 
 def marks(count: int) -> str:
@@ -143,3 +155,20 @@ def citation_rows(tenant: str, rev: Revision) -> list[tuple[str, int, str, str]]
     of its own tenant (an org page those of its tenant's scopes), so ``(tenant, episode id)``
     names each one."""
     return [(rev.page_id, rev.number, tenant, e) for e in rev.citations]
+
+
+BUNDLE_COLUMNS = "hash, scope_key, episodes, bytes, first_seq, last_seq, created_at, restored_at"
+
+
+def bundle_row(d: Dialect, bundle: BundleInfo) -> tuple[Any, ...]:
+    """``bundle`` as a row of :data:`BUNDLE_COLUMNS` in ``d``'s values."""
+    return (
+        bundle.hash,
+        bundle.scope.key,
+        bundle.episodes,
+        bundle.bytes,
+        bundle.first_seq,
+        bundle.last_seq,
+        d.ts(bundle.created_at),
+        d.ts(bundle.restored_at),
+    )

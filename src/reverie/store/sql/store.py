@@ -1,9 +1,15 @@
 """The store contract implemented once, in SQL both backends run (see :mod:`reverie.store.sql`).
 
+:class:`SQLStore` owns a :class:`~reverie.store.sql.base.Backend` for what differs and calls it
+explicitly. What both databases run alike is written here (episodes, pages, revisions, cycles,
+stats, migrations) or as functions of the :class:`~reverie.store.sql.base.Database` in the
+modules beside it, which :class:`SQLStore` names as its methods (``commit = commit.commit``):
+every method's body is one reference away, and nothing calls back through a subclass.
+
 Reads take a scope or an id and filter inside the query. Lists of ids go through
-:meth:`~reverie.store.dialect.Dialect.members`, so SQLite reads them in chunks and PostgreSQL
-in one statement; results that must come out in an order are put in order here, not by the
-chunking.
+:meth:`~reverie.store.sql.dialect.Dialect.members`, so SQLite reads them in chunks and
+PostgreSQL in one statement; results that must come out in an order are put in order here, not
+by the chunking.
 """
 
 from __future__ import annotations
@@ -12,70 +18,117 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from reverie.errors import Conflict, MigrationError, NotFound, StoreDamaged, StoreReadOnly
+from reverie.errors import MigrationError, NotFound, StoreDamaged, StoreReadOnly
 from reverie.models import Cycle, Episode, Page, Revision, Scope
+from reverie.store import erasure as _erasure
 from reverie.store.base import JournalEntry, StoreStats, Strength
-from reverie.store.cumulative import CumulativeSQL
-from reverie.store.erasure import ErasureSQL
-from reverie.store.keys_cache import KeysCacheSQL
-from reverie.store.leases import LeasesSQL
 from reverie.store.migrations import load_migrations
-from reverie.store.plans import PlansSQL
-from reverie.store.sql.commit import CommitSQL
-from reverie.store.sql.rows import CYCLE_COLUMNS, EPISODE_COLUMNS, REVISION_COLUMNS, prefixed
-from reverie.store.vectors import VectorsSQL
+from reverie.store.records import Lease
+from reverie.store.sql import commit as _commit
+from reverie.store.sql import cumulative as _stats
+from reverie.store.sql import keys_cache as _keys
+from reverie.store.sql import leases as _leases
+from reverie.store.sql import plans as _plans
+from reverie.store.sql import vectors as _vectors
+from reverie.store.sql.base import Database
+from reverie.store.sql.rows import CYCLE_COLUMNS, EPISODE_COLUMNS, PAGE_SELECT, REVISION_COLUMNS
 
-__all__ = ["SQLStore", "dedupe_batch"]
+__all__ = ["SQLStore"]
 
-PAGE_SELECT = (
-    "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
-    + prefixed("r", REVISION_COLUMNS)
-    + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
-)
-"""A page with its current revision: what :meth:`SQLBase._page_from_row` decodes."""
 _CYCLE_SELECT = f"SELECT {CYCLE_COLUMNS} FROM cycles"
 _COST_FIELDS = ("model_calls", "cache_hits", "input_tokens", "output_tokens", "model_latency_s")
 
 
-def dedupe_batch(episodes: Sequence[Episode]) -> list[Episode]:
-    """``episodes`` with repeats of one id in one tenant dropped; the same id with other
-    content in the same tenant conflicts."""
-    seen: dict[tuple[str, str], Episode] = {}
-    for ep in episodes:
-        prior = seen.get(key := (ep.scope.tenant, ep.id))
-        if prior is None:
-            seen[key] = ep
-        elif not (
-            ep.same_as(prior.fingerprint(), prior.created_at)
-            or prior.same_as(ep.fingerprint(), ep.created_at)
-        ):
-            raise Conflict(f"episode id {ep.id} appears twice in one batch with different content")
-    return list(seen.values())
+class SQLStore(Database):
+    """A :class:`reverie.store.base.BrainStore` over one :class:`~reverie.store.sql.base.Backend`
+    (:class:`~reverie.store.sqlite.SQLiteStore`, :class:`~reverie.store.postgres.PostgresStore`
+    hand it theirs)."""
 
+    # -- written once, in the modules beside this one ------------------------------------------
 
-class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, CumulativeSQL, ErasureSQL):
-    """A :class:`reverie.store.base.Store` over any SQL backend; subclasses add the connection,
-    ``seq`` assignment, text indexing and search."""
+    append = _commit.append
+    commit = _commit.commit
+    heartbeat_lease = _leases.heartbeat_lease
+    release_lease = _leases.release_lease
+    put_plan = _plans.put_plan
+    plan = _plans.plan
+    plans = _plans.plans
+    settle_plan = _plans.settle_plan
+    cache_get = _keys.cache_get
+    cache_put = _keys.cache_put
+    put_api_key = _keys.put_api_key
+    api_key = _keys.api_key
+    api_keys = _keys.api_keys
+    revoke_api_key = _keys.revoke_api_key
+    record_tally = _stats.record_tally
+    dream_stats = _stats.dream_stats
+    promotions = _stats.promotions
+    meta_get = _vectors.meta_get
+    meta_put = _vectors.meta_put
+    vectors_get = _vectors.vectors_get
+    vectors_put = _vectors.vectors_put
+    vector_rows = _vectors.vector_rows
+    unit_vectors = _vectors.unit_vectors
+    unembedded_episodes = _vectors.unembedded_episodes
+    erasure_episodes = _erasure.erasure_episodes
+    pages_citing_any = _erasure.pages_citing_any
+    pages_containing = _erasure.pages_containing
+    erase = _erasure.erase
+    erasure_receipt = _erasure.erasure_receipt
+    erasure_receipts = _erasure.erasure_receipts
+    finish_erasure = _erasure.finish_erasure
+    tombstones = _erasure.tombstones
+    record_export = _erasure.record_export
+    exports = _erasure.exports
 
-    def close(self) -> None:
-        raise NotImplementedError
-
-    read_only = False
-    """Whether the store was opened on a database it may not write: reads work, a write (or
-    a migration it would need) raises :class:`~reverie.errors.StoreReadOnly`."""
+    # -- what the backend does its own way -----------------------------------------------------
 
     @property
     def name(self) -> str:
         """The database as messages name it."""
-        return self.url
+        return self.backend.name
 
+    def close(self) -> None:
+        self.backend.close()
+
+    def integrity_check(self) -> str:
+        return self.backend.integrity_check()
+
+    def scrub_free_space(self) -> bool:
+        return self.backend.scrub_free_space()
+
+    def search_pages(
+        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)
+    ) -> list[tuple[Page, float]]:
+        return self.backend.search_pages(scope, terms, limit, statuses) if terms else []
+
+    def search_episodes(
+        self, scope: Scope, terms: Sequence[str], limit: int, *, window: int | None = None
+    ) -> list[tuple[Episode, float]]:
+        return self.backend.search_episodes(scope, terms, limit, window) if terms else []
+
+    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
+        """The pages of ``scope`` among ``page_ids``."""
+        return self.backend.pages_by_id(scope, list(dict.fromkeys(page_ids)))
+
+    def acquire_lease(self, scope: Scope, owner: str, ttl: float, now: datetime) -> Lease | None:
+        with self.write() as c:
+            self.ensure_scopes(c, [scope], now)
+            row = self.backend.take_lease(c, scope, owner, ttl, now)
+        return self.decode.lease(row) if row else None
+
+    def claim_due(self, owner: str, ttl: float, now: datetime, limit: int = 1) -> list[Lease]:
+        with self.write() as c:
+            rows = self.backend.claim_due(c, owner, ttl, now, limit)
+        return [self.decode.lease(r) for r in rows]
+
+    # -- migrations ----------------------------------------------------------------------------
     def migrate(self) -> list[str]:
         """Apply pending migrations in order, each in a transaction of its own; the names
         applied. A read-only store applies none: it only checks that none is pending."""
         if self.read_only:
             return self._check_migrated()
-        with self._write() as c:
-            self._lock_for_migration(c)  # IF NOT EXISTS alone races on PostgreSQL's catalogue
+        with self.backend.migration() as c:  # IF NOT EXISTS alone races on PostgreSQL
             c.execute(
                 "CREATE TABLE IF NOT EXISTS _migrations"
                 f" (name TEXT PRIMARY KEY, applied_at {self.dialect.time_type} NOT NULL)"
@@ -85,7 +138,7 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
             for name, sql in load_migrations(self.dialect.name)
             if self._apply_migration(name, sql)
         ]
-        self._after_migrate()
+        self.backend.after_migrate()
         return applied
 
     def _check_migrated(self) -> list[str]:
@@ -101,7 +154,7 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
                 f"database {self.name} is read-only and {state}; run `reverie init` on it once"
                 " with write access, then read it read-only"
             )
-        self._after_migrate()
+        self.backend.after_migrate()
         return []
 
     def _applied_migrations(self) -> list[str]:
@@ -114,44 +167,24 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
             raise
 
     def _apply_migration(self, name: str, sql: str) -> bool:
-        with self._write() as c:
-            self._lock_for_migration(c)
+        with self.backend.migration() as c:
             if c.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
                 return False
             try:
-                self._run_script(c, sql)
+                self.backend.run_script(c, sql)
             except self.dialect.errors as exc:
                 raise MigrationError(f"migration {name} failed: {exc}") from exc
             c.execute("INSERT INTO _migrations VALUES (?, CURRENT_TIMESTAMP)", (name,))
         return True
 
-    def _lock_for_migration(self, c: Any) -> None:
-        """Keep two processes from migrating at once (SQLite's write lock already does)."""
-
-    def _run_script(self, c: Any, sql: str) -> None:
-        raise NotImplementedError
-
-    def _after_migrate(self) -> None:
-        """What the connection needs once the schema is in place."""
-
     def migrations(self) -> list[str]:
-        return [r[0] for r in self._read("SELECT name FROM _migrations ORDER BY name")]
+        return [r[0] for r in self.read("SELECT name FROM _migrations ORDER BY name")]
 
     # -- episodes ---------------------------------------------------------------------------
 
-    def append(self, episodes: Sequence[Episode], *, at: datetime | None = None) -> list[Episode]:
-        unique = dedupe_batch(episodes)
-        if not unique:
-            return []
-        with self._write() as c:
-            existing = self._existing(c, unique)
-            return self._insert_episodes(
-                c, [e for e in unique if (e.scope.tenant, e.id) not in existing], at
-            )
-
     def _episodes_where(self, where: str, params: Sequence[Any]) -> list[Episode]:
-        rows = self._read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
-        return [self._episode_from_row(r) for r in rows]
+        rows = self.read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
+        return [self.decode.episode(r) for r in rows]
 
     def episode(self, episode_id: str, *, tenant: str) -> Episode:
         found = self._episodes_where("tenant = ? AND id = ?", (tenant, episode_id))
@@ -169,7 +202,7 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         firsts = [
             self.dialect.at(row[0])
             for where, params in self.dialect.members("id", list(dict.fromkeys(episode_ids)))
-            for row in self._read(
+            for row in self.read(
                 f"SELECT min(inserted_at) FROM episodes WHERE tenant = ? AND {where}",
                 [tenant, *params],
             )
@@ -187,7 +220,7 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         return self._episodes_where("scope_key = ? ORDER BY seq DESC LIMIT ?", (scope.key, limit))
 
     def marked(self, cycle_id: str) -> list[int]:
-        rows = self._read(
+        rows = self.read(
             "SELECT seq FROM episodes WHERE consolidated_in = ? ORDER BY seq", (cycle_id,)
         )
         return [r[0] for r in rows]
@@ -195,10 +228,10 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
     # -- pages ------------------------------------------------------------------------------
 
     def page(self, page_id: str) -> Page:
-        rows = self._read(PAGE_SELECT + " WHERE p.id = ?", (page_id,))
+        rows = self.read(PAGE_SELECT + " WHERE p.id = ?", (page_id,))
         if not rows:
             raise NotFound(f"no page {page_id}")
-        return self._page_from_row(rows[0])
+        return self.decode.page(rows[0])
 
     def pages(self, scope: Scope, statuses: Iterable[str] | None = None) -> list[Page]:
         sql, params = PAGE_SELECT + " WHERE p.scope_key = ?", [scope.key]
@@ -206,30 +239,26 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
             wanted = list(statuses)
             sql += f" AND p.status IN ({','.join('?' * len(wanted))})"
             params += wanted
-        return [self._page_from_row(r) for r in self._read(sql + " ORDER BY p.rid", params)]
+        return [self.decode.page(r) for r in self.read(sql + " ORDER BY p.rid", params)]
 
     def _pages_where(self, scope: Scope, column: str, values: Iterable[str]) -> list[Page]:
         pages: list[Page] = []
         for where, params in self.dialect.members(f"p.{column}", list(dict.fromkeys(values))):
-            rows = self._read(
+            rows = self.read(
                 PAGE_SELECT + f" WHERE p.scope_key = ? AND {where}", [scope.key, *params]
             )
-            pages += map(self._page_from_row, rows)
+            pages += map(self.decode.page, rows)
         return pages
 
     def pages_by_topic(self, scope: Scope, topic_keys: Iterable[str]) -> dict[str, Page]:
         return {p.topic_key: p for p in self._pages_where(scope, "topic_key", topic_keys)}
-
-    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
-        """The pages of ``scope`` among ``page_ids``."""
-        return {p.id: p for p in self._pages_where(scope, "id", page_ids)}
 
     def pages_citing(self, scope: Scope, episode_ids: Iterable[str]) -> dict[str, list[str]]:
         """Per episode of ``episode_ids``: the active pages of ``scope`` whose current revision
         cites it (recall answers an episode's situation with its page's lesson)."""
         rows: list[Any] = []
         for where, params in self.dialect.members("c.episode_id", list(dict.fromkeys(episode_ids))):
-            rows += self._read(
+            rows += self.read(
                 "SELECT c.episode_id, p.id FROM citations c JOIN pages p ON p.id = c.page_id"
                 " AND c.revision = p.current_revision WHERE c.tenant = ? AND p.scope_key = ?"
                 f" AND p.status = 'active' AND {where}",  # (tenant, episode_id) is indexed
@@ -241,66 +270,54 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         return found
 
     def revisions(self, page_id: str) -> list[Revision]:
-        rows = self._read(
+        rows = self.read(
             f"SELECT {REVISION_COLUMNS} FROM revisions WHERE page_id = ? ORDER BY number",
             (page_id,),
         )
         if not rows:
             raise NotFound(f"no page {page_id}")
-        return [self._revision_from_row(r) for r in rows]
+        return [self.decode.revision(r) for r in rows]
 
     def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
         """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``'s pages,
         nothing decoded: what an integrity check compares across time."""
-        rows = self._read(
+        rows = self.read(
             "SELECT r.page_id, r.number, r.hash, r.author, r.cycle_id FROM revisions r"
             " JOIN pages p ON p.id = r.page_id WHERE p.scope_key = ? ORDER BY r.page_id, r.number",
             (scope.key,),
         )
         return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
 
-    # -- search: scores are positive, higher is better; scope filtered inside the query ------
-
-    def search_pages(
-        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)
-    ) -> list[tuple[Page, float]]:
-        raise NotImplementedError
-
-    def search_episodes(
-        self, scope: Scope, terms: Sequence[str], limit: int, *, window: int | None = None
-    ) -> list[tuple[Episode, float]]:
-        raise NotImplementedError
-
     # -- cycles -----------------------------------------------------------------------------
 
     def checkpoint(self, scope: Scope) -> int:
-        rows = self._read("SELECT seq FROM checkpoints WHERE scope_key = ?", (scope.key,))
+        rows = self.read("SELECT seq FROM checkpoints WHERE scope_key = ?", (scope.key,))
         return int(rows[0][0]) if rows else 0
 
     def cycle(self, cycle_id: str) -> Cycle:
-        rows = self._read(_CYCLE_SELECT + " WHERE id = ?", (cycle_id,))
+        rows = self.read(_CYCLE_SELECT + " WHERE id = ?", (cycle_id,))
         if not rows:
             raise NotFound(f"no cycle {cycle_id}")
-        return self._cycle_from_row(rows[0])
+        return self.decode.cycle(rows[0])
 
     def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]:
         where, params = (" WHERE scope_key = ?", [scope.key]) if scope else ("", [])
-        rows = self._read(_CYCLE_SELECT + where + " ORDER BY n DESC LIMIT ?", [*params, limit])
-        return [self._cycle_from_row(r) for r in rows]
+        rows = self.read(_CYCLE_SELECT + where + " ORDER BY n DESC LIMIT ?", [*params, limit])
+        return [self.decode.cycle(r) for r in rows]
 
     def cycles_after(self, cycle_id: str) -> list[Cycle]:
         """Cycles of the same scope recorded after ``cycle_id``, oldest first."""
-        rows = self._read(
+        rows = self.read(
             _CYCLE_SELECT + " WHERE scope_key = (SELECT scope_key FROM cycles WHERE id = ?)"
             " AND n > (SELECT n FROM cycles WHERE id = ?) ORDER BY n",
             (cycle_id, cycle_id),
         )
-        return [self._cycle_from_row(r) for r in rows]
+        return [self.decode.cycle(r) for r in rows]
 
     def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:
         found: dict[str, Strength] = {}
         for where, params in self.dialect.members("o.page_id", list(dict.fromkeys(page_ids))):
-            rows = self._read(
+            rows = self.read(
                 "SELECT o.page_id, sum(o.episodes), count(*), max(o.last_seen) FROM observations o"
                 f" JOIN cycles c ON c.id = o.cycle_id WHERE c.undone_at IS NULL AND {where}"
                 " GROUP BY o.page_id",
@@ -313,7 +330,7 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         return found
 
     def journal(self, scope: Scope, limit: int = 50) -> list[JournalEntry]:
-        rows = self._read(
+        rows = self.read(
             "SELECT cycle_id, created_at, text FROM journal WHERE scope_key = ?"
             " ORDER BY n DESC LIMIT ?",
             (scope.key, limit),
@@ -321,32 +338,32 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         return [JournalEntry(scope, r[0], self.dialect.at(r[1]), r[2]) for r in reversed(rows)]
 
     def scopes(self) -> list[Scope]:
-        keys = [r[0] for r in self._read("SELECT scope_key FROM scopes")]
+        keys = [r[0] for r in self.read("SELECT scope_key FROM scopes")]
         if not all(isinstance(k, str) for k in keys):
             raise StoreDamaged("a scope row holds no key: the database file is damaged")
-        return [self._scope(key) for key in sorted(keys)]
+        return [self.decode.scope(key) for key in sorted(keys)]
 
     def pending_scopes(self) -> list[Scope]:
         """Scopes with episodes past their checkpoint that no cycle has consolidated."""
-        rows = self._read(
+        rows = self.read(
             "SELECT s.scope_key FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
             " WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.scope_key = s.scope_key"
             " AND e.seq > COALESCE(c.seq, 0) AND e.consolidated_in IS NULL)"
         )
-        return [self._scope(key) for key in sorted(r[0] for r in rows)]
+        return [self.decode.scope(key) for key in sorted(r[0] for r in rows)]
 
     # -- stats ------------------------------------------------------------------------------
 
     def stats(self, scope: Scope | None = None) -> StoreStats:
         where, params = ("WHERE scope_key = ?", [scope.key]) if scope else ("", [])
-        ep = self._read(f"SELECT count(*), count(consolidated_in) FROM episodes {where}", params)[0]
-        pg = self._read(
+        ep = self.read(f"SELECT count(*), count(consolidated_in) FROM episodes {where}", params)[0]
+        pg = self.read(
             f"SELECT count(*), count(CASE WHEN status = 'active' THEN 1 END) FROM pages {where}",
             params,
         )[0]
         rev_where = "WHERE page_id IN (SELECT id FROM pages WHERE scope_key = ?)" if scope else ""
-        revs = self._read(f"SELECT count(*) FROM revisions {rev_where}", params)[0][0]
-        cyc = self._read(f"SELECT count(*) FROM cycles {where}", params)[0][0]
+        revs = self.read(f"SELECT count(*) FROM revisions {rev_where}", params)[0][0]
+        cyc = self.read(f"SELECT count(*) FROM cycles {where}", params)[0][0]
         return StoreStats(
             episodes=ep[0],
             consolidated=ep[1],
@@ -363,7 +380,7 @@ class SQLStore(CommitSQL, KeysCacheSQL, PlansSQL, LeasesSQL, VectorsSQL, Cumulat
         sums = ", ".join(
             f"coalesce(sum({self.dialect.json_number('report', f)}), 0)" for f in _COST_FIELDS
         )
-        row = self._read(f"SELECT {sums} FROM cycles {where}", params)[0]
+        row = self.read(f"SELECT {sums} FROM cycles {where}", params)[0]
         cost: dict[str, Any] = {f: int(v) for f, v in zip(_COST_FIELDS, row, strict=True)}
         cost["model_latency_s"] = round(float(row[-1]), 6)
         return cost

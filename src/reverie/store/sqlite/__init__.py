@@ -8,8 +8,8 @@ sort as they compare.
 
 The SQL it shares with PostgreSQL is :class:`reverie.store.sql.store.SQLStore`'s; what is
 SQLite's own is here: the connection, ``seq``, the contentless FTS5 tables and their BM25
-search, the read-then-write lease claim, the cold-tier stubs (:mod:`reverie.store.archive`) and
-the scheduler's rows (:mod:`reverie.store.schedule`).
+search, the read-then-write lease claim, the cold-tier stubs (:mod:`.archive`) and the
+scheduler's rows (:mod:`reverie.store.sqlite.schedule`).
 """
 
 from __future__ import annotations
@@ -25,13 +25,11 @@ from typing import Any
 
 from reverie.errors import StoreReadOnly
 from reverie.models import Episode, Page, Revision, Scope
-from reverie.store.archive import SQLiteArchive, is_stub
-from reverie.store.base import Lease
-from reverie.store.dialect import SQLiteDialect, lease_time
 from reverie.store.failures import store_failure
 from reverie.store.migrations import split_statements
-from reverie.store.schedule import SQLiteSchedule
-from reverie.store.sql.base import decode_revision
+from reverie.store.records import is_stub
+from reverie.store.sql.base import Rows, decode_revision
+from reverie.store.sql.dialect import Dialect, SQLiteDialect, lease_time
 from reverie.store.sql.rows import (
     CLAIMS_AT,
     EPISODE_COLUMNS,
@@ -44,11 +42,12 @@ from reverie.store.sql.rows import (
     scope_token,
 )
 from reverie.store.sql.store import SQLStore
+from reverie.store.sqlite import archive as _archive
+from reverie.store.sqlite import schedule as _schedule
 from reverie.store.sqlite.target import MEMORY, sqlite_target
 
-__all__ = ["EPISODE_COLUMNS", "SQLiteStore", "episode_search_text", "fts_phrase", "scope_token"]
+__all__ = ["SQLiteBackend", "SQLiteStore"]
 
-_DECODED_REVISIONS = 1024
 _EPISODE_MARKS = marks(INSERT_COLUMNS.count(",") + 1)
 _DUE = (
     "SELECT s.scope_key FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
@@ -63,20 +62,58 @@ _DUE = (
 """Scopes with episodes past their checkpoint, no live lease and no plan awaiting review."""
 
 
-class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
-    """A :class:`reverie.store.base.Store` on one SQLite file (or ``:memory:``)."""
-
-    dialect = SQLiteDialect()
+class SQLiteStore(SQLStore):
+    """A :class:`reverie.store.base.BrainStore` on one SQLite file (or ``:memory:``), with the
+    cold tier (:class:`~reverie.store.base.ArchiveStore`) and the scheduler's rows
+    (:class:`~reverie.store.base.ScheduleStore`), which only SQLite keeps."""
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000) -> None:
         """Open ``path``: a file (its folder created if missing), ``:memory:``, or a SQLite
         ``file:`` URI. A file this process may not write, or a ``mode=ro`` URI, opens
         read-only (:mod:`reverie.store.sqlite.target`): reads work, writes raise
         :class:`~reverie.errors.StoreReadOnly`."""
-        super().__init__()
-        target = sqlite_target(str(path))
+        self.backend: SQLiteBackend = SQLiteBackend(str(path), busy_timeout_ms)
+        super().__init__(self.backend)
+        self.path = self.backend.path
+
+    archive_candidates = _archive.archive_candidates
+    archive_commit = _archive.archive_commit
+    archive_restore = _archive.archive_restore
+    archive_bundles = _archive.archive_bundles
+    archive_locations = _archive.archive_locations
+    archive_bundles_of_cycle = _archive.archive_bundles_of_cycle
+    schedule_record = _schedule.schedule_record
+    schedule_records = _schedule.schedule_records
+    schedule_claim = _schedule.schedule_claim
+    schedule_finish = _schedule.schedule_finish
+
+    # -- raw tables, for copying a brain elsewhere (reverie.store.copy) -------------------------
+
+    def tables(self) -> list[tuple[str, str | None]]:
+        """``(name, sql)`` of every table in the database file, shadow tables included."""
+        return self.read("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+
+    def columns(self, table: str) -> list[str]:
+        """The column names of ``table``, in order."""
+        return [r[1] for r in self.read(f'PRAGMA table_info("{table}")')]
+
+    def rows(self, table: str, columns: Sequence[str], batch: int = 5000) -> Iterator[Any]:
+        """Every row of ``table`` (``columns`` only), read ``batch`` at a time."""
+        return self.backend.stream(table, columns, batch)
+
+
+class SQLiteBackend:
+    """SQLite's side of :class:`~reverie.store.sql.base.Backend`: one connection under a
+    lock, ``seq`` from ``sqlite_sequence``, contentless FTS5 tables and their BM25 search, the
+    read-then-write lease claim under the database's one write lock."""
+
+    def __init__(self, path: str, busy_timeout_ms: int) -> None:
+        self.dialect: Dialect = SQLiteDialect()
+        self.decode = Rows(self.dialect, cache=True)
+        target = sqlite_target(path)
         self.path = target.file
         self.read_only = target.read_only
+        self.name = self.path
         self.url = "sqlite:///" + self.path if self.path != MEMORY else "sqlite://:memory:"
         if self.path != MEMORY and not target.uri:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -91,12 +128,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         except sqlite3.Error as exc:
             raise store_failure(exc).error(self.path) from exc
         self._lock = threading.RLock()
-        self._decoded: dict[tuple[Any, ...], Revision] = {}
         self._pragmas(busy_timeout_ms)
-
-    @property
-    def name(self) -> str:
-        return self.path
 
     def _pragmas(self, busy_timeout_ms: int) -> None:
         c = self._conn
@@ -109,7 +141,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
     # -- plumbing ---------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[sqlite3.Connection]:
         if self.read_only:
             raise StoreReadOnly(
                 f"database {self.name} is open read-only; give reverie write access to it and"
@@ -128,7 +160,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
             else:
                 self._conn.execute("COMMIT")
 
-    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
@@ -136,18 +168,24 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         with self._lock:
             self._conn.close()
 
-    def _apply_migration(self, name: str, sql: str) -> bool:
-        """Run a migration with foreign keys off, as SQLite's procedure for changing a table
-        by rebuilding it asks (the pragma is a no-op inside a transaction, so it is set
-        around it); :meth:`_run_script` checks every key before the migration commits."""
+    @contextmanager
+    def migration(self) -> Iterator[sqlite3.Connection]:
+        """A migration's transaction with foreign keys off, as SQLite's procedure for changing
+        a table by rebuilding it asks (the pragma is a no-op inside a transaction, so it is set
+        around it); :meth:`run_script` checks every key before the migration commits. The write
+        lock keeps other migrators out."""
         with self._lock:
             self._conn.execute("PRAGMA foreign_keys = OFF")
             try:
-                return super()._apply_migration(name, sql)
+                with self.write() as c:
+                    yield c
             finally:
                 self._conn.execute("PRAGMA foreign_keys = ON")
 
-    def _run_script(self, c: sqlite3.Connection, sql: str) -> None:
+    def after_migrate(self) -> None:
+        """Nothing: the connection needs no set-up once the schema is there."""
+
+    def run_script(self, c: sqlite3.Connection, sql: str) -> None:
         for statement in split_statements(sql):
             c.execute(statement)
         broken = c.execute("PRAGMA foreign_key_check").fetchmany(3)
@@ -159,19 +197,9 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
             )
 
     def integrity_check(self) -> str:
-        return str(self._read("PRAGMA integrity_check")[0][0])
+        return str(self.read("PRAGMA integrity_check")[0][0])
 
-    # -- raw tables, for copying a brain elsewhere (reverie.store.copy) -------------------------
-
-    def tables(self) -> list[tuple[str, str | None]]:
-        """``(name, sql)`` of every table in the database file, shadow tables included."""
-        return self._read("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
-
-    def columns(self, table: str) -> list[str]:
-        """The column names of ``table``, in order."""
-        return [r[1] for r in self._read(f'PRAGMA table_info("{table}")')]
-
-    def rows(self, table: str, columns: Sequence[str], batch: int = 5000) -> Iterator[Any]:
+    def stream(self, table: str, columns: Sequence[str], batch: int) -> Iterator[Any]:
         """Every row of ``table`` (``columns`` only), read ``batch`` at a time."""
         names = ", ".join(f'"{name}"' for name in columns)
         with self._lock:
@@ -181,7 +209,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
 
     # -- what only SQLite does: seq, FTS5 ----------------------------------------------------
 
-    def _store_episodes(
+    def store_episodes(
         self, c: sqlite3.Connection, episodes: Sequence[Episode], at: datetime
     ) -> list[Episode]:
         tokens = {key: scope_token(key) for key in {e.scope.key for e in episodes}}
@@ -203,7 +231,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
     # -- erasure: the contentless index forgets a row only by its values, then a merge ---------
 
     @contextmanager
-    def _secure(self) -> Iterator[None]:
+    def secure(self) -> Iterator[None]:
         """Deleted content overwritten with zeros while inside (``secure_delete``)."""
         with self._lock:
             self._conn.execute("PRAGMA secure_delete = ON")
@@ -212,7 +240,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
             finally:
                 self._conn.execute("PRAGMA secure_delete = OFF")
 
-    def _unindex_episodes(self, c: sqlite3.Connection, seqs: Sequence[int]) -> None:
+    def unindex_episodes(self, c: sqlite3.Connection, seqs: Sequence[int]) -> None:
         """FTS5 ``delete`` with the values indexed, read inside the transaction (an archived
         stub's entry went when it was stubbed)."""
         for chunk in _chunks(list(seqs)):
@@ -220,17 +248,17 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
                 f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq IN ({marks(len(chunk))})",
                 chunk,
             ).fetchall()
-            live = [e for e in map(self._episode_from_row, rows) if not is_stub(e)]
+            live = [e for e in map(self.decode.episode, rows) if not is_stub(e)]
             c.executemany(
                 "INSERT INTO episodes_fts(episodes_fts, rowid, scope, body)"
                 " VALUES ('delete', ?, ?, ?)",
                 [(e.seq, scope_token(e.scope.key), episode_search_text(e)) for e in live],
             )
 
-    def _unindex_page(self, c: sqlite3.Connection, rid: int) -> None:
+    def unindex_page(self, c: sqlite3.Connection, rid: int) -> None:
         c.execute("DELETE FROM pages_fts WHERE rowid = ?", (rid,))
 
-    def _compact_text_index(self, c: sqlite3.Connection) -> None:
+    def compact_text_index(self, c: sqlite3.Connection) -> None:
         """Merge every segment: a deleted row's terms stay in older segments until then."""
         for table in ("episodes_fts", "pages_fts"):
             c.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
@@ -245,7 +273,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
             busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         return not busy
 
-    def _index_page(
+    def index_page(
         self, c: sqlite3.Connection, rid: int, scope: Scope, rev: Revision, fresh: bool
     ) -> None:
         if not fresh:
@@ -257,17 +285,22 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
 
     # -- leases: read, then write, under the database's one write lock -------------------------
 
-    def acquire_lease(self, scope: Scope, owner: str, ttl: float, now: datetime) -> Lease | None:
-        with self._write() as c:
-            self._ensure_scopes(c, [scope], now)
-            row = _take(c, scope.key, owner, ttl, now)
-        return self._lease(row) if row else None
+    def lock_scope(self, c: sqlite3.Connection, scope: Scope) -> None:
+        """Nothing: the write transaction holds the whole database."""
 
-    def claim_due(self, owner: str, ttl: float, now: datetime, limit: int = 1) -> list[Lease]:
-        with self._write() as c:
-            due = [r[0] for r in c.execute(_DUE, (self.dialect.lease_ts(now), limit)).fetchall()]
-            rows = [_take(c, key, owner, ttl, now) for key in due]
-        return [self._lease(r) for r in rows if r is not None]
+    def ensure_vector_index(self, c: sqlite3.Connection, dim: int) -> None:
+        """Nothing: SQLite keeps no vector index (recall's is in memory)."""
+
+    def take_lease(
+        self, c: sqlite3.Connection, scope: Scope, owner: str, ttl: float, now: datetime
+    ) -> Sequence[Any] | None:
+        return _take(c, scope.key, owner, ttl, now)
+
+    def claim_due(
+        self, c: sqlite3.Connection, owner: str, ttl: float, now: datetime, limit: int
+    ) -> list[Sequence[Any]]:
+        due = [r[0] for r in c.execute(_DUE, (self.dialect.lease_ts(now), limit)).fetchall()]
+        return [row for key in due if (row := _take(c, key, owner, ttl, now)) is not None]
 
     # -- pages, as recall reads them ---------------------------------------------------------
 
@@ -283,47 +316,30 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         change is a new row), so the other columns, the hash among them, name the claims; a
         page's claims cite every episode they stand on and reach tens of kilobytes, which
         recall would otherwise copy and hash on every query. ``verify`` reads full rows."""
-        rows = self._read(self._LEAN_PAGE_SELECT + where, params)
+        rows = self.read(self._LEAN_PAGE_SELECT + where, params)
         keys = {r[1]: ("lean", *r[7:]) for r in rows}
         # Taken from the cache once, up front: decoding a missing one may clear the cache
         # (it is bounded), and another thread may clear it too, mid-read.
-        known = {rowid: self._decoded.get(key) for rowid, key in keys.items()}
+        known = {rowid: self.decode.cached(key) for rowid, key in keys.items()}
         claims: dict[int, str] = {}
         for chunk in _chunks([rowid for rowid, rev in known.items() if rev is None]):
             sql = f"SELECT rowid, claims FROM revisions WHERE rowid IN ({marks(len(chunk))})"
-            claims.update(self._read(sql, chunk))
+            claims.update(self.read(sql, chunk))
         pages: dict[int, Page] = {}
         for r in rows:
             revision = known[r[1]]
             if revision is None:
                 lean = r[7:]
                 full = (*lean[:CLAIMS_AT], claims[r[1]], *lean[CLAIMS_AT:])
-                revision = self._remember(keys[r[1]], decode_revision(self.dialect, full))
-            pages[r[0]] = self._page(r[2:], revision)
+                revision = self.decode.remember(keys[r[1]], decode_revision(self.dialect, full))
+            pages[r[0]] = self.decode.page_with(r[2:], revision)
         return pages
 
-    def _revision_from_row(self, r: Sequence[Any]) -> Revision:
-        """Decode a revision row; decoded revisions are cached by the row's full content.
-
-        Revisions are immutable, so a row read again decodes to the same object; keying on every
-        column (not just the id) means a row changed behind our back is decoded afresh, so
-        ``verify`` still sees the bytes on disk. Bounded: the cache is cleared when full.
-        """
-        key = tuple(r)
-        cached = self._decoded.get(key)
-        return self._remember(key, decode_revision(self.dialect, r)) if cached is None else cached
-
-    def _remember(self, key: tuple[Any, ...], revision: Revision) -> Revision:
-        if len(self._decoded) >= _DECODED_REVISIONS:
-            self._decoded.clear()
-        self._decoded[key] = revision
-        return revision
-
-    def pages_by_id(self, scope: Scope, page_ids: Iterable[str]) -> dict[str, Page]:
+    def pages_by_id(self, scope: Scope, page_ids: Sequence[str]) -> dict[str, Page]:
         """The pages of ``scope`` among ``page_ids``, in one read per 500 ids, claims decoded only
         for revisions not decoded before."""
         found: dict[str, Page] = {}
-        for where, params in self.dialect.members("p.id", list(dict.fromkeys(page_ids))):
+        for where, params in self.dialect.members("p.id", page_ids):
             found.update(
                 (p.id, p)
                 for p in self._lean_pages(
@@ -336,7 +352,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
 
     @staticmethod
     def _match(scope: Scope, column: str, terms: Sequence[str]) -> str:
-        return f"scope : {scope_token(scope.key)} AND {SQLiteStore._any_of(column, terms)}"
+        return f"scope : {scope_token(scope.key)} AND {SQLiteBackend._any_of(column, terms)}"
 
     @staticmethod
     def _any_of(column: str, terms: Sequence[str]) -> str:
@@ -344,13 +360,11 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         return f"{column} : ({' OR '.join(fts_phrase(t) for t in terms)})"
 
     def search_pages(
-        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)
+        self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str]
     ) -> list[tuple[Page, float]]:
-        if not terms:
-            return []
         wanted = list(statuses)
         match = self._match(scope, "{title body}", terms)
-        rows = self._read(
+        rows = self.read(
             "SELECT f.rowid, -bm25(pages_fts, 0, 0, 2.0, 1.0) AS score FROM pages_fts f"
             " WHERE pages_fts MATCH ? ORDER BY bm25(pages_fts, 0, 0, 2.0, 1.0) LIMIT ?",
             (match, limit * 3),
@@ -369,7 +383,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         """The page rids in ``scores`` of ``scope`` with one of ``statuses``, best score first."""
         if not scores:
             return []
-        rows = self._read(
+        rows = self.read(
             f"SELECT rid FROM pages WHERE rid IN ({','.join('?' * len(scores))}) AND scope_key = ?"
             f" AND status IN ({','.join('?' * len(statuses))}) ORDER BY rid",
             [*scores, scope.key, *statuses],
@@ -377,10 +391,8 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         return sorted((r[0] for r in rows), key=lambda rid: -scores[rid])
 
     def search_episodes(
-        self, scope: Scope, terms: Sequence[str], limit: int, *, window: int | None = None
+        self, scope: Scope, terms: Sequence[str], limit: int, window: int | None
     ) -> list[tuple[Episode, float]]:
-        if not terms:
-            return []
         # Rank inside the FTS table first, then read only the top rows: joining every match
         # before sorting costs a row lookup per match (tens of thousands for common terms).
         # With a window, only the newest `window` matches are scored: FTS5 walks the doclists
@@ -391,12 +403,12 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
             ranked = self._ranked_scoped(scope, terms, limit, window)
         if not ranked:
             return []
-        rows = self._read(
+        rows = self.read(
             f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE seq IN ({marks(len(ranked))})"
             " AND scope_key = ?",
             [*(seq for seq, _ in ranked), scope.key],
         )
-        found = {r[0]: self._episode_from_row(r) for r in rows}
+        found = {r[0]: self.decode.episode(r) for r in rows}
         return [(found[seq], -rank) for seq, rank in ranked if seq in found]
 
     def _ranked_scoped(
@@ -409,7 +421,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         if window is not None:
             candidates += " ORDER BY rowid DESC LIMIT ?"
             params.append(window)
-        return self._read(
+        return self.read(
             f"SELECT rowid, rank FROM ({candidates}) ORDER BY rank, rowid DESC LIMIT ?",
             (*params, limit),
         )
@@ -427,7 +439,7 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         has any) and the same scores (the scope column weighs 0). Checked after the bounds are
         read, and rowids only grow (AUTOINCREMENT), so an episode of another scope stored
         meanwhile lies past the window."""
-        bounds = self._read(
+        bounds = self.read(
             "SELECT min(rowid), max(rowid) FROM (SELECT rowid FROM episodes_fts"
             " WHERE episodes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
             (self._match(scope, "body", terms), window),
@@ -435,14 +447,14 @@ class SQLiteStore(SQLiteArchive, SQLiteSchedule, SQLStore):
         low, high = bounds[0]
         if low is None:
             return []
-        others = self._read(
+        others = self.read(
             "SELECT EXISTS(SELECT 1 FROM episodes WHERE scope_key < ?)"
             " OR EXISTS(SELECT 1 FROM episodes WHERE scope_key > ?)",
             (scope.key, scope.key),
         )
         if others[0][0]:
             return None
-        return self._read(
+        return self.read(
             "SELECT rowid, bm25(episodes_fts, 0, 1.0) AS rank FROM episodes_fts"
             " WHERE episodes_fts MATCH ? AND rowid BETWEEN ? AND ?"
             " ORDER BY rank, rowid DESC LIMIT ?",

@@ -1,6 +1,6 @@
 -- PostgreSQL port of ../0007_schedule.sql: the scheduler's state and the cold tier's
 -- index. The tables are here so `reverie migrate` copies them; the store methods that use them
--- (reverie.store.schedule, reverie.store.archive) are SQLite-only for now.
+-- (reverie.store.sqlite.schedule, reverie.store.sqlite.archive) are SQLite-only for now.
 CREATE TABLE schedule_state (
     scope_key TEXT PRIMARY KEY REFERENCES scopes(scope_key),
     first_seen TIMESTAMPTZ NOT NULL,

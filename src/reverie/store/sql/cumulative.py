@@ -19,10 +19,10 @@ from typing import Any
 
 from reverie.models import Scope
 from reverie.store.base import CycleTally, DreamStats, PromotionRecord
-from reverie.store.dialect import Dialect
-from reverie.store.sql.base import SQLBase
+from reverie.store.sql.base import Database
+from reverie.store.sql.dialect import Dialect
 
-__all__ = ["CumulativeSQL", "insert_tally"]
+__all__ = ["dream_stats", "insert_tally", "promotions", "record_tally"]
 
 _STATS_COLUMNS = (
     "scope_key, cycles_completed, cycles_failed, model_calls, cache_hits, input_tokens,"
@@ -76,45 +76,42 @@ def insert_tally(c: Any, d: Dialect, tally: CycleTally) -> None:
     )
 
 
-class CumulativeSQL(SQLBase):
-    """Stats and promotions in the SQL both backends share."""
+def record_tally(db: Database, tally: CycleTally) -> None:
+    with db.write() as c:
+        db.ensure_scopes(c, [tally.scope], tally.at)
+        insert_tally(c, db.dialect, tally)
 
-    def record_tally(self, tally: CycleTally) -> None:
-        with self._write() as c:
-            self._ensure_scopes(c, [tally.scope], tally.at)
-            insert_tally(c, self.dialect, tally)
 
-    def dream_stats(self, scope: Scope | None = None) -> list[DreamStats]:
-        where, params = (" WHERE scope_key = ?", [scope.key]) if scope else ("", [])
-        rows = self._read(
-            f"SELECT {_STATS_COLUMNS} FROM dream_stats{where} ORDER BY scope_key", params
+def dream_stats(db: Database, scope: Scope | None = None) -> list[DreamStats]:
+    where, params = (" WHERE scope_key = ?", [scope.key]) if scope else ("", [])
+    rows = db.read(f"SELECT {_STATS_COLUMNS} FROM dream_stats{where} ORDER BY scope_key", params)
+    when = db.dialect.when
+    return [
+        DreamStats(
+            scope=db.decode.scope(r[0]),
+            **{name: int(v) for name, v in zip(_ADDED[:6], r[1:7], strict=True)},
+            duration_s=round(float(r[7]), 6),
+            episodes=int(r[8]),
+            last_completed_at=when(r[9]),
+            last_failed_at=when(r[10]),
+            last_error=r[11],
         )
-        when = self.dialect.when
-        return [
-            DreamStats(
-                scope=self._scope(r[0]),
-                **{name: int(v) for name, v in zip(_ADDED[:6], r[1:7], strict=True)},
-                duration_s=round(float(r[7]), 6),
-                episodes=int(r[8]),
-                last_completed_at=when(r[9]),
-                last_failed_at=when(r[10]),
-                last_error=r[11],
-            )
-            for r in rows
-        ]
+        for r in rows
+    ]
 
-    def promotions(self, scope: Scope) -> list[PromotionRecord]:
-        if scope.is_org:  # every scope of the tenant: "tenant/…"
-            prefix = scope.tenant + "/"
-            where, param = f"substr(source_scope, 1, {len(prefix)}) = ?", prefix
-        else:
-            where, param = "source_scope = ?", scope.key
-        rows = self._read(
-            f"SELECT {_PROMOTION_COLUMNS} FROM promotions WHERE {where} ORDER BY org_page_id",
-            [param],
-        )
-        at = self.dialect.at
-        return [
-            PromotionRecord(r[0], r[1], self._scope(r[2]), int(r[3]), at(r[4]), at(r[5]), r[6])
-            for r in rows
-        ]
+
+def promotions(db: Database, scope: Scope) -> list[PromotionRecord]:
+    if scope.is_org:  # every scope of the tenant: "tenant/…"
+        prefix = scope.tenant + "/"
+        where, param = f"substr(source_scope, 1, {len(prefix)}) = ?", prefix
+    else:
+        where, param = "source_scope = ?", scope.key
+    rows = db.read(
+        f"SELECT {_PROMOTION_COLUMNS} FROM promotions WHERE {where} ORDER BY org_page_id",
+        [param],
+    )
+    at = db.dialect.at
+    return [
+        PromotionRecord(r[0], r[1], db.decode.scope(r[2]), int(r[3]), at(r[4]), at(r[5]), r[6])
+        for r in rows
+    ]

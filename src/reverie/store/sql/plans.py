@@ -31,18 +31,22 @@ from pydantic import TypeAdapter, ValidationError
 from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.hashing import content_hash
 from reverie.models import Revision, Scope
-from reverie.store.dialect import Dialect
 from reverie.store.records import Changeset, PendingPlan, PlanStatus
-from reverie.store.sql.base import SQLBase
+from reverie.store.sql.base import Database
+from reverie.store.sql.dialect import Dialect
 
 __all__ = [
     "PendingPlan",
     "PlanStatus",
-    "PlansSQL",
     "blank_changeset",
     "dump_changeset",
     "load_changeset",
+    "plan",
     "plan_id_for",
+    "plans",
+    "put_plan",
+    "settle_applied",
+    "settle_plan",
 ]
 
 FORMAT = 1
@@ -138,81 +142,81 @@ def _pending_of(c: Any, scope_key: str) -> str | None:
     return str(row[0]) if row else None
 
 
-class PlansSQL(SQLBase):
-    """Plans (:class:`~reverie.store.base.BrainStore`) in the SQL both backends share."""
+def _plan_from_row(db: Database, r: Sequence[Any]) -> PendingPlan:
+    data = r[7] if isinstance(r[7], dict) else json.loads(r[7])
+    return PendingPlan(
+        id=r[0],
+        scope=db.decode.scope(r[1]),
+        cycle_id=r[2],
+        status=PlanStatus(r[3]),
+        created_at=db.dialect.at(r[4]),
+        settled_at=db.dialect.when(r[5]),
+        reason=r[6],
+        changes=load_changeset(data),
+    )
 
-    def _plan_from_row(self, r: Sequence[Any]) -> PendingPlan:
-        data = r[7] if isinstance(r[7], dict) else json.loads(r[7])
-        return PendingPlan(
-            id=r[0],
-            scope=self._scope(r[1]),
-            cycle_id=r[2],
-            status=PlanStatus(r[3]),
-            created_at=self.dialect.at(r[4]),
-            settled_at=self.dialect.when(r[5]),
-            reason=r[6],
-            changes=load_changeset(data),
-        )
 
-    def put_plan(self, plan: PendingPlan) -> None:
-        d = self.dialect
-        try:
-            with self._write() as c:
-                self._ensure_scopes(c, [plan.scope], plan.created_at)
-                waiting = _pending_of(c, plan.scope.key)
-                if waiting is not None:
-                    raise PlanPending(waiting, plan.scope.key)
-                c.execute(
-                    f"INSERT INTO pending_plans ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
-                    (
-                        plan.id,
-                        plan.scope.key,
-                        plan.cycle_id,
-                        str(plan.status),
-                        d.ts(plan.created_at),
-                        d.ts(plan.settled_at),
-                        plan.reason,
-                        json.dumps(dump_changeset(plan.changes), ensure_ascii=False),
-                    ),
-                )
-        except d.duplicate as exc:  # a concurrent review of the scope got there first
-            raise Conflict(f"plan {plan.id} could not be stored: {exc}") from exc
-
-    def plan(self, plan_id: str) -> PendingPlan:
-        rows = self._read(f"SELECT {_COLUMNS} FROM pending_plans WHERE id = ?", (plan_id,))
-        if not rows:
-            raise NotFound(f"no plan {plan_id}")
-        return self._plan_from_row(rows[0])
-
-    def plans(
-        self, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
-    ) -> list[PendingPlan]:
-        where, params = [], []
-        if scope is not None:
-            where.append("scope_key = ?")
-            params.append(scope.key)
-        if status is not None:
-            where.append("status = ?")
-            params.append(str(status))
-        clause = f" WHERE {' AND '.join(where)}" if where else ""
-        rows = self._read(
-            f"SELECT {_COLUMNS} FROM pending_plans{clause}"
-            " ORDER BY created_at DESC, id DESC LIMIT ?",
-            [*params, limit],
-        )
-        return [self._plan_from_row(r) for r in rows]
-
-    def settle_plan(
-        self, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
-    ) -> PendingPlan:
-        with self._write() as c:
-            cur = c.execute(
-                "UPDATE pending_plans SET status = ?, settled_at = ?, reason = ?"
-                " WHERE id = ? AND status = 'pending'",
-                (str(status), self.dialect.ts(at), reason, plan_id),
+def put_plan(db: Database, plan: PendingPlan) -> None:
+    d = db.dialect
+    try:
+        with db.write() as c:
+            db.ensure_scopes(c, [plan.scope], plan.created_at)
+            waiting = _pending_of(c, plan.scope.key)
+            if waiting is not None:
+                raise PlanPending(waiting, plan.scope.key)
+            c.execute(
+                f"INSERT INTO pending_plans ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    plan.id,
+                    plan.scope.key,
+                    plan.cycle_id,
+                    str(plan.status),
+                    d.ts(plan.created_at),
+                    d.ts(plan.settled_at),
+                    plan.reason,
+                    json.dumps(dump_changeset(plan.changes), ensure_ascii=False),
+                ),
             )
-            changed = cur.rowcount == 1
-        plan = self.plan(plan_id)
-        if not changed:
-            raise Conflict(f"plan {plan_id} is {plan.status}, not pending")
-        return plan
+    except d.duplicate as exc:  # a concurrent review of the scope got there first
+        raise Conflict(f"plan {plan.id} could not be stored: {exc}") from exc
+
+
+def plan(db: Database, plan_id: str) -> PendingPlan:
+    rows = db.read(f"SELECT {_COLUMNS} FROM pending_plans WHERE id = ?", (plan_id,))
+    if not rows:
+        raise NotFound(f"no plan {plan_id}")
+    return _plan_from_row(db, rows[0])
+
+
+def plans(
+    db: Database, scope: Scope | None = None, status: PlanStatus | None = None, limit: int = 50
+) -> list[PendingPlan]:
+    where, params = [], []
+    if scope is not None:
+        where.append("scope_key = ?")
+        params.append(scope.key)
+    if status is not None:
+        where.append("status = ?")
+        params.append(str(status))
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = db.read(
+        f"SELECT {_COLUMNS} FROM pending_plans{clause} ORDER BY created_at DESC, id DESC LIMIT ?",
+        [*params, limit],
+    )
+    return [_plan_from_row(db, r) for r in rows]
+
+
+def settle_plan(
+    db: Database, plan_id: str, status: PlanStatus, at: datetime, reason: str | None = None
+) -> PendingPlan:
+    with db.write() as c:
+        cur = c.execute(
+            "UPDATE pending_plans SET status = ?, settled_at = ?, reason = ?"
+            " WHERE id = ? AND status = 'pending'",
+            (str(status), db.dialect.ts(at), reason, plan_id),
+        )
+        changed = cur.rowcount == 1
+    settled = plan(db, plan_id)
+    if not changed:
+        raise Conflict(f"plan {plan_id} is {settled.status}, not pending")
+    return settled

@@ -16,22 +16,27 @@ Time is the caller's ``now`` (worker machines should keep their clocks in sync, 
 the TTL much longer than any clock skew). SQLite takes the write lock up front (``BEGIN
 IMMEDIATE``) and takes a lease by read-then-write; PostgreSQL claims with ``FOR NO KEY UPDATE SKIP
 LOCKED`` and takes a lease in one upsert (:mod:`reverie.store.postgres`). Heartbeats, releases,
-the listing and the commit fence are the same SQL on both (:class:`LeasesSQL`).
+the listing and the commit fence are the same SQL on both (:mod:`reverie.store.sql.leases`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reverie.errors import Conflict, LeaseLost
-from reverie.models import Scope
 from reverie.store.base import Changeset, Lease
-from reverie.store.dialect import Dialect, lease_time
-from reverie.store.sql.base import SQLBase
+from reverie.store.sql.base import Database
+from reverie.store.sql.dialect import Dialect, lease_time
 
-__all__ = ["LEASE_COLUMNS", "RELEASED", "LeasesSQL", "check_lease", "lease_time"]
+__all__ = [
+    "LEASE_COLUMNS",
+    "RELEASED",
+    "check_lease",
+    "heartbeat_lease",
+    "lease_time",
+    "release_lease",
+]
 
 RELEASED = datetime(1, 1, 1, tzinfo=UTC)
 """``expires_at`` of a released lease: before any ``now``."""
@@ -60,43 +65,29 @@ def _shown(d: Dialect, stored: Any) -> str:
     return stored if isinstance(stored, str) else d.lease_at(stored).isoformat()
 
 
-class LeasesSQL(SQLBase):
-    """The lease SQL both backends share; each takes leases its own way."""
+def heartbeat_lease(db: Database, lease: Lease, ttl: float, now: datetime) -> Lease:
+    d = db.dialect
+    with db.write() as c:
+        rows = c.execute(
+            "UPDATE leases SET heartbeat_at = ?, expires_at = ?"
+            f" WHERE scope_key = ? AND owner = ? AND token = ? RETURNING {LEASE_COLUMNS}",
+            (
+                d.lease_ts(now),
+                d.lease_ts(now + timedelta(seconds=ttl)),
+                lease.scope.key,
+                lease.owner,
+                lease.token,
+            ),
+        ).fetchall()  # RETURNING: read to the end, so the statement is done before COMMIT
+    if not rows:
+        raise LeaseLost(f"the lease on {lease.scope.key} was taken over; stop working on it")
+    return db.decode.lease(rows[0])
 
-    def _lease(self, row: Sequence[Any]) -> Lease:
-        d = self.dialect
-        return Lease(
-            self._scope(row[0]), row[1], int(row[2]), d.lease_at(row[3]), d.lease_at(row[4])
+
+def release_lease(db: Database, lease: Lease) -> bool:
+    with db.write() as c:
+        cur = c.execute(
+            "UPDATE leases SET expires_at = ? WHERE scope_key = ? AND owner = ? AND token = ?",
+            (db.dialect.lease_ts(RELEASED), lease.scope.key, lease.owner, lease.token),
         )
-
-    def acquire_lease(self, scope: Scope, owner: str, ttl: float, now: datetime) -> Lease | None:
-        raise NotImplementedError
-
-    def claim_due(self, owner: str, ttl: float, now: datetime, limit: int = 1) -> list[Lease]:
-        raise NotImplementedError
-
-    def heartbeat_lease(self, lease: Lease, ttl: float, now: datetime) -> Lease:
-        d = self.dialect
-        with self._write() as c:
-            rows = c.execute(
-                "UPDATE leases SET heartbeat_at = ?, expires_at = ?"
-                f" WHERE scope_key = ? AND owner = ? AND token = ? RETURNING {LEASE_COLUMNS}",
-                (
-                    d.lease_ts(now),
-                    d.lease_ts(now + timedelta(seconds=ttl)),
-                    lease.scope.key,
-                    lease.owner,
-                    lease.token,
-                ),
-            ).fetchall()  # RETURNING: read to the end, so the statement is done before COMMIT
-        if not rows:
-            raise LeaseLost(f"the lease on {lease.scope.key} was taken over; stop working on it")
-        return self._lease(rows[0])
-
-    def release_lease(self, lease: Lease) -> bool:
-        with self._write() as c:
-            cur = c.execute(
-                "UPDATE leases SET expires_at = ? WHERE scope_key = ? AND owner = ? AND token = ?",
-                (self.dialect.lease_ts(RELEASED), lease.scope.key, lease.owner, lease.token),
-            )
-            return bool(cur.rowcount == 1)
+        return bool(cur.rowcount == 1)
