@@ -1,5 +1,6 @@
-"""``reverie daemon`` as real processes on one SQLite file: leases keep scopes apart, and a daemon
-killed with SIGKILL mid-cycle is recovered by another, with every DESIGN invariant intact."""
+"""``reverie daemon`` as real processes on one database (a SQLite file, a PostgreSQL schema):
+leases and the schedule's rows keep scopes apart, and a daemon killed with SIGKILL mid-cycle is
+recovered by another, with every DESIGN invariant intact."""
 
 from __future__ import annotations
 
@@ -18,22 +19,35 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reverie import Reverie
 from reverie.bench.crash import Observed, check_store
 from reverie.models import Scope
 from reverie.runtime.daemon import load_schedules
 from reverie.runtime.schedule import ScheduleConfig
-from reverie.store.sqlite import SQLiteStore
+from reverie.store.base import ScheduleStore
+from tests.pg import schema_url
 
 SCOPES = ["acme/a", "acme/b", "acme/c"]
 CLI = "from reverie.cli.app import main; main()"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The database the daemons share: a file, or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "brain.db")
+        return
+    with schema_url() as url:
+        yield url
+
+
 class Daemon:
     """A ``reverie daemon --events`` child whose JSON events are read on a thread."""
 
-    def __init__(self, db: Path, owner: str, *args: str) -> None:
-        cmd = [sys.executable, "-c", CLI, "--db", str(db), "daemon", "--events", "--owner", owner]
+    def __init__(self, db: str, owner: str, *args: str) -> None:
+        cmd = [sys.executable, "-c", CLI, "--db", db, "daemon", "--events", "--owner", owner]
         cmd += ["--interval", "none", "--min-new", "1", "--max-sleep", "0.05", *args]
         self.owner = owner
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
@@ -126,21 +140,18 @@ def _intervals(events: list[dict[str, Any]]) -> dict[str, list[tuple[datetime, d
     return runs
 
 
-def _check_invariants(db: Path, acked: set[str]) -> None:
-    store = SQLiteStore(db)
-    try:
+def _check_invariants(db: str, acked: set[str]) -> None:
+    with Reverie.open(db) as rv:
+        store: Any = rv.store
         for key in SCOPES:
             scope = Scope.parse(key)
             seen = Observed(acked={a for a in acked if a.startswith(key.replace("/", "-"))})
             assert check_store(store, scope, seen) == []
             marks = [e.consolidated_in for e in store.recent_episodes(scope, 10_000)]
             assert all(marks), f"{key}: an eligible episode was never consolidated"
-    finally:
-        store.close()
 
 
-def test_two_daemons_never_dream_one_scope_at_once(tmp_path: Path) -> None:
-    db = tmp_path / "brain.db"
+def test_two_daemons_never_dream_one_scope_at_once(db: str) -> None:
     acked: set[str] = set()
     with Reverie.open(db) as rv:
         for scope in SCOPES:
@@ -174,8 +185,7 @@ def test_two_daemons_never_dream_one_scope_at_once(tmp_path: Path) -> None:
     _check_invariants(db, acked)
 
 
-def test_a_daemon_killed_mid_cycle_is_recovered_by_another(tmp_path: Path) -> None:
-    db = tmp_path / "brain.db"
+def test_a_daemon_killed_mid_cycle_is_recovered_by_another(db: str) -> None:
     with Reverie.open(db) as rv:
         rv.ingest(_episodes(SCOPES[0], 0, 6))
     acked = {f"acme-a-{i}" for i in range(6)}
@@ -200,7 +210,7 @@ def test_a_daemon_killed_mid_cycle_is_recovered_by_another(tmp_path: Path) -> No
     with Reverie.open(db) as rv:
         assert len(rv.cycles(SCOPES[0])) == 1  # the killed cycle committed nothing
         store = rv.store
-        assert isinstance(store, SQLiteStore)
+        assert isinstance(store, ScheduleStore)
         record = store.schedule_record(Scope.parse(SCOPES[0]), datetime.now().astimezone())
         assert record.failures == 0 and record.last_status == "committed"
 

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from reverie.errors import InvalidInput, NotFound
+from reverie.limits import NUL_REASON, has_nul
 from reverie.models import Scope
 from reverie.store.records import ApiKey, Rights
 
@@ -61,6 +62,8 @@ def mint_key(
 ) -> tuple[ApiKey, str]:
     """A new key record and its token; the token is the only copy of the secret."""
     checked = Scope.parse({"tenant": tenant, "agent": agent or "any"})
+    if has_nul(name):
+        raise InvalidInput("name", NUL_REASON)
     try:
         level = Rights(rights)
     except ValueError:

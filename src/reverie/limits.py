@@ -19,7 +19,9 @@ __all__ = [
     "MAX_METADATA_DEPTH",
     "MAX_TEXT",
     "MAX_TOOL",
+    "NUL_REASON",
     "JsonTooDeep",
+    "has_nul",
     "json_depth",
     "loads_bounded",
 ]
@@ -36,6 +38,25 @@ MAX_METADATA_DEPTH = 32
 """Levels of nested objects and arrays in an episode's metadata (``{}`` is one level)."""
 MAX_JSON_DEPTH = 64
 """Levels of nesting in one line of a JSON-lines file, deeper than any valid episode needs."""
+
+
+NUL_REASON = (
+    "contains a NUL character (U+0000), which PostgreSQL text cannot hold; remove it or"
+    " replace it (every store refuses it alike)"
+)
+"""Why text holding U+0000 is refused: PostgreSQL's ``text`` and ``jsonb`` cannot store it, so
+no store takes it, and a brain moves between backends whole."""
+
+
+def has_nul(value: Any) -> bool:
+    """Whether a NUL character is in any string of a JSON-like value, keys included."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(has_nul(k) or has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(has_nul(v) for v in value)
+    return False
 
 
 class JsonTooDeep(ValueError):

@@ -174,15 +174,28 @@ def _column_hits(store: PostgresStore) -> list[str]:
     return hits
 
 
+def _blob_hits(store: PostgresStore) -> list[str]:
+    """Markers inside the archive bundles PostgreSQL keeps (gzipped, so no column search
+    sees them)."""
+    forms = set().union(*(_spellings(m) for m in MARKERS))
+    hits = []
+    for bundle_hash, data in store.stream("SELECT hash, data FROM archive_blobs"):
+        text = gzip.decompress(bytes(data))
+        hits += [f"{bundle_hash}: {form!r}" for form in forms if form in text]
+    return hits
+
+
 def test_forgetting_a_subject_leaves_no_value_of_it_on_postgres(tmp_path: Path) -> None:
     with schema_url() as url, _brain(url) as rv:
         store = rv.store
         assert isinstance(store, PostgresStore)
-        _spread(rv, tmp_path / "mirror", tmp_path / "train.jsonl", archive=False)
+        _spread(rv, tmp_path / "mirror", tmp_path / "train.jsonl", archive=True)
         assert _column_hits(store), "the markers were planted where the search looks"
+        assert _blob_hits(store), "the archive's bundles hold the markers (gzipped)"
         before = _rollout_pages(rv)
         receipt = rv.forget(subject=SUBJECT, apply=True)
         assert receipt.finished_at is not None and receipt.counts["episodes"] == 9
-        assert _column_hits(store) == []
+        assert receipt.details["archived"] and receipt.counts["bundles_rewritten"]
+        assert _column_hits(store) == [] and _blob_hits(store) == []
         assert _file_hits(tmp_path / "mirror") == []
         _check_the_rest(rv, before)

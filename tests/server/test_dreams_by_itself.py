@@ -41,12 +41,12 @@ def _deploy(n: int) -> dict[str, Any]:
     }
 
 
-def _pages(db: Path) -> int:
+def _pages(db: Path | str) -> int:
     with Reverie.open(db) as rv:
         return len(rv.pages(SCOPE))
 
 
-def _wait_for_pages(db: Path, proc: subprocess.Popen[bytes] | None, seconds: float) -> int:
+def _wait_for_pages(db: Path | str, proc: subprocess.Popen[bytes] | None, seconds: float) -> int:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         assert proc is None or proc.poll() is None, "the service died"
@@ -57,7 +57,7 @@ def _wait_for_pages(db: Path, proc: subprocess.Popen[bytes] | None, seconds: flo
 
 
 @contextmanager
-def _serve(db: Path, port: int, *extra: str) -> Iterator[subprocess.Popen[bytes]]:
+def _serve(db: Path | str, port: int, *extra: str) -> Iterator[subprocess.Popen[bytes]]:
     args = ["--db", str(db), "serve", "--port", str(port), "--log-level", "warning"]
     proc = subprocess.Popen(
         [sys.executable, "-c", CLI, *args, "--max-sleep", "0.2", *extra],
@@ -88,7 +88,7 @@ def _free_port() -> int:
         return port
 
 
-def _token(db: Path) -> str:
+def _token(db: Path | str) -> str:
     with Reverie.open(db) as rv:
         return rv.keys.create("acme", rights="write")[1]
 
@@ -107,6 +107,24 @@ def test_serve_dreams_episodes_posted_to_it(tmp_path: Path, dream: bool) -> None
         assert posted.status_code == 200 and posted.json()["stored"] == 3
         found = _wait_for_pages(db, proc, 30 if dream else 3)
     assert (found > 0) is dream
+
+
+def test_serve_on_postgres_dreams_by_itself() -> None:
+    """The schedule lives in PostgreSQL too, so the service's scheduler runs there."""
+    from tests.pg import schema_url  # noqa: PLC0415
+
+    with schema_url() as url:
+        port = _free_port()
+        headers = {"Authorization": f"Bearer {_token(url)}"}
+        with _serve(url, port) as proc:
+            posted = httpx.post(
+                f"http://127.0.0.1:{port}/v1/episodes/batch",
+                json={"episodes": [_deploy(n) for n in range(3)]},
+                headers=headers,
+                timeout=10,
+            )
+            assert posted.status_code == 200 and posted.json()["stored"] == 3
+            assert _wait_for_pages(url, proc, 30) > 0
 
 
 def test_mcp_dreams_what_it_was_told_to_remember(tmp_path: Path) -> None:

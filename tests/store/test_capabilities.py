@@ -19,6 +19,7 @@ from reverie.store import base
 from reverie.store.base import (
     ArchiveStore,
     BrainStore,
+    BundleBytes,
     CycleTally,
     NearestNeighbours,
     Observation,
@@ -264,6 +265,33 @@ def test_archive_where_the_store_keeps_stubs(
     assert store.episode(eps[0].id, tenant="acme").situation == eps[0].situation
     [listed] = store.archive_bundles(SCOPE)
     assert listed.restored_at == NOW
+
+
+def test_archived_text_is_no_longer_found_and_comes_back_on_restore(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    if not isinstance(store, ArchiveStore):
+        pytest.skip(f"{type(store).__name__} has no cold tier")
+    eps = _dreamed(store, make_episode)
+    word = eps[0].situation.split()[0]
+    found = {e.id for e, _s in store.search_episodes(SCOPE, [word], 10)}
+    old = store.archive_candidates(SCOPE, NOW + timedelta(days=999), 10)
+    bundle = BundleInfo("sha256:cd", SCOPE, 2, 100, old[0].seq or 0, old[1].seq or 0, NOW)
+    store.archive_commit(bundle, old)
+    stubs = {e.id for e in old}
+    assert not stubs & {e.id for e, _s in store.search_episodes(SCOPE, [word], 10)}
+    assert store.archive_candidates(SCOPE, NOW + timedelta(days=999), 10) == []
+    store.archive_restore(bundle, old, NOW)
+    assert {e.id for e, _s in store.search_episodes(SCOPE, [word], 10)} == found
+
+
+def test_bundle_bytes_where_the_database_keeps_them(store: BrainStore) -> None:
+    if not isinstance(store, BundleBytes):
+        pytest.skip(f"{type(store).__name__} keeps bundles as files beside the database")
+    assert isinstance(store, ArchiveStore) and store.bundle_get("sha256:ab") is None
+    store.bundle_put("sha256:ab", b"\x1f\x8b bytes")
+    store.bundle_put("sha256:ab", b"\x1f\x8b bytes")  # the same name holds the same bytes
+    assert store.bundle_get("sha256:ab") == b"\x1f\x8b bytes"
 
 
 def test_schedule_where_the_store_keeps_one(store: BrainStore) -> None:

@@ -78,3 +78,46 @@ def test_migrate_command_prints_verified_tables(
         rows = {t["table"]: t["rows"] for t in out["tables"]}
         assert rows["episodes"] == 10
         assert all(t["digest"].startswith("sha256:") for t in out["tables"])
+
+
+def test_copy_carries_the_cold_tier_into_the_database(
+    tmp_path: Path, make_episode: EpisodeFactory
+) -> None:
+    from datetime import timedelta  # noqa: PLC0415
+
+    from reverie.dream.archive import Archive  # noqa: PLC0415
+
+    source = _brain(tmp_path / "brain.db", make_episode)
+    later = datetime(2030, 1, 1, tzinfo=UTC)
+    with Reverie.open(source) as old:
+        [bundle] = (
+            Archive(old.store).run(timedelta(days=1), later, apply=True, scopes=[SCOPE]).bundles
+        )
+        page = old.pages(SCOPE)[0]
+        lineage = old.why(page.id).episodes
+    with schema_url() as target:
+        assert copy_store(source, target).bundles == 1
+        with Reverie.open(target) as new:
+            assert new.why(page.id).episodes == lineage  # read from the copied bundle
+            assert Archive(new.store).restore(bundle.hash, later) == bundle.episodes
+
+
+def test_copy_refuses_a_bundle_whose_file_is_missing(
+    tmp_path: Path, make_episode: EpisodeFactory
+) -> None:
+    from datetime import timedelta  # noqa: PLC0415
+
+    from reverie.dream.archive import Archive  # noqa: PLC0415
+    from reverie.errors import ArchiveUnreadable  # noqa: PLC0415
+
+    source = _brain(tmp_path / "brain.db", make_episode)
+    with Reverie.open(source) as old:
+        run = Archive(old.store).run(
+            timedelta(days=1), datetime(2030, 1, 1, tzinfo=UTC), apply=True, scopes=[SCOPE]
+        )
+    (tmp_path / "archive" / run.bundles[0].file_name).unlink()
+    with schema_url() as target:
+        with pytest.raises(ArchiveUnreadable, match="is missing"):
+            copy_store(source, target)
+        with Reverie.open(target) as new:
+            assert new.status().episodes == 0  # one transaction: nothing was copied

@@ -156,3 +156,25 @@ def test_vector_search_is_exact_for_small_scopes_and_hnsw_for_large_ones(
     newest = pg.vector_search(SCOPE, "m", query.tobytes(), 10, "episode", newest=3)
     assert {ref for _k, ref, _c in newest} == {"ep1400", "ep1600", "ep1800"}
     assert [c for _k, _r, c in exact] == sorted((c for _k, _r, c in exact), reverse=True)
+
+
+def test_concurrent_openers_migrate_a_fresh_database_once() -> None:
+    """Every opener of a fresh database runs the migrator; only one may create its tables
+    (``CREATE TABLE IF NOT EXISTS`` races on the catalogue outside the migration lock)."""
+    import asyncio  # noqa: PLC0415
+
+    from reverie import AsyncReverie  # noqa: PLC0415
+
+    async def open_all(url: str) -> None:
+        brains = await asyncio.gather(*(AsyncReverie.open(url, workers=4) for _ in range(2)))
+        for rv in brains:
+            await rv.close()
+
+    for _ in range(3):
+        with schema_url() as url:
+            asyncio.run(open_all(url))
+            store = PostgresStore(url)
+            try:
+                assert store.migrations() == [name for name, _ in load_migrations("postgres")]
+            finally:
+                store.close()

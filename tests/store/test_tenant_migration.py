@@ -261,6 +261,10 @@ def test_a_migration_that_would_leave_a_key_pointing_at_nothing_changes_nothing(
 
 
 PG_DOWN = """
+DROP TRIGGER IF EXISTS archive_bundles_blob ON archive_bundles;
+DROP FUNCTION IF EXISTS archive_blob_unindexed();
+DROP TABLE IF EXISTS archive_blobs;
+DELETE FROM _migrations WHERE name = '0016_bundles_in_database';
 DROP TABLE IF EXISTS brain_meta;
 DELETE FROM _migrations WHERE name = '0015_brain_meta';
 ALTER TABLE vector_units DROP CONSTRAINT vector_units_unit_key;
@@ -286,7 +290,8 @@ ALTER TABLE episodes DROP COLUMN tenant;
 ALTER TABLE scopes DROP CONSTRAINT scopes_tenant;
 DELETE FROM _migrations WHERE name = '0014_tenant_ids';
 """
-"""The inverse of the PostgreSQL port of migration 0014."""
+"""The inverse of the PostgreSQL port of migration 0014 (and of 0015 and 0016 after it, which
+only add tables)."""
 
 
 def _pg_schema(url: str) -> dict[str, Any]:

@@ -121,7 +121,8 @@ def migrate_command(
         _fail(exc)
     if as_json:
         rows = [{"table": t.table, "rows": t.rows, "digest": t.digest} for t in report.tables]
-        typer.echo(json.dumps({"seconds": report.seconds, "tables": rows}, indent=2))
+        out = {"seconds": report.seconds, "tables": rows, "bundles": report.bundles}
+        typer.echo(json.dumps(out, indent=2))
         return
     table = Table(title=f"copied and verified in {report.seconds:.1f} s")
     for name in ("table", "rows", "sha256 (source = copy)"):
@@ -129,3 +130,8 @@ def migrate_command(
     for t in report.tables:
         table.add_row(t.table, str(t.rows), t.digest.removeprefix("sha256:")[:16])
     Console(highlight=False).print(table)
+    if report.bundles:
+        Console(highlight=False).print(
+            f"{report.bundles} archive bundle(s) copied into the database, each checked"
+            " against its name"
+        )

@@ -8,8 +8,10 @@ A **bundle** is the gzipped JSON-lines of one scope's episodes (each line the ep
 with its ``seq`` but not its consolidation mark, which stays on the hot stub; canonical JSON:
 sorted keys, no spaces), ``seq`` ascending, compressed with a fixed level and a zero
 timestamp, so the same episodes always give the same bytes (for a given zlib). It is named by the
-sha256 of those bytes — ``<data dir>/archive/<hex>.jsonl.gz`` next to the database, never anywhere
-else — and written atomically (temporary file, fsync, rename).
+sha256 of those bytes. On SQLite it is the file ``<data dir>/archive/<hex>.jsonl.gz`` next to the
+database, never anywhere else, written atomically (temporary file, fsync, rename); on PostgreSQL,
+whose clients share no folder, it is a row of the database under the same name
+(:class:`StoredBundles`, :class:`~reverie.store.base.BundleBytes`). Everything below holds for both.
 
 **Verification** reads the file back from disk before anything changes: the bytes must hash to
 the name, decompress, parse as the same episodes (every fingerprint equal to the stored one), in
@@ -43,16 +45,19 @@ from reverie.errors import (
 from reverie.files import write_atomically
 from reverie.limits import MAX_METADATA_DEPTH, json_depth
 from reverie.models import Episode, Scope
-from reverie.store.base import ArchiveStore, BrainStore
+from reverie.store.base import ArchiveStore, BrainStore, BundleBytes
 from reverie.store.records import BundleInfo, is_stub
 
 __all__ = [
     "Archive",
     "ArchiveRun",
     "BundleFiles",
+    "StoredBundles",
     "VerificationFailed",
     "archive_root",
     "bundle_bytes",
+    "bundle_storage",
+    "has_cold_tier",
     "readable",
     "refuse_undo_of_archived",
     "resolve",
@@ -110,12 +115,50 @@ class BundleFiles:
         except FileNotFoundError:
             raise NotFound(f"no archive bundle {bundle_hash} under {self.root}") from None
 
+    def where(self, bundle_hash: str) -> str:
+        return str(self.path(bundle_hash))
+
+
+class StoredBundles:
+    """Bundles kept by the database itself (:class:`~reverie.store.base.BundleBytes`)."""
+
+    def __init__(self, store: BundleBytes) -> None:
+        self.store = store
+
+    def write(self, bundle_hash: str, data: bytes) -> None:
+        self.store.bundle_put(bundle_hash, data)
+
+    def read(self, bundle_hash: str) -> bytes:
+        data = self.store.bundle_get(bundle_hash)
+        if data is None:
+            raise NotFound(f"no archive bundle {bundle_hash} in the database")
+        return data
+
+    def where(self, bundle_hash: str) -> str:
+        return f"archive_blobs row {bundle_hash}"
+
+
+def has_cold_tier(store: BrainStore) -> bool:
+    """Whether ``store`` can archive: it keeps the index, and the bytes somewhere lasting (in
+    the database, or as files beside a database file)."""
+    if not isinstance(store, ArchiveStore):
+        return False
+    return isinstance(store, BundleBytes) or getattr(store, "path", ":memory:") != ":memory:"
+
 
 def archive_root(store: BrainStore) -> Path:
-    """``<folder of the database>/archive``; a store without a file has no cold tier."""
-    if not isinstance(store, ArchiveStore) or store.path == ":memory:":
-        raise InvalidInput("db", "the cold tier needs a database file (not :memory:)")
-    return Path(store.path).resolve().parent / "archive"
+    """``<folder of the database>/archive``, where a file store keeps its bundles."""
+    path = getattr(store, "path", ":memory:")
+    if not isinstance(store, ArchiveStore) or isinstance(store, BundleBytes) or path == ":memory:":
+        raise InvalidInput("db", "the cold tier's files need a database file (not :memory:)")
+    return Path(path).resolve().parent / "archive"
+
+
+def bundle_storage(store: BrainStore) -> BundleFiles | StoredBundles:
+    """Where ``store``'s bundles are kept: in the database, or files beside it."""
+    if isinstance(store, BundleBytes):
+        return StoredBundles(store)
+    return BundleFiles(archive_root(store))
 
 
 def _archive_store(store: BrainStore) -> ArchiveStore:
@@ -144,6 +187,8 @@ class _Files(Protocol):
 
     def read(self, bundle_hash: str) -> bytes: ...
 
+    def where(self, bundle_hash: str) -> str: ...
+
 
 class Archive:
     """Moves episodes to and from the cold tier of ``store``'s database."""
@@ -151,7 +196,7 @@ class Archive:
     def __init__(self, store: BrainStore, files: _Files | None = None) -> None:
         self.store = store
         self.index = _archive_store(store)
-        self.files: _Files = files or BundleFiles(archive_root(store))
+        self.files: _Files = files or bundle_storage(store)
 
     def run(
         self,
@@ -227,7 +272,7 @@ class Archive:
     def fetch_known(self, bundle_hash: str) -> list[Episode]:
         """:meth:`fetch` of a bundle this database names, so any failure to read it back is
         :class:`~reverie.errors.ArchiveUnreadable` saying which file and what to do."""
-        where = self.files.path(bundle_hash) if isinstance(self.files, BundleFiles) else "?"
+        where = self.files.where(bundle_hash)
         try:
             return self.fetch(bundle_hash)
         except NotFound:

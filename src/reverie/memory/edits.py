@@ -32,7 +32,7 @@ from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import HUMAN_EDIT
 from reverie.errors import Conflict, InvalidInput
 from reverie.hashing import short_id
-from reverie.limits import MAX_TEXT
+from reverie.limits import MAX_TEXT, NUL_REASON, has_nul
 from reverie.memory.revisions import one_page_change
 from reverie.models import PINNABLE, Claim, Episode, Page, PageKind, PageStatus, Revision, utc
 from reverie.redaction import redact
@@ -169,6 +169,9 @@ def accept_edit(edit: HumanEdit, ctx: WriteContext, store: BrainStore) -> Accept
     or a new line on an org page (which takes no episodes: it is written only by promotion)."""
     if not edit.claims:
         raise InvalidInput("claims", "a page needs at least one claim line")
+    for name, value in (("title", edit.title), ("claims", edit.claims), ("fields", edit.fields)):
+        if has_nul(value):
+            raise InvalidInput(name, NUL_REASON)
     added = any(not ids for _t, ids in edit.claims)
     if added and ctx.scope.is_org:
         raise InvalidInput(

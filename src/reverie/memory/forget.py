@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from reverie.dream.archive import Archive, archive_root, bundle_bytes
+from reverie.dream.archive import Archive, archive_root, bundle_bytes, has_cold_tier
 from reverie.errors import InvalidInput, NotFound
+from reverie.limits import NUL_REASON, has_nul
 from reverie.memory.claude_code import KIND as CLAUDE_CODE
 from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope
-from reverie.store.base import ArchiveStore, BrainStore
+from reverie.store.base import BrainStore, BundleBytes
 from reverie.store.records import (
     BundleInfo,
     BundleSwap,
@@ -79,6 +80,9 @@ class ForgetRequest:
             )
         if self.older_than is not None and self.older_than <= timedelta(0):
             raise InvalidInput("older_than", "must be a positive duration, like 400d")
+        for name in ("subject", "reason", "request_id"):
+            if has_nul(getattr(self, name)):
+                raise InvalidInput(name, NUL_REASON)
         if self.agent is not None:
             Scope.parse(self.agent)
         if self.episodes and not wheres:
@@ -195,7 +199,7 @@ def _seq(ep: Episode) -> int:
 def _bundles(store: BrainStore, scopes: Iterable[Scope]) -> list[tuple[BundleInfo, list[Episode]]]:
     """Every bundle of ``scopes`` (restored ones too: their file still holds the text) with
     its episodes as the file holds them."""
-    if not isinstance(store, ArchiveStore) or store.path == ":memory:":
+    if not has_cold_tier(store):
         return []
     archive = Archive(store)
     return [
@@ -381,7 +385,7 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
     erasure_id = new_erasure_id(now)
     needles = [request.subject] if request.subject else []
     needles += [t for t in fates.dropped_text if len(t.strip()) >= MIN_SUBJECT]
-    root = str(archive_root(store)) if swaps else None
+    root = str(archive_root(store)) if swaps and not isinstance(store, BundleBytes) else None
     details: dict[str, Any] = {
         "episodes": sorted(e.id for e in episodes),
         "archived": sorted(e.id for e in episodes if is_stub(e)),

@@ -31,7 +31,7 @@ from reverie.dream.cycle import new_cycle_id
 from reverie.dream.pins import AGENT_EDIT
 from reverie.errors import InvalidInput, NotFound
 from reverie.hashing import short_id
-from reverie.limits import MAX_TEXT
+from reverie.limits import MAX_TEXT, NUL_REASON, has_nul
 from reverie.memory.revisions import one_page_change
 from reverie.models import (
     Claim,
@@ -220,6 +220,8 @@ def commit_notes(
     changed. ``summary`` says what the writer did, in its words (the edit episode's action)."""
     if scope.is_org:
         raise InvalidInput("scope", "the org brain is written only by promotion; it takes no notes")
+    if has_nul([summary, *((c.path, c.text or "") for c in changes)]):
+        raise InvalidInput("text", NUL_REASON)
     ctx = WriteContext(scope, new_cycle_id(now), now, {}, author=author)
     edit = _edit_episode(scope, ctx, summary, author)
     writes = [w for c in changes if (w := _write(store, c, ctx, edit)) is not None]

@@ -1,6 +1,7 @@
 """An :class:`Episode` is one immutable record of experience: raw evidence, never rewritten.
 
-Its texts are valid UTF-8 within :mod:`reverie.limits`, and its metadata plain JSON within them
+Its texts are valid UTF-8 without NUL characters (PostgreSQL's text cannot hold one, so no store
+takes one) within :mod:`reverie.limits`, and its metadata plain JSON within them
 (:func:`check_metadata`). One sent without an ``id`` gets one derived from its scope and content,
 and one sent without ``importance`` gets one derived from its outcome (:func:`derive_importance`).
 Its fingerprint covers what the caller sent, not what the store assigns, and hashes the metadata
@@ -31,6 +32,8 @@ from reverie.limits import (
     MAX_METADATA_DEPTH,
     MAX_TEXT,
     MAX_TOOL,
+    NUL_REASON,
+    has_nul,
     json_depth,
 )
 from reverie.models.base import now_utc, parse_model, utc
@@ -84,6 +87,13 @@ def _check_utf8(text: str) -> None:
         raise ValueError("contains a lone surrogate, which is not valid UTF-8 text") from None
 
 
+def _check_text(text: str) -> None:
+    """Text every store holds as it was sent: valid UTF-8 and no NUL character."""
+    if "\x00" in text:
+        raise ValueError(NUL_REASON)
+    _check_utf8(text)
+
+
 def _clean_list(values: list[str]) -> list[str]:
     if not values:
         return values
@@ -104,6 +114,8 @@ def check_metadata(value: dict[str, Any]) -> None:
     past the interpreter's recursion limit would itself fail."""
     if json_depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
         raise ValueError(f"is nested more than {MAX_METADATA_DEPTH} levels deep")
+    if has_nul(value):
+        raise ValueError(NUL_REASON)
     try:
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
         _check_utf8(encoded)
@@ -223,15 +235,17 @@ class Episode(BaseModel):
         return self.model_copy(update={"created_at": created_at}).fingerprint() == fingerprint
 
     def _check_texts(self) -> None:
-        """Every text must be valid UTF-8: one check on the happy path, a search on failure."""
+        """Every text must be valid UTF-8 without NUL: one check on the happy path, a search
+        on failure."""
         texts = [self.session_id, self.situation, self.action, self.outcome_details, self.error]
         texts += [self.lesson, self.category, *self.tools, *self.entities]
-        if "\x1f".join(filter(None, texts)).isascii():
+        joined = "\x1f".join(filter(None, texts))
+        if joined.isascii() and "\x00" not in joined:
             return
         for name in _TEXT_FIELDS:
             for text in _as_list(getattr(self, name)):
                 try:
-                    _check_utf8(text or "")
+                    _check_text(text or "")
                 except ValueError as exc:
                     raise ValueError(f"{name}: {exc}") from None
 

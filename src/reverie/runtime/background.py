@@ -8,8 +8,8 @@ triggers, gates, backoff, catch-up and leases (:mod:`reverie.runtime.scheduler`)
 and separate ``reverie daemon`` or ``reverie worker`` processes on one database never run a scope
 twice at once.
 
-A store that keeps no schedule (PostgreSQL today) cannot be scheduled here: :meth:`start` says
-so once in the log and returns False, and the service runs without it.
+A store that keeps no schedule cannot be scheduled here (both shipped stores keep one):
+:meth:`start` says so once in the log and returns False, and the service runs without it.
 """
 
 from __future__ import annotations

@@ -10,10 +10,12 @@ was. The same changeset shape undoes a cycle.
 Collection trusts only ``seq``: a store-assigned, strictly increasing integer.
 
 :class:`Store` is what recall needs. :class:`BrainStore` is what every backend is: the core,
-history and stats, leases, plans, vectors, API keys, the response cache and erasure. Only what
-one backend has and the other has not is an optional capability that a caller checks with
-``isinstance``: :class:`NearestNeighbours` (PostgreSQL), :class:`ArchiveStore` and
-:class:`ScheduleStore` (SQLite); each says why. docs/store.md has the table.
+history and stats, leases, plans, vectors, API keys, the response cache and erasure. Both shipped
+backends also keep the cold tier (:class:`ArchiveStore`) and the schedule
+(:class:`ScheduleStore`), which a store may go without (it then dreams on demand and keeps every
+episode hot). How one backend does a job the other does another way is a capability checked with
+``isinstance``: :class:`NearestNeighbours` (vector search in the database) and
+:class:`BundleBytes` (bundles in the database), both PostgreSQL's. docs/store.md has the table.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from reverie.store.records import (
 __all__ = [
     "ArchiveStore",
     "BrainStore",
+    "BundleBytes",
     "Changeset",
     "CycleTally",
     "DreamStats",
@@ -457,14 +460,10 @@ class NearestNeighbours(Protocol):
 
 @runtime_checkable
 class ArchiveStore(Protocol):
-    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.sqlite.archive`); ``path``
-    is the database file, beside which the bundles live.
-
-    SQLite only: bundles are files in a folder beside the database file, which a PostgreSQL
-    server has not (its clients may be on any machine), and the cold tier exists to keep one
-    file small; PostgreSQL keeps every episode hot."""
-
-    path: str
+    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.sqlite.archive`,
+    :mod:`reverie.store.postgres.archive`). Where a bundle's bytes live is the backend's: files
+    beside SQLite's database file (its ``path``), the database itself where the store is a
+    :class:`BundleBytes` (PostgreSQL, whose clients share no folder)."""
 
     def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
         """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
@@ -494,12 +493,29 @@ class ArchiveStore(Protocol):
 
 
 @runtime_checkable
-class ScheduleStore(Protocol):
-    """The scheduler's memory, one row per scope (:mod:`reverie.store.sqlite.schedule`).
+class BundleBytes(Protocol):
+    """An :class:`ArchiveStore` that keeps the bundles' bytes in the database, content-addressed
+    (``sha256:<hex>`` of the bytes), so that every client of a server reads the same cold tier.
+    Deleting a bundle's index row (an erasure) deletes its bytes in the same transaction."""
 
-    SQLite only: the scheduler is the one-machine daemon beside one file (``reverie daemon``);
-    on PostgreSQL any number of ``reverie worker`` processes claim due scopes by lease
-    (:meth:`BrainStore.claim_due`) instead, so no per-scope slots are kept (docs/scaling.md)."""
+    def bundle_put(self, bundle_hash: str, data: bytes) -> None:
+        """Store ``data`` under ``bundle_hash``, in a transaction of its own (before the index
+        names it); storing the same bundle again changes nothing."""
+        ...
+
+    def bundle_get(self, bundle_hash: str) -> bytes | None:
+        """The bytes stored under ``bundle_hash``, or None."""
+        ...
+
+
+@runtime_checkable
+class ScheduleStore(Protocol):
+    """The scheduler's memory, one row per scope in the database
+    (:mod:`reverie.store.sqlite.schedule` on SQLite, :mod:`reverie.store.postgres.schedule` on
+    PostgreSQL): every scheduler on one database — ``reverie serve``'s, ``reverie daemon``'s, on
+    any number of machines — agrees on what is due, and leases keep two of them off one scope.
+    ``reverie worker`` needs none of it: it claims whatever is pending
+    (:meth:`BrainStore.claim_due`)."""
 
     def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
         """The scope's record, created (first seen ``now``) when missing."""

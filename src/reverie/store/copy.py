@@ -7,6 +7,11 @@ are converted by the target column's type (ISO text → ``timestamptz``, JSON te
 float32 blobs → pgvector). Everything lands in one transaction, in foreign-key order, by COPY.
 Identity sequences then continue past the copied values and page search vectors are rebuilt.
 
+Archive bundles travel too: SQLite keeps them as files beside the database, PostgreSQL in the
+database (``archive_blobs``), so each bundle the source indexes is read from its file, checked
+against its name, and stored in the same transaction; a bundle missing or altered stops the copy
+(its episodes exist nowhere else).
+
 Verification reads both sides back: per table, the row count and a ``sha256:`` digest over the
 rows, each value normalised by the target column's type (instants in UTC, canonical JSON,
 vectors as float32 bytes); the digest is order-independent. A mismatch raises.
@@ -20,9 +25,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reverie.errors import Conflict, InvalidInput, StoreError
+from reverie.errors import ArchiveUnreadable, Conflict, InvalidInput, StoreError
 from reverie.hashing import canonical_json
 from reverie.store import open_store
 from reverie.store.sqlite import SQLiteStore
@@ -47,6 +53,7 @@ class CopyReport:
     source: str
     target: str
     tables: list[TableCopy] = field(default_factory=list)
+    bundles: int = 0
     seconds: float = 0.0
 
     @property
@@ -74,7 +81,7 @@ def copy_store(
         src.migrate()
         dst.migrate()
         report = CopyReport(source, target)
-        report.tables = _copy(src, dst, on_table or (lambda _t, _n: None))
+        report.tables, report.bundles = _copy(src, dst, on_table or (lambda _t, _n: None))
         report.seconds = round(time.perf_counter() - started, 3)
         return report
     finally:
@@ -84,7 +91,7 @@ def copy_store(
 
 def _copy(
     src: SQLiteStore, dst: PostgresStore, on_table: Callable[[str, int], None]
-) -> list[TableCopy]:
+) -> tuple[list[TableCopy], int]:
     tables = _source_tables(src)
     with dst.write() as c:
         info = {t: src.read(f'PRAGMA table_info("{t}")') for t in tables}
@@ -96,7 +103,28 @@ def _copy(
             on_table(table, _copy_table(src, c, table, columns[table]))
         _continue_identities(c, order)
         dst.rebuild_page_search(c)
-    return [_verify(src, dst, t, columns[t]) for t in order]
+        bundles = _copy_bundles(src, c)
+    return [_verify(src, dst, t, columns[t]) for t in order], bundles
+
+
+def _copy_bundles(src: SQLiteStore, c: Cursor) -> int:
+    """Store every bundle ``src`` indexes in the target's ``archive_blobs``, each checked
+    against its name; the number copied. The files are where :mod:`reverie.dream.archive`
+    keeps them: ``<folder of the database>/archive/<hex>.jsonl.gz``."""
+    from reverie.store.postgres.archive import put_bundle  # noqa: PLC0415 (extra: postgres)
+
+    root = Path(src.path).resolve().parent / "archive"
+    hashes = [r[0] for r in src.rows("archive_bundles", ["hash"])]
+    for bundle_hash in hashes:
+        path = root / (bundle_hash.removeprefix("sha256:") + ".jsonl.gz")
+        try:
+            data = path.read_bytes()
+        except OSError:
+            raise ArchiveUnreadable(bundle_hash, str(path), "is missing") from None
+        if "sha256:" + hashlib.sha256(data).hexdigest() != bundle_hash:
+            raise ArchiveUnreadable(bundle_hash, str(path), "was altered")
+        put_bundle(c, bundle_hash, data)
+    return len(hashes)
 
 
 def _source_tables(src: SQLiteStore) -> list[str]:

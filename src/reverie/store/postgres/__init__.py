@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
+from reverie.store.postgres import archive as _archive
+from reverie.store.postgres import schedule as _schedule
 from reverie.store.postgres import vectors as _vectors
 from reverie.store.sql.base import Rows
 from reverie.store.sql.dialect import Dialect, PostgresDialect
@@ -109,6 +111,9 @@ _TAKE = (
     " INSERT INTO leases AS l SELECT scope_key, %(owner)s, 1, %(now)s, %(now)s, %(expires)s"
     f" FROM due{_LEASE_UPSERT}"
 )
+_NOT_STUB = " AND NOT (e.situation = '' AND e.action = '')"
+"""An archived episode's stub keeps its category, which its search vector still holds: SQLite
+drops the stub's full-text entry, and PostgreSQL's search passes it over the same way."""
 _CLAIM_ROUNDS = 4
 """Rounds of candidates one claim tries before it reports nothing due."""
 
@@ -186,7 +191,9 @@ def _tsquery(count: int) -> str:
 
 class PostgresStore(SQLStore):
     """A :class:`reverie.store.base.BrainStore` on a PostgreSQL database with pgvector, which
-    answers nearest-neighbour queries itself (:class:`~reverie.store.base.NearestNeighbours`).
+    answers nearest-neighbour queries itself (:class:`~reverie.store.base.NearestNeighbours`),
+    keeps the cold tier with its bundles' bytes (:mod:`.archive`,
+    :class:`~reverie.store.base.BundleBytes`) and the scheduler's rows (:mod:`.schedule`).
 
     ``lease_owner`` names the worker this store commits for: a commit to a scope whose live
     lease another owner holds is refused (see :mod:`reverie.store.sql.leases`).
@@ -202,6 +209,18 @@ class PostgresStore(SQLStore):
     has_vectors = _vectors.has_vectors
     vector_search = _vectors.vector_search
     vector_cosines = _vectors.vector_cosines
+    archive_candidates = _archive.archive_candidates
+    archive_commit = _archive.archive_commit
+    archive_restore = _archive.archive_restore
+    archive_bundles = _archive.archive_bundles
+    archive_locations = _archive.archive_locations
+    archive_bundles_of_cycle = _archive.archive_bundles_of_cycle
+    bundle_put = _archive.bundle_put
+    bundle_get = _archive.bundle_get
+    schedule_record = _schedule.schedule_record
+    schedule_records = _schedule.schedule_records
+    schedule_claim = _schedule.schedule_claim
+    schedule_finish = _schedule.schedule_finish
 
     def stream(self, sql: str) -> Iterator[Any]:
         """The rows of ``sql``, read through a server-side cursor (a table at a time)."""
@@ -390,7 +409,7 @@ class PostgresBackend:
             "SELECT * FROM (SELECT ts_rank(m.search, m.q) AS score, m.* FROM"
             f" (SELECT e.search, q.q, {_E_COLUMNS}"
             f" FROM episodes e, (SELECT {_tsquery(len(terms))} AS q) q"
-            f" WHERE e.scope_key = %s AND e.search @@ q.q{newest}) m) ranked"
+            f" WHERE e.scope_key = %s AND e.search @@ q.q{_NOT_STUB}{newest}) m) ranked"
             " WHERE score > 0 ORDER BY score DESC, seq DESC LIMIT %s",
             (*terms, scope.key, *([window] if window is not None else []), limit),
         )

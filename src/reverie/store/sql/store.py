@@ -128,7 +128,7 @@ class SQLStore(Database):
         applied. A read-only store applies none: it only checks that none is pending."""
         if self.read_only:
             return self._check_migrated()
-        with self.write() as c:
+        with self.backend.migration() as c:  # IF NOT EXISTS alone races on PostgreSQL
             c.execute(
                 "CREATE TABLE IF NOT EXISTS _migrations"
                 f" (name TEXT PRIMARY KEY, applied_at {self.dialect.time_type} NOT NULL)"

@@ -1,0 +1,3 @@
+-- The cold tier's bytes: on SQLite they stay files beside the database (<data dir>/archive/,
+-- reverie.dream.archive), which is what keeps the one file small; nothing changes here. The
+-- PostgreSQL port keeps them in the database, where every client on any machine can read them.
