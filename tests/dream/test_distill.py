@@ -568,8 +568,9 @@ def test_no_episodes_gives_an_empty_plan() -> None:
     assert ExtractiveDistiller().distill(evidence([])).operations == ()
 
 
-WORDS = st.text(min_size=1, max_size=40).map(lambda s: s.replace("|", "/"))
-"""Any text but "|", so a "|" in a title can only come from a topic key."""
+WORDS = st.text(min_size=1, max_size=40).map(lambda s: s.replace("|", "/").replace("\x00", " "))
+"""Any text but "|", so a "|" in a title can only come from a topic key (and no NUL, which every
+store refuses)."""
 
 
 @st.composite
@@ -584,7 +585,9 @@ def groups(draw: st.DrawFn) -> list[Episode]:
             error=draw(st.sampled_from([None, "HTTP Error 429", "KeyError: 'a' at 0xdeadbeef1"])),
             lesson=draw(st.sampled_from([None, "ok", "pin the version yesterday", "use a lock"])),
             situation=draw(WORDS.filter(str.strip)),
-            action=draw(st.text(max_size=30).map(lambda s: s.replace("|", "/"))),
+            action=draw(
+                st.text(max_size=30).map(lambda s: s.replace("|", "/").replace("\x00", " "))
+            ),
             outcome_details=draw(st.sampled_from([None, "pods pending", "done last week"])),
         )
         for i in range(n)
