@@ -248,7 +248,8 @@ def get_all(
     items = [m for m in map(page_memory, pages) if matches(m, wanted)]
     if len(items) < limit:
         pending = rv.store.scan(scope, 0, limit)
-        items += [m for m in map(episode_memory, pending) if matches(m, wanted)]
+        shown = [rv.redactor.episode(e) for e in pending]
+        items += [m for m in map(episode_memory, shown) if matches(m, wanted)]
     return items[:limit]
 
 

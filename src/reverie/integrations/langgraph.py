@@ -46,6 +46,7 @@ from reverie.engine import Reverie
 from reverie.errors import InvalidInput, InvalidScope
 from reverie.memory.notes import NoteChange, commit_notes, note_text, notes
 from reverie.models import Page, Scope, now_utc
+from reverie.redaction import redact_value
 
 __all__ = ["ReverieStore"]
 
@@ -197,11 +198,19 @@ class ReverieStore(BaseStore):
             text = json.dumps(dict(op.value), ensure_ascii=False, indent=1)
         except (TypeError, ValueError) as exc:
             raise InvalidInput("value", f"must be JSON-serialisable: {exc}") from None
-        self._commit(scope, NoteChange(path, text, page), f"put {path}\n{text}")
+        clean = json.dumps(redact_value(json.loads(text)), ensure_ascii=False, indent=1)
+        self._commit(scope, NoteChange(path, clean, page), f"put {path}\n{clean}")
 
     def _commit(self, scope: Scope, change: NoteChange, summary: str) -> None:
+        """Commit one note; its text is redacted already, inside the parsed value."""
         commit_notes(
-            self.memory.store, scope, [change], now=now_utc(), summary=summary, author=self.author
+            self.memory.store,
+            scope,
+            [change],
+            now=now_utc(),
+            summary=summary,
+            author=self.author,
+            redacted=True,
         )
 
     def _search(self, op: SearchOp) -> list[SearchItem]:

@@ -395,7 +395,7 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
     }
     return Erasure(
         id=erasure_id,
-        request_id=request.request_id or erasure_id,
+        request_id=Needles(needles).scrub(request.request_id or "") or erasure_id,
         at=now,
         reason=details["reason"] or "erasure",
         request=request.recorded(),
