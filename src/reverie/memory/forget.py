@@ -35,6 +35,7 @@ from reverie.store.archive import ArchiveStore, BundleInfo, is_stub
 from reverie.store.base import BrainStore
 from reverie.store.records import BundleSwap, Erasure, ExportRecord, PageDrop, RevisionRewrite
 from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
+from reverie.text.fold import fold
 
 __all__ = ["ForgetPlan", "ForgetRequest", "plan_forget"]
 
@@ -95,15 +96,16 @@ class ForgetRequest:
         return not (self.episodes or self.page or self.subject or self.older_than)
 
     def recorded(self) -> dict[str, Any]:
-        """The request as its receipt keeps it: a subject only as the sha256 of its lower-case
-        form, so the receipt holds none of what was erased."""
+        """The request as its receipt keeps it: a subject only as the sha256 of its folded
+        form (:func:`reverie.text.fold.fold`, so ``Straße`` and ``STRASSE`` give one digest),
+        so the receipt holds none of what was erased."""
         out: dict[str, Any] = {}
         if self.episodes:
             out["episodes"] = sorted(set(self.episodes))
         if self.page:
             out["page"] = self.page
         if self.subject:
-            digest = hashlib.sha256(self.subject.strip().casefold().encode()).hexdigest()
+            digest = hashlib.sha256(fold(self.subject.strip()).encode()).hexdigest()
             out["subject_sha256"] = digest
         if self.older_than is not None:
             out["older_than_s"] = self.older_than.total_seconds()

@@ -2,9 +2,11 @@
 
 An erasure knows two kinds of things to remove. *Ids* (the erased episodes): a value that names
 one is found by its tokens, never by substring, so erasing ``ep-1`` leaves ``ep-12`` alone.
-*Needles* (a subject, the titles of erased pages): found case-insensitively anywhere in a
-string, and replaced by :data:`ERASED`. JSON values are walked, keys included, so a needle is
-found whatever escaping the stored form used (``\\u00e9``, ``\\"``).
+*Needles* (a subject, the titles of erased pages): found anywhere in a string as a person
+reads it — any letter case, composed or decomposed, compatibility forms (``ß`` and ``SS``, ``å``
+and ``a`` + ring; :mod:`reverie.text.fold`) — and replaced by :data:`ERASED`. JSON values are
+walked, keys included, so a needle is found whatever escaping the stored form used
+(``\\u00e9``, ``\\"``).
 
 :func:`scrub_derived` runs inside an erasure's transaction: it drops the vectors no unit uses
 any more and the model answers that name an erased episode or hold erased text, empties the
@@ -25,6 +27,7 @@ from reverie.models import Episode
 from reverie.store.dialect import Dialect
 from reverie.store.plans import blank_changeset
 from reverie.store.records import Erasure
+from reverie.text.fold import find, fold
 
 __all__ = [
     "ERASED",
@@ -44,25 +47,33 @@ _TOKEN = re.compile(r"[A-Za-z0-9_.:@-]+")
 
 
 class Needles:
-    """Strings to find and remove, case-insensitively; empty when there are none."""
+    """Strings to find and remove as a person reads them (:mod:`reverie.text.fold`: any letter
+    case, composed or decomposed, compatibility forms); empty when there are none."""
 
     def __init__(self, texts: Iterable[str]) -> None:
         kept = sorted({t.strip() for t in texts if t and t.strip()}, key=lambda t: (-len(t), t))
         self.texts = tuple(kept)
-        self._pattern = (
-            re.compile("|".join(re.escape(t) for t in kept), re.IGNORECASE) if kept else None
-        )
+        self._folded = tuple(dict.fromkeys(f for t in kept if (f := fold(t))))
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return bool(self._folded)
 
     def hit(self, text: str | None) -> bool:
         """Whether ``text`` contains any needle."""
-        return bool(text) and self._pattern is not None and bool(self._pattern.search(text or ""))
+        if not text or not self._folded:
+            return False
+        folded = fold(text)
+        return any(f in folded for f in self._folded)
 
     def scrub(self, text: str) -> str:
         """``text`` with every needle replaced by :data:`ERASED`."""
-        return self._pattern.sub(ERASED, text) if self._pattern is not None else text
+        if not self.hit(text):
+            return text
+        parts, at = [], 0
+        for start, end in find(text, self._folded):
+            parts += [text[at:start], ERASED]
+            at = end
+        return "".join([*parts, text[at:]])
 
     def hit_json(self, value: Any) -> bool:
         """Whether any string (key or value) inside ``value`` contains a needle."""
