@@ -244,8 +244,11 @@ def _pages(
         for page_id in store.pages_citing_any(sorted(ids), tenant=tenant)
     }
     if request.subject:
-        places = sorted({*scopes, *(s.org for s in scopes)}, key=str)
-        found |= set(store.pages_containing(places, request.subject))
+        found |= set(store.pages_containing(scopes, request.subject))
+        orgs = sorted({s.org for s in scopes}, key=str)
+        found |= _own_org_pages(
+            store, request, scopes, store.pages_containing(orgs, request.subject)
+        )
     if request.whole:
         found |= {p.id for s in scopes for p in store.pages(s, None)}
     if request.page:
@@ -257,6 +260,20 @@ def _pages(
             r.org_page_id for r in store.promotions(page.scope) if r.source_page_id == page.id
         }
     return [store.page(page_id) for page_id in sorted(found)]
+
+
+def _own_org_pages(
+    store: BrainStore, request: ForgetRequest, scopes: list[Scope], org_pages: Iterable[str]
+) -> set[str]:
+    """Which of ``org_pages`` the request may reach by their text. A tenant's request (or one
+    everywhere) reaches its whole org brain; one bounded to a scope or an agent reaches only
+    the org copies of that place's own pages: an org page promoted from ``acme/support`` is
+    ``acme/support``'s knowledge, which an erasure bounded to ``acme/coder`` must leave as it
+    is. (Pages citing an erased episode are reached by their citations, whatever the bound.)"""
+    if request.scope is None and request.agent is None:
+        return set(org_pages)
+    copies = {r.org_page_id for scope in scopes for r in store.promotions(scope)}
+    return set(org_pages) & copies
 
 
 @dataclass

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reverie.models import Episode
+from reverie.models import Episode, Outcome
 from reverie.store.dialect import Dialect
 from reverie.store.plans import blank_changeset
 from reverie.store.records import Erasure
@@ -44,6 +44,7 @@ ERASED = "[erased]"
 MIN_SUBJECT = 3
 """A subject shorter than this would match too much to be meant."""
 _TOKEN = re.compile(r"[A-Za-z0-9_.:@-]+")
+_FAILING = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})  # as dream.recommend tallies them
 
 
 class Needles:
@@ -152,9 +153,44 @@ def scrub_derived(c: Any, d: Dialect, e: Erasure, n: Counter[str]) -> None:
     n["model_cache"] += _scrub_cache(c, d, needles, reached)
     keys = [s.key for s in e.touched if s not in e.scopes]
     n["plans"] += _scrub_plans(c, d, e, keys, needles, reached)
+    n["cycle_reports"] += _untally_tools(c, d, e)
     if needles:
         for col in _FREE_TEXT:
             n[col.area] += _scrub_column(c, d, keys, col, needles)
+
+
+def _untally_tools(c: Any, d: Dialect, e: Erasure) -> int:
+    """The cycle reports that counted an erased episode in their ``tool_stats`` count it no
+    more: its tools' tallies drop by one (and its failure), a tally left at zero goes, so the
+    report names no tool only erased evidence used. Reports of scopes erased whole are gone."""
+    by_cycle: dict[str, list[Episode]] = {}
+    for ep in e.episodes:
+        if ep.consolidated_in and ep.tools and ep.scope not in e.scopes:
+            by_cycle.setdefault(ep.consolidated_in, []).append(ep)
+    changed = 0
+    for cycle_id, episodes in sorted(by_cycle.items()):
+        row = c.execute("SELECT report FROM cycles WHERE id = ?", (cycle_id,)).fetchone()
+        report = d.json(row[0]) if row and row[0] is not None else None
+        if not isinstance(report, dict) or not isinstance(report.get("tool_stats"), dict):
+            continue
+        stats = _without(report["tool_stats"], episodes)
+        if stats != report["tool_stats"]:
+            report["tool_stats"] = stats
+            text = json.dumps(report, ensure_ascii=False)
+            c.execute("UPDATE cycles SET report = ? WHERE id = ?", (text, cycle_id))
+            changed += 1
+    return changed
+
+
+def _without(stats: dict[str, Any], episodes: Sequence[Episode]) -> dict[str, Any]:
+    out = {tool: list(row) if isinstance(row, list) else row for tool, row in stats.items()}
+    for ep in episodes:
+        for tool in (t.lower() for t in ep.tools):  # as tool_stats counts them
+            row = out.get(tool)
+            if isinstance(row, list) and len(row) == 2:
+                row[0] -= 1
+                row[1] = max(0, row[1] - (ep.outcome in _FAILING))
+    return {t: r for t, r in out.items() if not isinstance(r, list) or r[0] > 0}
 
 
 def _scrub_cache(c: Any, d: Dialect, needles: Needles, reached: frozenset[str]) -> int:

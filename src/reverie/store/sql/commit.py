@@ -57,6 +57,7 @@ class CommitSQL(SQLBase):
                 self._check_checkpoint(c, changes)
                 if changes.episodes:  # e.g. a person's edit, recorded as evidence
                     self._record_episodes(c, changes.episodes, changes.at)
+                self._check_evidence(c, changes)
                 step("checkpoint-checked")
                 for write in changes.page_writes:
                     self._write_page(c, write)
@@ -142,6 +143,26 @@ class CommitSQL(SQLBase):
             raise Conflict(
                 f"scope {changes.scope.key} moved on (checkpoint {current}, expected"
                 f" {changes.expected_checkpoint}); another cycle ran — dream again"
+            )
+
+    def _check_evidence(self, c: Any, changes: Changeset) -> None:
+        """Every episode the new revisions cite is still stored: an erasure that committed
+        while the cycle distilled is a race like another cycle's, answered by ``Conflict``
+        (dream again), never by the database's foreign-key error."""
+        cited = {e for w in changes.page_writes for e in w.revision.citations}
+        cited -= {ep.id for ep in changes.episodes}
+        if not cited:
+            return
+        found: set[str] = set()
+        for where, params in self.dialect.members("id", sorted(cited)):
+            rows = c.execute(
+                f"SELECT id FROM episodes WHERE tenant = ? AND {where}",
+                [changes.scope.tenant, *params],
+            ).fetchall()
+            found.update(r[0] for r in rows)
+        if gone := sorted(cited - found):
+            raise Conflict(
+                f"episodes {', '.join(gone[:5])} were erased while the cycle ran; dream again"
             )
 
     def _write_page(self, c: Any, w: PageWrite) -> None:
