@@ -424,23 +424,30 @@ class Reverie:
             trace=trace,
         )
 
-    def search_episodes(self, query: str, scope: ScopeLike, *, limit: int = 10) -> list[Episode]:
-        """The raw episodes of ``scope`` that share terms with ``query``, best first (full-text
-        rank): the evidence itself, where :meth:`recall` answers with what was learned."""
+    def search_episodes(
+        self, query: str, scope: ScopeLike, *, limit: int = 10, raw: bool = False
+    ) -> list[Episode]:
+        """The episodes of ``scope`` that share terms with ``query``, best first (full-text
+        rank): the evidence itself, where :meth:`recall` answers with what was learned.
+        Redacted unless ``raw`` (as for :meth:`episode`)."""
         if limit < 1:
             raise InvalidInput("limit", "must be 1 or more")
         found = self.store.search_episodes(Scope.parse(scope), query_terms(query), limit)
-        return readable(self.store, [e for e, _ in found])
+        return self._shown([e for e, _ in found], raw)
 
     def browse_episodes(
-        self, scope: ScopeLike, wanted: EpisodeFilter | None = None, *, limit: int = 50
+        self,
+        scope: ScopeLike,
+        wanted: EpisodeFilter | None = None,
+        *,
+        limit: int = 50,
+        raw: bool = False,
     ) -> EpisodeList:
         """The episodes of ``scope`` that ``wanted`` describes (full-text words, outcome, a date
         range, consolidated or not, a tool): best text matches first, else newest first
-        (:mod:`reverie.memory.browse`)."""
+        (:mod:`reverie.memory.browse`). Redacted unless ``raw`` (as for :meth:`episode`)."""
         found = browse(self.store, Scope.parse(scope), wanted or EpisodeFilter(), limit=limit)
-        shown = readable(self.store, found.episodes)
-        return replace(found, episodes=shown)
+        return replace(found, episodes=self._shown(found.episodes, raw))
 
     def pages_citing(self, episode_id: str, *, tenant: str | None = None) -> list[Page]:
         """The active pages of the episode's scope whose current revision cites it (the
@@ -465,9 +472,10 @@ class Reverie:
     def revisions(self, page_id: str) -> list[Revision]:
         return self.store.revisions(page_id)
 
-    def why(self, page_id: str) -> Lineage:
-        """A page, all its revisions, and every raw episode any revision cites (the page's
-        tenant's: an org page cites episodes of its tenant's scopes)."""
+    def why(self, page_id: str, *, raw: bool = False) -> Lineage:
+        """A page, all its revisions, and every episode any revision cites (the page's
+        tenant's: an org page cites episodes of its tenant's scopes), redacted unless ``raw``
+        (as for :meth:`episode`)."""
         page = self.store.page(page_id)
         revisions = self.store.revisions(page_id)
         cited = [e for r in revisions for e in r.citations]
@@ -476,7 +484,7 @@ class Reverie:
         return Lineage(
             page=page,
             revisions=revisions,
-            episodes=readable(self.store, found),
+            episodes=self._shown(found, raw),
             cited_pages=pages,
         )
 
@@ -488,18 +496,32 @@ class Reverie:
 
     # -- service: what the HTTP and MCP edges read ------------------------------------------
 
-    def episode(self, episode_id: str, *, tenant: str | None = None) -> Episode:
+    def episode(self, episode_id: str, *, tenant: str | None = None, raw: bool = False) -> Episode:
         """The episode ``episode_id`` of ``tenant`` (default: the tenant of
         :class:`~reverie.config.IdentityConfig`): ids are a tenant's own, two tenants may
-        both have a ``b1``. :class:`~reverie.errors.NotFound` if that tenant has none."""
-        found = self.store.episode(episode_id, tenant=tenant or self.config.identity.tenant)
-        return readable(self.store, [found])[0]
+        both have a ``b1``. :class:`~reverie.errors.NotFound` if that tenant has none.
 
-    def episodes(self, episode_ids: Iterable[str], *, tenant: str | None = None) -> list[Episode]:
+        Every episode this engine hands out is redacted by :attr:`redactor`
+        (:meth:`~reverie.redaction.Redactor.episode`): the CLI, the HTTP service, MCP and the
+        integrations show nothing else. ``raw=True`` is for code in this process that needs
+        the evidence as stored (and for ``reverie why --raw``, run by whoever holds the
+        database file); no network surface passes it."""
+        found = self.store.episode(episode_id, tenant=tenant or self.config.identity.tenant)
+        return self._shown([found], raw)[0]
+
+    def episodes(
+        self, episode_ids: Iterable[str], *, tenant: str | None = None, raw: bool = False
+    ) -> list[Episode]:
         """The episodes of ``tenant`` (as in :meth:`episode`) among ``episode_ids`` that
-        exist, by ``seq``; archived ones fetched back."""
+        exist, by ``seq``; archived ones fetched back; redacted unless ``raw``."""
         found = self.store.episodes(episode_ids, tenant=tenant or self.config.identity.tenant)
-        return readable(self.store, found)
+        return self._shown(found, raw)
+
+    def _shown(self, episodes: list[Episode], raw: bool) -> list[Episode]:
+        """Stored episodes as they leave the engine: archived ones fetched back, rows past
+        today's limits noted, and (unless ``raw``) redacted."""
+        found = readable(self.store, episodes)
+        return found if raw else [self.redactor.episode(e) for e in found]
 
     @property
     def keys(self) -> KeyRing:

@@ -290,7 +290,9 @@ def test_injections_over_http_are_stored_as_data(tmp_path: Path) -> None:
                 body = {"id": f"h-{n}", "scope": SCOPE, "situation": attack, "action": attack}
                 assert client.post("/v1/episodes", json=body).status_code == 201
                 back = client.get(f"/v1/episodes/h-{n}").json()
-                assert back["situation"] == attack  # raw evidence is kept as sent
+                assert back["situation"] == rv.redactor.text(attack)  # what leaves: redacted
+                stored = rv.episode(f"h-{n}", tenant="acme", raw=True)
+                assert stored.situation == attack  # raw evidence is kept as sent
             cycle = client.post("/v1/dreams", json={"scope": SCOPE}).json()["cycle_id"]
 
             assert wait_dream(client, cycle)["state"] != "running"

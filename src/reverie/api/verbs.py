@@ -38,6 +38,7 @@ from reverie.models import Episode, Page, Recall, Revision, Scope, ScopeLike
 
 if TYPE_CHECKING:
     from reverie.intake import IngestResult
+    from reverie.redaction import Redactor
     from reverie.store.base import BrainStore
     from reverie.store.records import Receipt
 
@@ -62,6 +63,7 @@ class Engine(Protocol):
     """The native verbs the conventional ones are made of: :class:`reverie.Reverie`'s own."""
 
     store: BrainStore
+    redactor: Redactor
 
     def ingest(self, items: Iterable[Episode], *, now: datetime | None = None) -> IngestResult: ...
     def recall(
@@ -273,7 +275,8 @@ def get_all(
     items = [m for m in map(page_memory, pages) if matches(m, wanted)]
     if len(items) < limit:
         pending = rv.store.scan(scope, 0, limit)
-        items += [m for m in map(episode_memory, pending) if matches(m, wanted)]
+        shown = [rv.redactor.episode(e) for e in pending]
+        items += [m for m in map(episode_memory, shown) if matches(m, wanted)]
     return items[:limit]
 
 

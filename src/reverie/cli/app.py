@@ -425,10 +425,17 @@ def page(
 
 
 @app.command()
-def why(ctx: typer.Context, page_id: PageArg, as_json: JsonFlag = False) -> None:
-    """Show a page's lineage: every revision and the raw episodes its claims cite."""
+def why(
+    ctx: typer.Context,
+    page_id: PageArg,
+    as_json: JsonFlag = False,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Show the episodes as stored, secrets unredacted.")
+    ] = False,
+) -> None:
+    """Show a page's lineage: every revision and the episodes its claims cite (redacted)."""
     with open_brain(ctx) as rv:
-        lineage = rv.why(page_id)
+        lineage = rv.why(page_id, raw=raw)
     print_result(lineage, as_json, lineage_view)
 
 

@@ -63,6 +63,7 @@ from reverie.integrations.langgraph_index import FieldIndex
 from reverie.memory.notes import NoteChange, commit_notes, note_text, notes
 from reverie.models import ClaimRole, Page, Scope
 from reverie.models.scope import NAME
+from reverie.redaction import redact_value
 
 __all__ = ["ReverieStore", "label_of", "user_name"]
 
@@ -289,7 +290,7 @@ class ReverieStore(BaseStore):
                 self._commit(scope, change, f"delete {path}")
             return
         try:
-            value = dict(op.value)
+            value = redact_value(dict(op.value))
             lines = _lines(value)
         except (TypeError, ValueError) as exc:
             raise InvalidInput("value", f"must be JSON-serialisable: {exc}") from None
@@ -316,6 +317,7 @@ class ReverieStore(BaseStore):
         self._commit(scope, change, f"refresh {path}")
 
     def _commit(self, scope: Scope, change: NoteChange, summary: str) -> None:
+        """Commit one note; its text is redacted already, inside the parsed value."""
         commit_notes(
             self.memory.store,
             scope,
@@ -323,6 +325,7 @@ class ReverieStore(BaseStore):
             now=self.clock(),
             summary=summary,
             author=self.author,
+            redacted=True,
         )
 
     def _search(self, op: SearchOp) -> list[SearchItem]:

@@ -43,6 +43,7 @@ from reverie.store.records import (
     is_stub,
 )
 from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
+from reverie.text.fold import fold
 
 __all__ = ["ForgetPlan", "ForgetRequest", "plan_forget"]
 
@@ -106,15 +107,16 @@ class ForgetRequest:
         return not (self.episodes or self.page or self.subject or self.older_than)
 
     def recorded(self) -> dict[str, Any]:
-        """The request as its receipt keeps it: a subject only as the sha256 of its lower-case
-        form, so the receipt holds none of what was erased."""
+        """The request as its receipt keeps it: a subject only as the sha256 of its folded
+        form (:func:`reverie.text.fold.fold`, so ``Straße`` and ``STRASSE`` give one digest),
+        so the receipt holds none of what was erased."""
         out: dict[str, Any] = {}
         if self.episodes:
             out["episodes"] = sorted(set(self.episodes))
         if self.page:
             out["page"] = self.page
         if self.subject:
-            digest = hashlib.sha256(self.subject.strip().casefold().encode()).hexdigest()
+            digest = hashlib.sha256(fold(self.subject.strip()).encode()).hexdigest()
             out["subject_sha256"] = digest
         if self.older_than is not None:
             out["older_than_s"] = self.older_than.total_seconds()
@@ -253,8 +255,11 @@ def _pages(
         for page_id in store.pages_citing_any(sorted(ids), tenant=tenant)
     }
     if request.subject:
-        places = sorted({*scopes, *(s.org for s in scopes)}, key=str)
-        found |= set(store.pages_containing(places, request.subject))
+        found |= set(store.pages_containing(scopes, request.subject))
+        orgs = sorted({s.org for s in scopes}, key=str)
+        found |= _own_org_pages(
+            store, request, scopes, store.pages_containing(orgs, request.subject)
+        )
     if request.whole:
         found |= {p.id for s in scopes for p in store.pages(s, None)}
     if request.page:
@@ -266,6 +271,20 @@ def _pages(
             r.org_page_id for r in store.promotions(page.scope) if r.source_page_id == page.id
         }
     return [store.page(page_id) for page_id in sorted(found)]
+
+
+def _own_org_pages(
+    store: BrainStore, request: ForgetRequest, scopes: list[Scope], org_pages: Iterable[str]
+) -> set[str]:
+    """Which of ``org_pages`` the request may reach by their text. A tenant's request (or one
+    everywhere) reaches its whole org brain; one bounded to a scope or an agent reaches only
+    the org copies of that place's own pages: an org page promoted from ``acme/support`` is
+    ``acme/support``'s knowledge, which an erasure bounded to ``acme/coder`` must leave as it
+    is. (Pages citing an erased episode are reached by their citations, whatever the bound.)"""
+    if request.scope is None and request.agent is None:
+        return set(org_pages)
+    copies = {r.org_page_id for scope in scopes for r in store.promotions(scope)}
+    return set(org_pages) & copies
 
 
 @dataclass
@@ -406,7 +425,7 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
     }
     return Erasure(
         id=erasure_id,
-        request_id=request.request_id or erasure_id,
+        request_id=Needles(needles).scrub(request.request_id or "") or erasure_id,
         at=now,
         reason=details["reason"] or "erasure",
         request=request.recorded(),

@@ -15,7 +15,10 @@ any other page, and:
 * deleting retires the page (still readable, ``why`` still answers); renaming retitles it, so
   the page keeps its id and its history. Writing a path whose note was deleted revives that page.
 
-Text passes through redaction before it is stored, like every other way into a page.
+Text passes through redaction before it is stored, like every other way into a page, and
+so does the edit episode's record of the change. A writer of structured values (LangGraph's
+JSON items) redacts inside the parsed value itself and says so (``redacted=True``): redacting
+the JSON text line by line could eat a closing quote.
 """
 
 from __future__ import annotations
@@ -113,7 +116,9 @@ def _check(change: NoteChange) -> list[str]:
     return lines
 
 
-def _claims(change: NoteChange, before: Page | None, edit: Episode) -> tuple[Claim, ...]:
+def _claims(
+    change: NoteChange, before: Page | None, edit: Episode, redacted: bool
+) -> tuple[Claim, ...]:
     """A line kept as it was (and recalled as it was) keeps its claim; an added or changed
     line cites ``edit``."""
     kept: dict[tuple[str, ClaimRole | None], list[Claim]] = {}
@@ -121,7 +126,7 @@ def _claims(change: NoteChange, before: Page | None, edit: Episode) -> tuple[Cla
         kept.setdefault((claim.text, claim.role), []).append(claim)
     out = []
     for line in _check(change):
-        text = redact(line)
+        text = line if redacted else redact(line)
         role = ClaimRole.EVIDENCE if line in change.unrecalled else None
         same = kept.get((text, role))
         fresh = Claim(text=text, episode_ids=(edit.id,), role=role, pinned=True)
@@ -144,12 +149,17 @@ def _fresh_topic(store: BrainStore, scope: Scope, path: str) -> tuple[str, Page 
 
 
 def _revision(
-    change: NoteChange, page: Page | None, page_id: str, ctx: WriteContext, edit: Episode
+    change: NoteChange,
+    page: Page | None,
+    page_id: str,
+    ctx: WriteContext,
+    edit: Episode,
+    redacted: bool,
 ) -> Revision:
     if change.text is None:
         assert page is not None  # only an existing note can be retired
         return next_revision(ctx, page, status=PageStatus.RETIRED, reason=f"deleted {page.title}")
-    claims = _claims(change, page, edit)
+    claims = _claims(change, page, edit, redacted)
     since = ctx.now if change.valid_until else None
     if page is None:
         return revision_from(
@@ -180,13 +190,13 @@ def _revision(
 
 
 def _write(
-    store: BrainStore, change: NoteChange, ctx: WriteContext, edit: Episode
+    store: BrainStore, change: NoteChange, ctx: WriteContext, edit: Episode, redacted: bool
 ) -> tuple[str, PageWrite] | None:
     page, topic = change.page, change.page.topic_key if change.page else ""
     if page is None:
         topic, page = _fresh_topic(store, ctx.scope, change.path)
     page_id = page.id if page else page_id_for(ctx.scope, topic)
-    rev = _revision(change, page, page_id, ctx, edit)
+    rev = _revision(change, page, page_id, ctx, edit, redacted)
     if page is not None and rev.hash == page.revision.hash:
         return None
     action = "created" if page is None else "retired" if change.text is None else "revised"
@@ -215,16 +225,18 @@ def commit_notes(
     now: datetime,
     summary: str,
     author: str = "agent",
+    redacted: bool = False,
 ) -> str | None:
     """Apply ``changes`` as one cycle (one transaction) and return its id; None when nothing
-    changed. ``summary`` says what the writer did, in its words (the edit episode's action)."""
+    changed. ``summary`` says what the writer did, in its words (the edit episode's action).
+    The lines and the summary are redacted here unless the writer did it (``redacted``)."""
     if scope.is_org:
         raise InvalidInput("scope", "the org brain is written only by promotion; it takes no notes")
     if has_nul([summary, *((c.path, c.text or "") for c in changes)]):
         raise InvalidInput("text", NUL_REASON)
     ctx = WriteContext(scope, new_cycle_id(now), now, {}, author=author)
-    edit = _edit_episode(scope, ctx, summary, author)
-    writes = [w for c in changes if (w := _write(store, c, ctx, edit)) is not None]
+    edit = _edit_episode(scope, ctx, summary if redacted else redact(summary), author)
+    writes = [w for c in changes if (w := _write(store, c, ctx, edit, redacted)) is not None]
     if not writes:
         return None
     cites = any(edit.id in c.episode_ids for _a, w in writes for c in w.revision.claims)

@@ -4,7 +4,8 @@ Every claim cites the episodes it came from, so erasing an episode reaches exact
 that stand on it:
 
 - a claim whose every cited episode is erased goes; one with other support keeps its text and
-  loses the citation (its ``support`` count drops by as many);
+  loses the citation (its ``support`` count drops by as many, and so does the tally its text
+  states of that support: "(6 times, …)" becomes "(5 times, …)", :func:`recount`);
 - with a subject (or another erased text) to remove, a claim whose text holds it goes whatever
   its support, and the title, the reason and the tallies' keys are scrubbed of it;
 - a page's tallies (``PageSupport``) drop the erased episodes it cited, by outcome and error
@@ -17,6 +18,7 @@ retired) or deleted whole, when no revision keeps a claim: :func:`page_fate`.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,7 +51,31 @@ def _claim(claim: Claim, erased: frozenset[str], needles: Needles) -> Claim | No
         return claim
     lost = len(claim.episode_ids) - len(kept)
     support = None if claim.support is None else max(len(kept), claim.support - lost)
-    return claim.model_copy(update={"episode_ids": kept, "support": support})
+    before = claim.support or len(claim.episode_ids)
+    text = recount(claim.text, before, support or len(kept))
+    return claim.model_copy(update={"episode_ids": kept, "support": support, "text": text})
+
+
+_TIMES = re.compile(r"\b(?:(\d+) of )?(\d+) times\b")
+
+
+def recount(text: str, before: int, after: int) -> str:
+    """``text`` with the tally it states of its own support brought down from ``before`` to
+    ``after``: a claim distilled from six episodes says "(6 times, last …)", or "(5 of 6 times
+    since …)" for a fix that worked five times in six attempts; only a count equal to the
+    claim's support is its own, so other numbers in the text stay."""
+
+    def fewer(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            worked, tried = int(m.group(1)), int(m.group(2))
+            if worked != before:
+                return m.group(0)
+            return f"{after} of {max(after, tried - (before - after))} times"
+        if int(m.group(2)) != before:
+            return m.group(0)
+        return "once" if after == 1 else f"{after} times"
+
+    return _TIMES.sub(fewer, text) if after < before else text
 
 
 def _support(

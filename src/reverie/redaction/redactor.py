@@ -47,9 +47,11 @@ from reverie.redaction.context import (
     find_xml,
 )
 from reverie.redaction.formats import find_formats
+from reverie.redaction.judge import name_strength, secret_value
 from reverie.redaction.pii import PII_CLASSES, find_pii
 
 if TYPE_CHECKING:
+    from reverie.models import Episode
     from reverie.models.plan import Plan
 
 __all__ = ["DEFAULT", "MARK", "Redactor", "Span", "redact", "redact_plan", "redact_value"]
@@ -190,15 +192,47 @@ class Redactor:
             return text
         return _replace(text, spans)
 
-    def value(self, value: Any) -> Any:
-        """``value`` with :meth:`text` applied to every string inside it (dicts, lists, tuples)."""
+    def value(self, value: Any, name: str = "") -> Any:
+        """``value`` redacted inside its parsed form: every string (dicts, lists, tuples) on
+        its own, so a mark never eats the quote or bracket of the JSON that encodes it.
+
+        A string under a key is also judged with the key as its name, as an assignment is
+        (``{"password": "hunter2"}``), but never by the name alone: the value must be one token
+        that is not plainly something else (:func:`~reverie.redaction.judge.secret_value`), so
+        ``{"secret": "the sauce is ketchup"}`` stays as written. Keys are kept: they are a
+        structure's names, not its data.
+        """
         if isinstance(value, str):
-            return self.text(value)
+            return self._named(name, value)
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            return {k: self.value(v, str(k)) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
+            return [self.value(v, name) for v in value]
         return value
+
+    def _named(self, name: str, value: str) -> str:
+        strength = name_strength(name) if name else None
+        single = bool(value) and not any(ch.isspace() for ch in value.strip())
+        if strength is not None and single and secret_value(value, strength):
+            return MARK
+        return self.text(value)
+
+    def episode(self, episode: Episode) -> Episode:
+        """``episode`` as it may leave Reverie: its free texts, entities and metadata redacted
+        (:meth:`text`, :meth:`value`); ids, scope, dates and tools kept. The stored episode is
+        raw evidence and stays so; this is the one policy every read surface applies
+        (docs/security.md)."""
+        update: dict[str, Any] = {
+            "situation": self.text(episode.situation),
+            "action": self.text(episode.action),
+            "entities": [self.text(e) for e in episode.entities],
+            "metadata": self.value(episode.metadata),
+        }
+        for name in ("outcome_details", "error", "lesson", "category"):
+            if (text := getattr(episode, name)) is not None:
+                update[name] = self.text(text)
+        changed = {k: v for k, v in update.items() if v != getattr(episode, k)}
+        return episode.model_copy(update=changed) if changed else episode
 
     def plan(self, plan: Plan) -> Plan:
         """``plan`` with titles, claim texts and reasons redacted; ids and hashes untouched."""
@@ -248,7 +282,7 @@ def redact(text: str) -> str:
 
 
 def redact_value(value: Any) -> Any:
-    """``value`` with :func:`redact` applied to every string inside it (dicts, lists, tuples)."""
+    """``value`` redacted inside its parsed form (:meth:`Redactor.value`)."""
     return DEFAULT.value(value)
 
 

@@ -7,8 +7,8 @@ facade and nothing else. :class:`Tools` checks the scope: bound to one, it refus
 scope and answers "no such page" for another scope's pages (and the server hides the
 ``scope`` parameter altogether, :mod:`reverie.server.mcp`).
 
-Episode text is evidence and may hold secrets: what leaves here through ``why`` and
-``search_episodes`` passes the engine's redactor first, as recall's excerpts do.
+Episode text is evidence and may hold secrets: ``why`` and ``search_episodes`` show episodes
+as the engine hands them out, redacted.
 """
 
 from __future__ import annotations
@@ -171,16 +171,17 @@ class Tools:
         if self.bound is not None and scope != self.bound:
             raise NotFound(f"no {what}")
 
-    def _episode(self, ep: Episode) -> EpisodeView:
-        r = self.rv.redactor
+    @staticmethod
+    def _episode(ep: Episode) -> EpisodeView:
+        """An episode as the engine handed it out: already redacted (``Reverie.episode``)."""
         return EpisodeView(
             id=ep.id,
             created_at=ep.created_at,
-            situation=r.text(ep.situation),
-            action=r.text(ep.action),
+            situation=ep.situation,
+            action=ep.action,
             outcome=str(ep.outcome),
-            error=r.text(ep.error) if ep.error else None,
-            lesson=r.text(ep.lesson) if ep.lesson else None,
+            error=ep.error,
+            lesson=ep.lesson,
             tools=list(ep.tools),
         )
 

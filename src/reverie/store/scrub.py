@@ -2,9 +2,11 @@
 
 An erasure knows two kinds of things to remove. *Ids* (the erased episodes): a value that names
 one is found by its tokens, never by substring, so erasing ``ep-1`` leaves ``ep-12`` alone.
-*Needles* (a subject, the titles of erased pages): found case-insensitively anywhere in a
-string, and replaced by :data:`ERASED`. JSON values are walked, keys included, so a needle is
-found whatever escaping the stored form used (``\\u00e9``, ``\\"``).
+*Needles* (a subject, the titles of erased pages): found anywhere in a string as a person
+reads it — any letter case, composed or decomposed, compatibility forms (``ß`` and ``SS``, ``å``
+and ``a`` + ring; :mod:`reverie.text.fold`) — and replaced by :data:`ERASED`. JSON values are
+walked, keys included, so a needle is found whatever escaping the stored form used
+(``\\u00e9``, ``\\"``).
 
 :func:`scrub_derived` runs inside an erasure's transaction: it drops the vectors no unit uses
 any more and the model answers that name an erased episode or hold erased text, empties the
@@ -21,10 +23,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reverie.models import Episode
+from reverie.models import Episode, Outcome
 from reverie.store.records import Erasure
 from reverie.store.sql.dialect import Dialect
 from reverie.store.sql.plans import blank_changeset
+from reverie.text.fold import find, fold
 
 __all__ = [
     "ERASED",
@@ -41,28 +44,37 @@ ERASED = "[erased]"
 MIN_SUBJECT = 3
 """A subject shorter than this would match too much to be meant."""
 _TOKEN = re.compile(r"[A-Za-z0-9_.:@-]+")
+_FAILING = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})  # as dream.recommend tallies them
 
 
 class Needles:
-    """Strings to find and remove, case-insensitively; empty when there are none."""
+    """Strings to find and remove as a person reads them (:mod:`reverie.text.fold`: any letter
+    case, composed or decomposed, compatibility forms); empty when there are none."""
 
     def __init__(self, texts: Iterable[str]) -> None:
         kept = sorted({t.strip() for t in texts if t and t.strip()}, key=lambda t: (-len(t), t))
         self.texts = tuple(kept)
-        self._pattern = (
-            re.compile("|".join(re.escape(t) for t in kept), re.IGNORECASE) if kept else None
-        )
+        self._folded = tuple(dict.fromkeys(f for t in kept if (f := fold(t))))
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return bool(self._folded)
 
     def hit(self, text: str | None) -> bool:
         """Whether ``text`` contains any needle."""
-        return bool(text) and self._pattern is not None and bool(self._pattern.search(text or ""))
+        if not text or not self._folded:
+            return False
+        folded = fold(text)
+        return any(f in folded for f in self._folded)
 
     def scrub(self, text: str) -> str:
         """``text`` with every needle replaced by :data:`ERASED`."""
-        return self._pattern.sub(ERASED, text) if self._pattern is not None else text
+        if not self.hit(text):
+            return text
+        parts, at = [], 0
+        for start, end in find(text, self._folded):
+            parts += [text[at:start], ERASED]
+            at = end
+        return "".join([*parts, text[at:]])
 
     def hit_json(self, value: Any) -> bool:
         """Whether any string (key or value) inside ``value`` contains a needle."""
@@ -141,9 +153,44 @@ def scrub_derived(c: Any, d: Dialect, e: Erasure, n: Counter[str]) -> None:
     n["model_cache"] += _scrub_cache(c, d, needles, reached)
     keys = [s.key for s in e.touched if s not in e.scopes]
     n["plans"] += _scrub_plans(c, d, e, keys, needles, reached)
+    n["cycle_reports"] += _untally_tools(c, d, e)
     if needles:
         for col in _FREE_TEXT:
             n[col.area] += _scrub_column(c, d, keys, col, needles)
+
+
+def _untally_tools(c: Any, d: Dialect, e: Erasure) -> int:
+    """The cycle reports that counted an erased episode in their ``tool_stats`` count it no
+    more: its tools' tallies drop by one (and its failure), a tally left at zero goes, so the
+    report names no tool only erased evidence used. Reports of scopes erased whole are gone."""
+    by_cycle: dict[str, list[Episode]] = {}
+    for ep in e.episodes:
+        if ep.consolidated_in and ep.tools and ep.scope not in e.scopes:
+            by_cycle.setdefault(ep.consolidated_in, []).append(ep)
+    changed = 0
+    for cycle_id, episodes in sorted(by_cycle.items()):
+        row = c.execute("SELECT report FROM cycles WHERE id = ?", (cycle_id,)).fetchone()
+        report = d.json(row[0]) if row and row[0] is not None else None
+        if not isinstance(report, dict) or not isinstance(report.get("tool_stats"), dict):
+            continue
+        stats = _without(report["tool_stats"], episodes)
+        if stats != report["tool_stats"]:
+            report["tool_stats"] = stats
+            text = json.dumps(report, ensure_ascii=False)
+            c.execute("UPDATE cycles SET report = ? WHERE id = ?", (text, cycle_id))
+            changed += 1
+    return changed
+
+
+def _without(stats: dict[str, Any], episodes: Sequence[Episode]) -> dict[str, Any]:
+    out = {tool: list(row) if isinstance(row, list) else row for tool, row in stats.items()}
+    for ep in episodes:
+        for tool in (t.lower() for t in ep.tools):  # as tool_stats counts them
+            row = out.get(tool)
+            if isinstance(row, list) and len(row) == 2:
+                row[0] -= 1
+                row[1] = max(0, row[1] - (ep.outcome in _FAILING))
+    return {t: r for t, r in out.items() if not isinstance(r, list) or r[0] > 0}
 
 
 def _scrub_cache(c: Any, d: Dialect, needles: Needles, reached: frozenset[str]) -> int:

@@ -52,6 +52,7 @@ def commit(db: Database, changes: Changeset, on_step: StepHook | None = None) ->
             _check_checkpoint(c, changes)
             if changes.episodes:  # e.g. a person's edit, recorded as evidence
                 _record_episodes(db, c, changes.episodes, changes.at)
+            _check_evidence(db, c, changes)
             step("checkpoint-checked")
             for write in changes.page_writes:
                 _write_page(db, c, write)
@@ -70,6 +71,28 @@ def commit(db: Database, changes: Changeset, on_step: StepHook | None = None) ->
             step("cycle-recorded")
     except db.dialect.races as exc:
         raise Conflict(f"a concurrent change got there first: {exc}") from exc
+
+
+def _check_evidence(db: Database, c: Any, changes: Changeset) -> None:
+    """Every episode the new revisions cite is still stored: an erasure that committed
+    while the cycle distilled is a race like another cycle's, answered by ``Conflict``
+    (dream again), never by the database's foreign-key error."""
+    cited = {e for w in changes.page_writes for e in w.revision.citations}
+    cited -= {ep.id for ep in changes.episodes}
+    if not cited:
+        return
+    found: set[str] = set()
+    for where, params in db.dialect.members("id", sorted(cited)):
+        rows = c.execute(
+            f"SELECT id FROM episodes WHERE tenant = ? AND {where}",
+            [changes.scope.tenant, *params],
+        ).fetchall()
+        found.update(r[0] for r in rows)
+    if gone := sorted(cited - found):
+        raise Conflict(
+            f"episodes {', '.join(gone[:5])} are not stored in tenant"
+            f" {changes.scope.tenant} (erased while the cycle ran?); dream again"
+        )
 
 
 def dedupe_batch(episodes: Sequence[Episode]) -> list[Episode]:

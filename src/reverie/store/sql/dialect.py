@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from reverie.text.fold import fold
+
 __all__ = ["Dialect", "PostgresDialect", "SQLiteDialect", "lease_time"]
 
 CHUNK = 500
@@ -89,9 +91,14 @@ class Dialect:
         raise NotImplementedError
 
     def contains(self, text: str) -> tuple[str, str] | None:
-        """``(condition, parameter)``: the condition (``{}`` standing for a column) holds when
-        the column contains ``text`` in any letter case; None when this database cannot test
-        that exactly for ``text``."""
+        """``(condition, parameter)``: the condition (``{}`` standing for a column) holds for
+        every value that may read as containing ``text`` (:func:`reverie.text.fold.fold`: any
+        letter case, encoding or compatibility form), and for others too: the caller checks
+        each row. None when this database cannot narrow the search for ``text``.
+
+        Databases fold letter case by their locale (PostgreSQL's ``C`` folds ASCII only), so
+        only the ASCII part is left to them: a value of printable ASCII alone folds to its
+        lower case, which ``LIKE``/``ILIKE`` matches exactly; any other value is kept."""
         raise NotImplementedError
 
 
@@ -102,6 +109,13 @@ def _like_pattern(text: str) -> str | None:
         return None
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def _folded_pattern(text: str) -> str | None:
+    """The LIKE pattern of ``text`` folded, when that is printable ASCII (see
+    :meth:`Dialect.contains`); None otherwise."""
+    folded = fold(text)
+    return _like_pattern(folded) if folded.isascii() else None
 
 
 class SQLiteDialect(Dialect):
@@ -130,9 +144,10 @@ class SQLiteDialect(Dialect):
         return f"json_extract({column}, '$.{key}')"
 
     def contains(self, text: str) -> tuple[str, str] | None:
-        # LIKE folds the case of ASCII letters only; JSON text is stored with non-ASCII escaped
-        pattern = _like_pattern(text) if text.isascii() else None
-        return ("{} LIKE ? ESCAPE '\\'", pattern) if pattern else None
+        # JSON text is stored with non-ASCII escaped: a backslash keeps the row too
+        pattern = _folded_pattern(text)
+        keep = "{0} GLOB '*[^ -~]*' OR instr({0}, char(92)) > 0"
+        return (f"({{0}} LIKE ? ESCAPE '\\' OR {keep})", pattern) if pattern else None
 
 
 def _pg_vector(blob: bytes) -> Any:
@@ -185,8 +200,12 @@ class PostgresDialect(Dialect):
         return f"({column} ->> '{key}')::double precision"
 
     def contains(self, text: str) -> tuple[str, str] | None:
-        pattern = _like_pattern(text)
-        return ("{}::text ILIKE ? ESCAPE '\\'", pattern) if pattern else None
+        pattern = _folded_pattern(text)
+        return (
+            ("({0}::text ILIKE ? ESCAPE '\\' OR {0}::text ~ '[^ -~]')", pattern)
+            if pattern
+            else None
+        )
 
 
 def _psycopg() -> Any:
