@@ -8,7 +8,7 @@ path or URL, and handing work to the cycle, undo and recall modules. Time is a p
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -63,6 +63,7 @@ from reverie.models import (
 from reverie.models.plan import Distiller
 from reverie.recall import RecallTrace, query_terms
 from reverie.recall import recall as run_recall
+from reverie.recall.query import stem, stems
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
 from reverie.store import open_store
@@ -432,8 +433,9 @@ class Reverie:
         Redacted unless ``raw`` (as for :meth:`episode`)."""
         if limit < 1:
             raise InvalidInput("limit", "must be 1 or more")
-        found = self.store.search_episodes(Scope.parse(scope), query_terms(query), limit)
-        return self._shown([e for e, _ in found], raw)
+        terms = query_terms(query)
+        found = self.store.search_episodes(Scope.parse(scope), terms, limit)
+        return self._shown([e for e, _ in found], raw, terms)
 
     def browse_episodes(
         self,
@@ -446,8 +448,10 @@ class Reverie:
         """The episodes of ``scope`` that ``wanted`` describes (full-text words, outcome, a date
         range, consolidated or not, a tool): best text matches first, else newest first
         (:mod:`reverie.memory.browse`). Redacted unless ``raw`` (as for :meth:`episode`)."""
-        found = browse(self.store, Scope.parse(scope), wanted or EpisodeFilter(), limit=limit)
-        return replace(found, episodes=self._shown(found.episodes, raw))
+        wanted = wanted or EpisodeFilter()
+        found = browse(self.store, Scope.parse(scope), wanted, limit=limit)
+        shown = self._shown(found.episodes, raw, query_terms(wanted.text))
+        return replace(found, episodes=shown)
 
     def pages_citing(self, episode_id: str, *, tenant: str | None = None) -> list[Page]:
         """The active pages of the episode's scope whose current revision cites it (the
@@ -517,11 +521,23 @@ class Reverie:
         found = self.store.episodes(episode_ids, tenant=tenant or self.config.identity.tenant)
         return self._shown(found, raw)
 
-    def _shown(self, episodes: list[Episode], raw: bool) -> list[Episode]:
+    def _shown(
+        self, episodes: list[Episode], raw: bool, terms: Sequence[str] = ()
+    ) -> list[Episode]:
         """Stored episodes as they leave the engine: archived ones fetched back, rows past
-        today's limits noted, and (unless ``raw``) redacted."""
+        today's limits noted, and (unless ``raw``) redacted. Those found by ``terms`` that
+        redaction changed are kept only if a term still meets their shown text: a hit
+        inside a redacted secret would tell the asker the secret is there."""
         found = readable(self.store, episodes)
-        return found if raw else [self.redactor.episode(e) for e in found]
+        if raw:
+            return found
+        wanted = {stem(t) for t in terms}
+        shown = [(e, self.redactor.episode(e)) for e in found]
+        return [
+            red
+            for e, red in shown
+            if red is e or not wanted or wanted & stems(f"{red.text} {' '.join(red.entities)}")
+        ]
 
     @property
     def keys(self) -> KeyRing:

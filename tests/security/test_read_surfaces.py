@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from reverie import Reverie
 from reverie.cli.app import app
+from reverie.memory.browse import EpisodeFilter
 from reverie.memory.notes import NoteChange, commit_notes
 from reverie.models import Scope
 from reverie.server.mcp_tools import Tools
@@ -184,3 +185,15 @@ def test_a_langgraph_put_redacts_inside_the_value(tmp_path: Path) -> None:
         edits = rv.why(page.id, raw=True).episodes
         assert edits and SECRET not in json.dumps([e.model_dump(mode="json") for e in edits])
         assert "hunter2-Xy9" not in json.dumps([e.model_dump(mode="json") for e in edits])
+
+
+def test_a_search_is_no_oracle_for_a_redacted_secret(tmp_path: Path) -> None:
+    """A search matches stored text; an episode found only through words that redaction
+    hides is not handed out, so the answer cannot say that the secret is stored."""
+    rv, _page = _brain(tmp_path / "b.db")
+    with rv:
+        assert rv.search_episodes(SECRET, SCOPE) == []
+        assert rv.browse_episodes(SCOPE, EpisodeFilter(text=SECRET)).episodes == []
+        found = rv.search_episodes(f"{SECRET} rotated", SCOPE)
+        assert [e.id for e in found] and all(SECRET not in e.text for e in found)
+        assert [e.id for e in rv.search_episodes(SECRET, SCOPE, raw=True)]
