@@ -144,7 +144,7 @@ def _atomic(_db: Path, path: Path) -> Result | None:
 
 
 def _training(db: Path, path: Path) -> Result | None:
-    return cli(db, "export", "training", str(path))
+    return cli(db, "export", "training", "--force", str(path))
 
 
 def _mirror(db: Path, path: Path) -> Result | None:

@@ -86,3 +86,16 @@ def test_a_failed_write_leaves_no_temporary(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         write_atomically(tmp_path / "out", b"x", before_replace=crash)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_training_refuses_to_replace_a_file_unless_forced(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    assert CliRunner().invoke(app, ["--db", str(db), "init"]).exit_code == 0
+    target = tmp_path / "train.jsonl"
+    target.write_text("kept\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["--db", str(db), "export", "training", str(target)])
+    assert result.exit_code == 2 and "pass --force to replace it" in result.stderr
+    assert target.read_text(encoding="utf-8") == "kept\n"
+    forced = ["--db", str(db), "export", "training", "--force", str(target)]
+    assert CliRunner().invoke(app, forced).exit_code == 0
+    assert target.read_text(encoding="utf-8") == ""

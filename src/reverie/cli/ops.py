@@ -36,7 +36,7 @@ from reverie.cli.daemon import daemon, schedule
 from reverie.cli.memory import export_app
 from reverie.config import parse_duration
 from reverie.dream.archive import Archive
-from reverie.errors import ReverieError, partial
+from reverie.errors import InvalidInput, ReverieError, partial
 from reverie.memory.export import write_training
 from reverie.models import Cycle, CycleReport, Scope, now_utc
 from reverie.text.counts import counted
@@ -178,9 +178,14 @@ def export_training(
     min_confidence: Annotated[
         float, typer.Option("--min-confidence", min=0.0, max=1.0, help="Skip weaker pages.")
     ] = 0.0,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace OUT if it exists (default: refuse).")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Write every active page as a chat training example (system, cited episodes, page)."""
+    if not force and (out.is_file() or out.is_symlink()):
+        fail(InvalidInput("OUT", f"{out} exists; pass --force to replace it"))
     scopes = _scopes(scope)
     with open_brain(ctx) as rv:
         done, failed = partial(
