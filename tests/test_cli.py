@@ -392,3 +392,16 @@ def test_remember_stores_one_episode_from_flags_and_once_per_id(db: Path) -> Non
     assert json.loads(again.stdout)["seq"] == stored["seq"]
     bad = cli(db, "remember", "--scope", "acme/coder", "--situation", "x", "--outcome", "great")
     assert bad.exit_code == 2 and "outcome" in bad.stderr
+
+
+def test_tables_keep_ids_and_scopes_whole_at_80_columns(dreamt: Path) -> None:
+    """At 80 columns the cycles table fits its longest words by drawing less space between
+    columns, rather than folding a cycle id or a scope name mid-word."""
+    listed = as_json(cli(dreamt, "cycles", "--json"))
+    shown = cli(dreamt, "cycles", env={"COLUMNS": "80"})
+    assert shown.exit_code == 0, shown.output
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 80
+    for cycle in listed:
+        scope = "/".join(filter(None, cycle["scope"].values()))
+        assert cycle["id"] in shown.stdout and f" {scope} " in shown.stdout
+    assert " episodes " in shown.stdout

@@ -33,6 +33,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 from pydantic import BaseModel
 from rich.console import Console, RenderableType
+from rich.table import Table
 from rich.text import Text
 
 from reverie.api.embedding import CONFIGURED
@@ -152,8 +153,33 @@ def edge_error(exc: BaseException, db: str | None) -> ReverieError:
     return StoreError(f"{type(exc).__name__}: {exc}")
 
 
+class _Console(Console):
+    """A console whose tables keep their words whole where the width allows (:func:`fit`)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(fit(o, self) if isinstance(o, Table) else o for o in objects), **kwargs)
+
+
+_NARROWER: tuple[dict[str, Any], ...] = (
+    {"show_edge": False, "pad_edge": False},
+    {"padding": (0, 0)},
+)
+
+
+def fit(table: Table, console: Console) -> Table:
+    """``table``, with less space around its columns while its columns' longest words do not
+    fit the console (at 80 columns a cycle id and a scope name would otherwise be folded mid-word,
+    "acme/re searche r"); a table that fits is left as it was drawn."""
+    for narrower in _NARROWER:
+        if table.__rich_measure__(console, console.options).minimum <= console.width:
+            break
+        for name, value in narrower.items():
+            setattr(table, name, value)
+    return table
+
+
 def new_console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)
+    return _Console(stderr=stderr, highlight=False)
 
 
 def json_data(value: Any) -> Any:

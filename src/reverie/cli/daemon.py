@@ -14,11 +14,10 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import chosen_embedder, fail, open_brain, parse_scope
+from reverie.cli.common import chosen_embedder, fail, new_console, open_brain, parse_scope
 from reverie.config import resolve_db
 from reverie.errors import ReverieError
 from reverie.models import now_utc
@@ -186,4 +185,4 @@ def schedule(
             str(row["failures"]),
             str(row["pending"]),
         )
-    Console(highlight=False).print(table)
+    new_console().print(table)

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import JsonFlag, NowOpt, fail, open_brain, parse_now
+from reverie.cli.common import JsonFlag, NowOpt, fail, new_console, open_brain, parse_now
 from reverie.errors import InvalidInput
 from reverie.store.records import Receipt
 
@@ -133,7 +133,7 @@ def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
     """Erase episodes, a page, a scope, an agent, a tenant, a subject or old episodes, with
     everything derived from them; a dry run unless --apply."""
     when = parse_now(now)
-    console = Console(highlight=False)
+    console = new_console()
     with open_brain(ctx) as rv:
         if receipt is not None or resume:
             shown = [rv.erasure(receipt)] if receipt else rv.finish_erasures(now=when)

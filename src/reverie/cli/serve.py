@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import fail, maybe_scope, open_brain
+from reverie.cli.common import fail, maybe_scope, new_console, open_brain
 from reverie.config import resolve_db
 from reverie.engine import Reverie
 from reverie.errors import MissingExtra, ReverieError
@@ -98,7 +97,7 @@ def serve_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
     except ImportError:
         fail(MissingExtra("fastapi and uvicorn", "server"))
         return
-    err = Console(stderr=True, highlight=False)
+    err = new_console(stderr=True)
     try:
         limits = limits_for(rate_limit, host)
     except ReverieError as exc:
@@ -166,7 +165,7 @@ def create_key(
         typer.echo(json.dumps({**key.public(), "token": token}, indent=2))
         return
     typer.echo(token)
-    Console(stderr=True, highlight=False).print(
+    new_console(stderr=True).print(
         Text(
             f"key {key.id} for {key.bound_to} ({key.rights}); store the token now:"
             " it is not shown again",
@@ -189,7 +188,7 @@ def list_keys(
     table = Table("id", "name", "bound to", "rights", "created", "revoked", title="API keys")
     for key in found:
         table.add_row(*(Text(cell) for cell in _key_row(key)))
-    Console(highlight=False).print(table)
+    new_console().print(table)
 
 
 @keys_app.command("revoke")

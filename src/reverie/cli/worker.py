@@ -15,10 +15,9 @@ import threading
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from reverie.cli.common import chosen_embedder
+from reverie.cli.common import chosen_embedder, new_console
 from reverie.config import resolve_db
 from reverie.engine import Reverie
 from reverie.errors import ReverieError
@@ -112,7 +111,7 @@ def migrate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Copy a SQLite brain into PostgreSQL and verify every table's row count and hash."""
-    err = Console(stderr=True, highlight=False)
+    err = new_console(stderr=True)
     try:
         report = copy_store(
             source, target, on_table=lambda t, n: err.print(f"copied {n} rows of {t}")
@@ -129,9 +128,9 @@ def migrate_command(
         table.add_column(name)
     for t in report.tables:
         table.add_row(t.table, str(t.rows), t.digest.removeprefix("sha256:")[:16])
-    Console(highlight=False).print(table)
+    new_console().print(table)
     if report.bundles:
-        Console(highlight=False).print(
+        new_console().print(
             f"{report.bundles} archive bundle(s) copied into the database, each checked"
             " against its name"
         )
