@@ -405,3 +405,26 @@ def test_tables_keep_ids_and_scopes_whole_at_80_columns(dreamt: Path) -> None:
         scope = "/".join(filter(None, cycle["scope"].values()))
         assert cycle["id"] in shown.stdout and f" {scope} " in shown.stdout
     assert " episodes " in shown.stdout
+
+
+def _tab(db: Path, line: str) -> list[str]:
+    """What bash's Tab offers after ``line`` (the shell's own completion protocol)."""
+    words = f"reverie --db {db} {line}"
+    env = {"_REVERIE_COMPLETE": "complete_bash", "COMP_WORDS": words}
+    env["COMP_CWORD"] = str(len(words.split()) - (0 if line.endswith(" ") else 1))
+    result = CliRunner().invoke(app, [], env=env, prog_name="reverie")
+    assert result.exit_code == 0, result.output
+    return result.stdout.split()
+
+
+def test_tab_completes_scopes_page_ids_and_cycle_ids(dreamt: Path, tmp_path: Path) -> None:
+    pages = as_json(cli(dreamt, "pages", "--scope", "acme/coder", "--json"))
+    cycles = as_json(cli(dreamt, "cycles", "--json"))
+    assert _tab(dreamt, "recall q --scope acme/c") == ["acme/coder"]
+    assert "acme/researcher" in _tab(dreamt, "pages --scope ")
+    first = pages[0]["id"]
+    assert first in _tab(dreamt, f"why {first[:6]}")
+    assert _tab(dreamt, f"why {first}") == [first]
+    assert cycles[0]["id"] in _tab(dreamt, f"undo {cycles[0]['id'][:10]}")
+    missing = tmp_path / "none.db"
+    assert _tab(missing, "pages --scope a") == [] and not missing.exists()

@@ -24,6 +24,7 @@ from rich.text import Text
 from reverie import __version__
 from reverie.adapters import parse
 from reverie.api.embedding import read_record
+from reverie.cli import complete
 from reverie.cli.common import (
     BENCH_HELP,
     EMBEDDER_KEY,
@@ -243,6 +244,7 @@ def ingest(
             "--scope",
             "-s",
             envvar="REVERIE_SCOPE",
+            autocompletion=complete.scopes,
             metavar="TENANT/AGENT[/USER]",
             help="Scope for lines without one.",
         ),

@@ -37,6 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reverie.api.embedding import CONFIGURED
+from reverie.cli import complete
 from reverie.config import resolve_db
 from reverie.engine import Reverie
 from reverie.errors import (
@@ -95,6 +96,7 @@ ScopeOpt = Annotated[
         envvar="REVERIE_SCOPE",
         metavar="TENANT/AGENT[/USER]",
         help="The brain to use.",
+        autocompletion=complete.scopes,
     ),
 ]
 ScopeReq = Annotated[
@@ -105,6 +107,7 @@ ScopeReq = Annotated[
         envvar="REVERIE_SCOPE",
         metavar="TENANT/AGENT[/USER]",
         help="The brain to use.",
+        autocompletion=complete.scopes,
     ),
 ]
 NowOpt = Annotated[
@@ -112,8 +115,12 @@ NowOpt = Annotated[
     typer.Option("--now", metavar="ISO", help="Pretend it is this time (ISO 8601; default: now)."),
 ]
 """The options most commands share: ``--json``, ``--scope`` and ``--now``."""
-PageArg = Annotated[str, typer.Argument(metavar="ID", help="The page id.")]
-CycleArg = Annotated[str, typer.Argument(metavar="CYCLE", help="The cycle id.")]
+PageArg = Annotated[
+    str, typer.Argument(metavar="ID", help="The page id.", autocompletion=complete.page_ids)
+]
+CycleArg = Annotated[
+    str, typer.Argument(metavar="CYCLE", help="The cycle id.", autocompletion=complete.cycle_ids)
+]
 NewestOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="How many, newest.")]
 """``--limit N`` of a command that lists the newest records first (its default is its own)."""
 

@@ -17,6 +17,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from reverie.cli import complete
 from reverie.cli.common import chosen_embedder, fail, new_console, open_brain, parse_scope
 from reverie.config import resolve_db
 from reverie.errors import ReverieError
@@ -47,6 +48,7 @@ Scopes = Annotated[
         "--scope",
         "-s",
         envvar="REVERIE_SCOPE",
+        autocompletion=complete.scopes,
         metavar="TENANT/AGENT[/USER]",
         help="Only these brains.",
     ),

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from reverie.cli import complete
 from reverie.cli.common import JsonFlag, NowOpt, fail, new_console, open_brain, parse_now
 from reverie.errors import InvalidInput
 from reverie.store.records import Receipt
@@ -105,6 +106,7 @@ def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
             "--scope",
             "-s",
             envvar="REVERIE_SCOPE",
+            autocompletion=complete.scopes,
             metavar="T/A[/U]",
             help="This scope exactly (alone: all).",
         ),

@@ -19,6 +19,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from reverie.cli import complete
 from reverie.cli.common import (
     CycleArg,
     JsonFlag,
@@ -58,6 +59,7 @@ ScopeList = Annotated[
         "--scope",
         "-s",
         envvar="REVERIE_SCOPE",
+        autocompletion=complete.scopes,
         metavar="TENANT/AGENT[/USER]",
         help="Only these brains.",
     ),

@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from reverie.cli import complete
 from reverie.cli.common import fail, maybe_scope, new_console, open_brain
 from reverie.config import resolve_db
 from reverie.engine import Reverie
@@ -122,6 +123,7 @@ def mcp_command(
             "--scope",
             "-s",
             envvar="REVERIE_SCOPE",
+            autocompletion=complete.scopes,
             metavar="TENANT/AGENT[/USER]",
             help="Bind every tool to this brain.",
         ),
