@@ -186,3 +186,27 @@ def test_http_erasure_needs_an_admin_key_and_stays_in_its_tenant(brain: Reverie)
     finally:
         stop_server(running)
     assert brain.episode("gx-0", tenant="globex").scope.tenant == "globex"
+
+
+def test_a_receipt_is_readable_by_the_key_that_made_it_even_when_it_touched_nothing(
+    brain: Reverie,
+) -> None:
+    """The receipt belongs to the place its request named: its maker reads it back even when
+    nothing matched (no scope touched); a key bound elsewhere gets 404 as for no receipt."""
+    _key, coder = brain.keys.create("acme", agent="coder", rights="admin")
+    _key, tester = brain.keys.create("acme", agent="tester", rights="admin")
+    _key, globex = brain.keys.create("globex", rights="admin")
+    running = start_server(create_app(brain))
+    url = running.url + "/v1/forget"
+    try:
+        made = httpx.post(
+            url, json={"episodes": ["no-such"], "apply": True}, headers={"X-API-Key": coder}
+        ).json()
+        assert made["scopes"] == [] and made["not_found"] == ["no-such"]
+        codes = [
+            httpx.get(f"{url}/{made['id']}", headers={"X-API-Key": token}).status_code
+            for token in (coder, tester, globex)
+        ]
+        assert codes == [200, 404, 404]
+    finally:
+        stop_server(running)

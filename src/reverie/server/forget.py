@@ -9,6 +9,7 @@ tenant. ``apply`` is false by default: the answer is the dry run's receipt.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter
@@ -84,9 +85,24 @@ def forget(body: ForgetIn, rv: Brain, key: Admin) -> dict[str, Any]:
 
 @forget_router.get("/forget/{erasure_id}")
 def read_receipt(erasure_id: str, rv: Brain, key: Admin) -> dict[str, Any]:
-    """A stored receipt; 404 unless every scope it touched is the key's to erase."""
+    """A stored receipt; 404 unless the place its request named is the key's to erase, and so
+    is every agent scope it touched (a bound erasure's own org copies belong to the erasure).
+    A receipt that touched nothing is still its maker's."""
     receipt = rv.erasure(erasure_id)
     scopes = [Scope.parse(s) for s in receipt.details.get("scopes") or []]
-    if not scopes or not all(allows(key, s, admin=True) for s in scopes):
+    touched = all(allows(key, s, admin=True) for s in scopes if not s.is_org)
+    named = _reaches(key, receipt.request)
+    if not (touched and (named if named is not None else bool(scopes))):
         raise NotFound(f"no erasure receipt {erasure_id}")
     return receipt.to_json()
+
+
+def _reaches(key: ApiKey, request: Mapping[str, Any]) -> bool | None:
+    """Whether the place an erasure request named lies within ``key``'s binding; None when it
+    named none (an erasure run in-process over the whole store)."""
+    for place in ("scope", "agent"):
+        if isinstance(named := request.get(place), str):
+            return allows(key, Scope.parse(named), admin=True)
+    if "tenant" in request:
+        return request["tenant"] == key.tenant and key.agent is None
+    return None
