@@ -172,6 +172,14 @@ def test_bad_paths_and_long_lines_are_refused_and_change_nothing(tmp_path: Path)
             tool.call({"command": "create", "path": "/memories/a.md", "file_text": "two"})
         with pytest.raises(error, match="inside a file"):
             tool.call({"command": "create", "path": "/memories/a.md/b.md", "file_text": "two"})
+        tool.call({"command": "create", "path": "/memories/d/c.md", "file_text": "three"})
+        with pytest.raises(error, match="inside a file"):
+            tool.call(
+                {"command": "rename", "old_path": "/memories/d", "new_path": "/memories/a.md/d"}
+            )
+        with pytest.raises(error, match="inside itself"):
+            tool.call({"command": "rename", "old_path": "/memories/d", "new_path": "/memories/d/e"})
+        assert sorted(p.title for p in rv.pages(SCOPE)) == ["/memories/a.md", "/memories/d/c.md"]
         with pytest.raises(error, match=r"range \[0, 1\]"):
             tool.call(
                 {

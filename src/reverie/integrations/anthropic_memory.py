@@ -216,6 +216,10 @@ class ReverieMemoryTool(BetaAbstractMemoryTool):
         found = self._notes()
         if new in found or under(found, new):
             raise ToolError(f"The destination {command.new_path} already exists")
+        if any(new.startswith(p + "/") for p in found):
+            raise ToolError(f"{command.new_path} is inside a file, not a directory")
+        if new.startswith(old + "/"):
+            raise ToolError(f"Cannot move {command.old_path} inside itself")
         moving = {old: found[old]} if old in found else under(found, old)
         if not moving:
             raise ToolError(f"The path {command.old_path} does not exist")
