@@ -202,3 +202,13 @@ def test_why_history_search_episodes_and_assert_fact(tmp_path: Path) -> None:
         assert report.status in ("committed", "empty")
         facts = [p for p in rv.pages("acme/coder") if str(p.kind) == "fact"]
         assert any("vim" in p.body for p in facts)
+
+
+def test_history_on_a_bound_server_finds_its_own_tenants_episodes(tmp_path: Path) -> None:
+    """Episode ids are a tenant's own: a server bound to globex/bot reads globex's episode,
+    not the default tenant's."""
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        rv.ingest([{"id": "e1", "scope": "globex/bot", "situation": "theirs", "action": "x"}])
+        tools = Tools(rv, Scope.parse("globex/bot"))
+        events = tools.history("e1").events
+        assert [e.event for e in events] == ["ADD"]

@@ -345,8 +345,11 @@ class Tools:
         self,
         memory_id: Annotated[str, Field(description="A page id (pg_…) or an episode id.")],
     ) -> History:
-        self._visible(Scope.parse(self.rv.get(memory_id).scope), f"memory {memory_id}")
-        return History(events=self.rv.history(memory_id))
+        tenant = self.bound.tenant if self.bound is not None else None
+        self._visible(
+            Scope.parse(self.rv.get(memory_id, tenant=tenant).scope), f"memory {memory_id}"
+        )
+        return History(events=self.rv.history(memory_id, tenant=tenant))
 
     def forget(
         self,
