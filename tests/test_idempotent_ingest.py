@@ -105,3 +105,15 @@ def test_a_retried_post_without_a_date_is_not_a_conflict(tmp_path: Path) -> None
     finally:
         stop_server(running)
         rv.close()
+
+
+def test_one_batch_answers_a_dated_retry_as_two_calls_would(tmp_path: Path) -> None:
+    dated = {**UNDATED, "id": "e1", "created_at": (T0 + timedelta(hours=1)).isoformat()}
+    with Reverie.open(tmp_path / "two.db") as rv:
+        rv.ingest([{**UNDATED, "id": "e1"}], now=T0)
+        apart = rv.ingest([dated], now=T0 + timedelta(hours=2))
+    with Reverie.open(tmp_path / "one.db") as rv:
+        together = rv.ingest([{**UNDATED, "id": "e1"}, dated], now=T0 + timedelta(hours=2))
+    assert (apart.duplicates, [e.field for e in apart.errors]) == (0, ["id"])
+    assert (together.stored, together.duplicates) == (1, 0)
+    assert [(e.index, e.reason) for e in together.errors] == [(1, apart.errors[0].reason)]

@@ -97,16 +97,15 @@ def _check_evidence(db: Database, c: Any, changes: Changeset) -> None:
 
 def dedupe_batch(episodes: Sequence[Episode]) -> list[Episode]:
     """``episodes`` with repeats of one id in one tenant dropped; the same id with other
-    content in the same tenant conflicts."""
+    content in the same tenant conflicts. A later item is judged against the earlier as if
+    the earlier were stored already, so one batch answers as two calls would (a dated retry
+    of an undated episode conflicts either way)."""
     seen: dict[tuple[str, str], Episode] = {}
     for ep in episodes:
         prior = seen.get(key := (ep.scope.tenant, ep.id))
         if prior is None:
             seen[key] = ep
-        elif not (
-            ep.same_as(prior.fingerprint(), prior.created_at)
-            or prior.same_as(ep.fingerprint(), ep.created_at)
-        ):
+        elif not ep.same_as(prior.fingerprint(), prior.created_at):
             raise Conflict(f"episode id {ep.id} appears twice in one batch with different content")
     return list(seen.values())
 
