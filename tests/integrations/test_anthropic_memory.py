@@ -189,3 +189,19 @@ def test_bad_paths_and_long_lines_are_refused_and_change_nothing(tmp_path: Path)
                     "insert_text": "z",
                 }
             )
+
+
+def test_edit_records_never_reach_recall(tmp_path: Path) -> None:
+    """A note's edit episodes are the evidence behind its revisions; recall answers from the
+    note as it now reads, never from an edit record of words since replaced."""
+    with Reverie.open(tmp_path / "brain.db", embedder=None) as rv:
+        tool = ReverieMemoryTool(rv, SCOPE, clock=_clock())
+        old = "the zebra password rotation happens on fridays"
+        tool.call({"command": "create", "path": "/memories/ops.md", "file_text": old})
+        tool.call(
+            {"command": "str_replace", "path": "/memories/ops.md", "old_str": old,
+             "new_str": "key rotation is monthly"}
+        )  # fmt: skip
+        assert rv.recall("zebra password fridays", SCOPE, 300).items == []
+        now = rv.recall("key rotation", SCOPE, 300)
+        assert [i.kind for i in now.items] == ["page"] and "monthly" in now.text

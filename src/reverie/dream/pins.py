@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from reverie.models import PINNABLE, Claim, Episode, Page, Revision
+from reverie.models.episode import AGENT_EDIT, HUMAN_EDIT
 from reverie.models.plan import CreatePage, MergePages, Operation, Plan, RevisePage
 
 __all__ = [
@@ -43,10 +44,6 @@ __all__ = [
     "unpinned",
 ]
 
-HUMAN_EDIT = "human-edit"
-"""``Episode.metadata["reverie"]`` of the episodes a Markdown import stores for a person's lines."""
-AGENT_EDIT = "agent-edit"
-"""``Episode.metadata["reverie"]`` of the episodes an agent's note stores for its new lines."""
 CLAIM_LIMIT = 200
 """The most claims an operation may carry (``reverie.models.plan``)."""
 
@@ -54,7 +51,7 @@ CLAIM_LIMIT = 200
 def is_human_edit(ep: Episode) -> bool:
     """True for an episode that records an edit (a person's, or an agent's note): never an
     outcome, never a tally."""
-    return ep.metadata.get("reverie") in (HUMAN_EDIT, AGENT_EDIT)
+    return ep.records_edit
 
 
 def pinned_claims(revision: Revision) -> tuple[Claim, ...]:

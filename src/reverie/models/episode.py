@@ -39,7 +39,12 @@ from reverie.limits import (
 from reverie.models.base import now_utc, parse_model, utc
 from reverie.models.scope import NAME, Scope
 
-__all__ = ["Episode", "Outcome", "check_metadata", "derive_importance"]
+__all__ = ["AGENT_EDIT", "HUMAN_EDIT", "Episode", "Outcome", "check_metadata", "derive_importance"]
+
+HUMAN_EDIT = "human-edit"
+"""``Episode.metadata["reverie"]`` of the episodes a Markdown import stores for a person's lines."""
+AGENT_EDIT = "agent-edit"
+"""``Episode.metadata["reverie"]`` of the episodes an agent's note stores for its new lines."""
 
 
 @lru_cache(maxsize=4096)
@@ -205,6 +210,13 @@ class Episode(BaseModel):
         if "id" not in self.model_fields_set:
             self.id = self.content_id()
         return self
+
+    @property
+    def records_edit(self) -> bool:
+        """Whether this episode records an edit of notes or pages (a person's, or an agent's
+        note): the evidence behind a pinned revision, never an outcome nor an answer itself;
+        the page it made says what holds now."""
+        return self.metadata.get("reverie") in (HUMAN_EDIT, AGENT_EDIT)
 
     @property
     def dated(self) -> bool:

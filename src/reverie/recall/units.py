@@ -91,7 +91,10 @@ def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
 
 def evidence_at(episode: Episode, now: datetime, history: bool) -> bool:
     """A consolidated fact assertion is answered by its fact page, which knows what is
-    current; as of a past time, only evidence recorded by then counts."""
+    current, and an edit record by the page it edited; as of a past time, only evidence
+    recorded by then counts."""
+    if episode.records_edit:
+        return False
     if episode.consolidated_in is not None and asserts_fact(episode):
         return False
     return not history or utc(episode.created_at) <= now
