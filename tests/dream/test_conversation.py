@@ -85,6 +85,9 @@ def test_questions_greetings_thanks_and_chit_chat_are_not(sentence: str) -> None
         ("I work for a small bakery.", "I joined Vercel, finally!", "Vercel"),
         ("Please answer in French.", "From now on, reply in Dutch.", "Dutch"),
         ("My cat is called Miso.", "My cat's name is Tofu.", "Tofu"),
+        ("My employer is a tiny print shop.", "I took a job at Ferrovia.", "Ferrovia"),
+        ("I work for a logistics firm.", "I've accepted an offer from Mareva.", "Mareva"),
+        ("My home town is Ghent.", "We relocated to Braga.", "Braga"),
     ],
 )
 def test_one_valued_relations_share_a_slot(earlier: str, later: str, value: str) -> None:
@@ -215,3 +218,18 @@ def test_an_agent_hook_turn_is_the_users_word() -> None:
         rv.dream(ALICE, now=datetime.now(UTC) + timedelta(hours=1))
         titles = {p.title for p in _pages(rv)}
         assert "user: Our CI runs on a self-hosted Buildkite agent." in titles
+
+
+def test_before_a_dream_the_newest_statement_answers_for_an_older_one() -> None:
+    # the question matches the older wording, not the newer one: the newer still answers
+    with Reverie.open(":memory:") as rv:
+        rv.add("I work for Ketl, a robotics firm, as their firmware engineer.", user_id="alice",
+               now=T0)  # fmt: skip
+        rv.add([{"role": "user", "content": "Big day: I've accepted an offer from Mareva."}],
+               user_id="alice", now=T0 + timedelta(days=3))  # fmt: skip
+        now = T0 + timedelta(days=4)
+        section = rv.recall("which firm employs the firmware engineer", ALICE, 400, now=now).text
+        assert "Mareva" in section and "Ketl" not in section
+        past = rv.recall("which firm employs the firmware engineer", ALICE, 400, now=now,
+                         as_of=T0 + timedelta(days=1)).text  # fmt: skip
+        assert "Ketl" in past and "Mareva" not in past

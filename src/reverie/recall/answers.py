@@ -24,19 +24,25 @@ times against what the candidates say and what the brain's pages record as repla
 (:func:`replaced_values` reads the superseded pages that name a unit's values, so this holds
 when the question never reaches the page that replaced them).
 With ``as_of``, "now" is that moment: what was replaced later still answers.
+
+**A speaker's newest statement** (:func:`current_statements`) of a one-value attribute answers
+for every older one, found or not (its own section below).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.models import (
     ACTIONABLE_ROLES,
     TEACHING_ROLES,
     Claim,
+    Episode,
     Page,
     RecallItem,
     Scope,
@@ -44,9 +50,18 @@ from reverie.models import (
     utc,
 )
 from reverie.recall.query import stems
-from reverie.recall.units import PAGE_PREFERENCE, QueryTerms, claim_item, is_current, is_recallable
+from reverie.recall.units import (
+    PAGE_PREFERENCE,
+    QueryTerms,
+    claim_item,
+    episode_item,
+    is_current,
+    is_recallable,
+)
 from reverie.store.base import BrainStore, History, Store
+from reverie.text.assertions import Assertion, assertions
 from reverie.text.slots import SlotValue, slot_of
+from reverie.text.stated import Stated, durable_statements
 
 if TYPE_CHECKING:
     from reverie.recall.trace import RecallTrace
@@ -55,6 +70,8 @@ __all__ = [
     "EVIDENCE_SHARE",
     "LEAD_CLAIMS",
     "REPLACED_PAGES",
+    "STATED_WINDOW",
+    "current_statements",
     "lead_claims",
     "leads_lifted",
     "lessons_behind",
@@ -370,3 +387,125 @@ def _failure(unit: RecallItem) -> bool:
 
 def _time(unit: RecallItem) -> datetime:
     return utc(unit.created_at) if unit.created_at else _EPOCH
+
+
+# -- a speaker's newest statement of a one-value attribute ----------------------------------
+#
+# A speaker's newest statement of a one-value attribute answers for every older one.
+#
+# What a person states about a relation that holds one value at a time (where they live, where
+# they work, how replies are worded, a thing's name: :class:`reverie.text.assertions.Assertion`
+# with ``single``) is superseded by their later statement of it, whether or not the question
+# reaches that later statement: "Who is Aisha's employer?" may match "I work at Cyberdyne as a
+# data engineer" closely and "I just started a new job at Hooli!" not at all. So, after ranking:
+#
+# * a unit (an episode excerpt, or a page claim through the episodes it cites) whose sentence
+#   states such an attribute is **stale** when the scope holds a newer statement of the same
+#   slot with another value, made by ``now`` (``as_of``: what was newest then);
+# * a stale unit is left out, and the newest statement takes its place at its score (an episode
+#   excerpt of the sentence that said it), unless a unit already shows it.
+#
+# The newer statements are looked for among the scope's newest :data:`STATED_WINDOW` episodes:
+# a statement older than that reaches recall through the fact page a cycle made of it, whose
+# supersession the cycle decides (:mod:`reverie.dream.facts`). Pure reading, no store writes;
+# a unit stating nothing single-valued costs one parse of its text.
+
+STATED_WINDOW = 500
+"""Newest episodes of a scope read for the later statements of an attribute."""
+
+
+@dataclass(frozen=True)
+class _Said:
+    slot: str
+    value: str
+    sentence: str
+    episode: Episode
+
+    @property
+    def when(self) -> datetime:
+        return utc(self.episode.created_at)
+
+
+def current_statements(
+    store: Store,
+    scope: Scope,
+    units: Sequence[RecallItem],
+    now: datetime,
+    trace: RecallTrace | None = None,
+) -> list[RecallItem]:
+    """``units`` with every stale statement replaced by the newest one (see the comment above)."""
+    if not isinstance(store, History) or not any(_states_one_value(u.text) for u in units):
+        return list(units)
+    recent = [e for e in store.recent_episodes(scope, STATED_WINDOW) if utc(e.created_at) <= now]
+    by_id = {e.id: e for e in recent}
+    newest = _newest_by_slot(recent)
+    shown = {u.id for u in units if u.kind == "episode"}
+    out: list[RecallItem] = []
+    for unit in units:
+        newer = _replacement(unit, by_id, newest)
+        if newer is None:
+            out.append(unit)
+            continue
+        if trace is not None:
+            trace.cut(unit, f"a newer statement says otherwise: {newer.sentence}"[:200])
+        if newer.episode.id not in shown:
+            shown.add(newer.episode.id)
+            out.append(episode_item(newer.episode, newer.sentence, unit.score))
+            if trace is not None:
+                trace.found(out[-1], "the newest statement of what a stale one said")
+    return out
+
+
+def _states_one_value(text: str) -> bool:
+    return any(s.single for s in _statements(text))
+
+
+@lru_cache(maxsize=8192)
+def _statements(text: str) -> tuple[Stated, ...]:
+    return tuple(durable_statements(text))
+
+
+def _said(ep: Episode) -> list[_Said]:
+    return [_from(a) for a in _single(ep)]
+
+
+def _single(ep: Episode) -> list[Assertion]:
+    return [a for a in assertions(ep) if a.single and a.said is not None]
+
+
+def _from(a: Assertion) -> _Said:
+    return _Said(a.slot, a.value_key, a.said or "", a.episode)
+
+
+def _newest_by_slot(episodes: Sequence[Episode]) -> dict[str, _Said]:
+    newest: dict[str, _Said] = {}
+    for ep in episodes:
+        for said in _said(ep):
+            held = newest.get(said.slot)
+            if held is None or (said.when, said.episode.seq or 0) > (
+                held.when,
+                held.episode.seq or 0,
+            ):
+                newest[said.slot] = said
+    return newest
+
+
+def _replacement(
+    unit: RecallItem, by_id: dict[str, Episode], newest: dict[str, _Said]
+) -> _Said | None:
+    """The newer statement that makes ``unit`` stale, if any: one of the slots its sentence
+    states (read from the episodes it is or cites) is newest elsewhere with another value."""
+    if not _states_one_value(unit.text):
+        return None
+    sources = [unit.id] if unit.kind == "episode" else unit.citations
+    for ep_id in sources:
+        ep = by_id.get(ep_id)
+        if ep is None:
+            continue
+        for said in _said(ep):
+            held = newest.get(said.slot)
+            stated_here = said.sentence.casefold() in unit.text.casefold()
+            newer = held is not None and held.value != said.value and held.when > said.when
+            if stated_here and newer:
+                return held
+    return None

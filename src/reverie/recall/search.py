@@ -50,7 +50,13 @@ from reverie.models import (
     Scope,
     utc,
 )
-from reverie.recall.answers import leads_lifted, lessons_behind, newest_values, replaced_values
+from reverie.recall.answers import (
+    current_statements,
+    leads_lifted,
+    lessons_behind,
+    newest_values,
+    replaced_values,
+)
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
 from reverie.recall.pack import pack
@@ -167,6 +173,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
             units = _hybrid(units, ask, vectors, trace)
         valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
         units = _newest(units, valid, trace, replaced_values(store, scope, units, when))
+        units = current_statements(store, scope, units, when, trace)
         if redactor is not None and redactor.handles_personal_data:
             redacted = [_redacted(unit, redactor) for unit in units]
             if trace is not None:

@@ -126,6 +126,8 @@ _WHERE = re.compile(
 _EMPLOYER = re.compile(
     r"^(?:work|'m working|am working|'ve worked|started working|started)\s+(?:at|for)\s+(.+)$"
     r"|^(?:(?:'ve |have )?joined|got a job at)\s+(.+)$"
+    r"|^(?:(?:'ve |have )?(?:started|begun|began|taken|took|got|landed|accepted))\s+(?:an?\s+)?"
+    r"(?:new\s+)?(?:job|position|role|post|offer)\s+(?:at|with|from)\s+(.+)$"
 )
 _CLAUSE_END = re.compile(
     r"[,;!?(]|[.:](?=\s|$)|\s(?:and|but|because|since|so|which|where|as|for|with|from|until|"
@@ -150,6 +152,12 @@ _APPOSITIONS = (  # a name beside what it is to the speaker: (pattern, group of 
     re.compile(rf"(?:^|,\s){_NAMED},\s(?i:(?:my|our)\s){_THING},"),  # "Ines, my kid,"
     re.compile(rf"\b{_NAMED}\s\((?i:(?:my|our)\s){_THING}\)"),  # "Pepper (our cat)"
 )
+_RELATIONS = {
+    "employer": "works at", "company": "works at", "workplace": "works at",
+    "city": "lives in", "home town": "lives in", "hometown": "lives in",
+}  # fmt: skip
+"""What a possessive names that is one of the normalised relations: "my employer, Initech,"
+and "I work at Initech" are one attribute, so either supersedes the other."""
 _PREFER = re.compile(r"\b(?:like|love|prefer|rather|hate|enjoy|favou?rite|dislike|can't stand)\b")
 
 
@@ -249,7 +257,12 @@ def _possessive(low: str) -> tuple[str, str] | None:
     if _DEGREE.match(rest) or re.match(r"^\w+ing\b", rest) or not _content(rest):
         return None
     attribute = thing + (" name" if named or "name" in low.split(" is ", maxsplit=1)[0] else "")
-    return attribute, _value(rest) or rest[:MAX_VALUE]
+    return _relation(attribute), _value(rest) or rest[:MAX_VALUE]
+
+
+def _relation(attribute: str) -> str:
+    """``attribute`` as the relation it names, where it names one (:data:`_RELATIONS`)."""
+    return _RELATIONS.get(attribute, attribute)
 
 
 def _apposition(sentence: str) -> Stated | None:
@@ -259,7 +272,7 @@ def _apposition(sentence: str) -> Stated | None:
         if (m := pattern.search(sentence)) is not None:
             thing, name = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
             if _content(thing.lower()) and name.lower() not in ("i", "i'm"):
-                return Stated(sentence, thing.lower(), name, single=True)
+                return Stated(sentence, _relation(thing.lower()), name, single=True)
     return None
 
 
