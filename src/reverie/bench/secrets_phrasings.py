@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
 
 from reverie.bench.secrets_corpus import B62, HEX, Sample, fill, rand
 
@@ -41,8 +42,9 @@ def _user(rng: random.Random) -> str:
 
 def _host(rng: random.Random) -> str:
     base = _syllables(rng, 2, 3)
-    return rng.choice([f"{base}-db", f"{base}.internal", f"10.{rng.randrange(255)}.0.{rng.randrange(255)}",
-                       f"{base}{rng.randrange(9)}", f"{base}.example.com"])  # fmt: skip
+    address = f"10.{rng.randrange(255)}.0.{rng.randrange(255)}"
+    forms = [f"{base}-db", f"{base}.internal", address, f"{base}{rng.randrange(9)}"]
+    return rng.choice([*forms, f"{base}.example.com"])
 
 
 def _env_name(rng: random.Random) -> str:
@@ -59,7 +61,9 @@ def _value(rng: random.Random, *, url_safe: bool = False, shell: bool = False) -
     forms = [
         word.capitalize() + str(rng.randrange(10, 9999)) + rng.choice(last),
         leet + rng.choice(symbols) + str(rng.randrange(100)),
-        rand(rng, B62 + symbols, rng.randrange(7, 19)) + rand(rng, B62 + last, 1),
+        rand(rng, B62, 1)
+        + rand(rng, B62 + symbols, rng.randrange(6, 18))
+        + rand(rng, B62 + last, 1),
         rand(rng, string.ascii_lowercase, 3) + rand(rng, string.digits, 3) + rand(rng, B62, 5),
         "-".join(_syllables(rng, 2, 3) for _ in range(3)) + str(rng.randrange(10, 99)),
     ]
@@ -71,14 +75,47 @@ def _quoted(rng: random.Random, template: str) -> str:
     return template.replace("{s}", rng.choice(["{s}", "{s}", "'{s}'", '"{s}"']))
 
 
-_NOUNS = ["password", "passwd", "pw", "pwd", "pass", "passphrase", "passcode", "api key",
-          "API key", "access token", "auth token", "token", "secret", "secret key",
-          "admin password", "root password", "db password", "login password", "PIN code"]  # fmt: skip
+_NOUNS = [
+    "password",
+    "passwd",
+    "pw",
+    "pwd",
+    "pass",
+    "passphrase",
+    "passcode",
+    "api key",
+    "API key",
+    "access token",
+    "auth token",
+    "token",
+    "secret",
+    "secret key",
+    "admin password",
+    "root password",
+    "db password",
+    "login password",
+    "PIN code",
+]
 _OWNERS = ["the ", "my ", "our ", "your ", "the new ", "the old ", "{user}'s ", "", "The "]
 _QUALIFIERS = ["", "", " for {host}", " on {host}", " of the {user} account", " to {host}"]
-_LINKS = [" is ", " was ", " is now ", " has been changed to ", " got reset to ", " = ", ": ",
-          " -> ", " is set to ", " should be ", " will be ", " became ", " is still ", " - ",
-          " (new): ", " now reads "]  # fmt: skip
+_LINKS = [
+    " is ",
+    " was ",
+    " is now ",
+    " has been changed to ",
+    " got reset to ",
+    " = ",
+    ": ",
+    " -> ",
+    " is set to ",
+    " should be ",
+    " will be ",
+    " became ",
+    " is still ",
+    " - ",
+    " (new): ",
+    " now reads ",
+]
 _OPENERS = ["", "", "fyi ", "note: ", "btw ", "heads up, ", "remember ", "ok so "]
 _TAILS = ["", ".", " until friday", " (do not share)", ", change it asap", " btw", " - thanks"]
 
@@ -90,10 +127,29 @@ def _prose(rng: random.Random) -> str:
     return template if noun == "PIN code" else _quoted(rng, template)
 
 
-_LOGIN_CUES = ["login", "log in with", "creds are", "credentials:", "account", "use",
-               "sign in as", "user/pass:", "username/password", "creds for {host}:"]  # fmt: skip
-_JOINERS = [" / ", "/", ":", " : ", " pw ", " password ", ", password ", " with password ",
-            " pass "]  # fmt: skip
+_LOGIN_CUES = [
+    "login",
+    "log in with",
+    "creds are",
+    "credentials:",
+    "account",
+    "use",
+    "sign in as",
+    "user/pass:",
+    "username/password",
+    "creds for {host}:",
+]
+_JOINERS = [
+    " / ",
+    "/",
+    ":",
+    " : ",
+    " pw ",
+    " password ",
+    ", password ",
+    " with password ",
+    " pass ",
+]
 
 
 def _after_user(rng: random.Random) -> str:
@@ -105,13 +161,24 @@ def _after_user(rng: random.Random) -> str:
     return f"{rng.choice(_LOGIN_CUES)} {{user}}{rng.choice(_JOINERS)}{{s}}" + rng.choice(_TAILS)
 
 
-_SUDO_COMMANDS = ["apt-get install -y nginx", "systemctl restart {user}", "-u {user} whoami",
-                  "cp app.conf /etc/", "reboot"]  # fmt: skip
-_READERS = ["sudo -S {cmd}", "sudo --stdin {cmd}", "passwd --stdin {user}",
-            "docker login -u {user} --password-stdin {host}", "kinit {user}@CORP.{upper}",
-            "cryptsetup luksOpen /dev/sdb1 data -", "openconnect --user={user} --passwd-on-stdin {host}",
-            "podman login --username {user} --password-stdin {host}",
-            "gpg --batch --passphrase-fd 0 -d backup.gpg"]  # fmt: skip
+_SUDO_COMMANDS = [
+    "apt-get install -y nginx",
+    "systemctl restart {user}",
+    "-u {user} whoami",
+    "cp app.conf /etc/",
+    "reboot",
+]
+_READERS = [
+    "sudo -S {cmd}",
+    "sudo --stdin {cmd}",
+    "passwd --stdin {user}",
+    "docker login -u {user} --password-stdin {host}",
+    "kinit {user}@CORP.{upper}",
+    "cryptsetup luksOpen /dev/sdb1 data -",
+    "openconnect --user={user} --passwd-on-stdin {host}",
+    "podman login --username {user} --password-stdin {host}",
+    "gpg --batch --passphrase-fd 0 -d backup.gpg",
+]
 
 
 def _piped(rng: random.Random) -> str:
@@ -123,35 +190,66 @@ def _piped(rng: random.Random) -> str:
     return f"{producer} {value} | {reader}"
 
 
-_DB_CLIENTS = ["mysql -u{user} -p{s}", "mysql -h {host} -u {user} -p{s} {db}",
-               "mysql --user={user} --password={s} {db}", "mysqldump -u {user} -p{s} {db} > {db}.sql",
-               "PGPASSWORD={s} psql -h {host} -U {user} {db}", "MYSQL_PWD={s} mysql -u {user} {db}",
-               "PGPASSWORD='{s}' pg_dump -h {host} -U {user} {db}",
-               "sqlcmd -S {host} -U {user} -P {s} -d {db}", "redis-cli -h {host} -a {s} ping",
-               "cqlsh {host} -u {user} -p {s}", "clickhouse-client --host {host} --user {user} --password {s}",
-               "influx -username {user} -password {s}", "mongo --username {user} --password {s} {db}",
-               "mongosh --host {host} -u {user} -p {s} --authenticationDatabase admin",
-               "isql -U {user} -P {s} -S {host}", "sqlplus {user}/{s}@{host}/{db}"]  # fmt: skip
-_DB_URLS = ["mongosh \"mongodb://{user}:{s}@{host}:27017/{db}\"", "psql \"postgresql://{user}:{s}@{host}/{db}\"",
-            "DATABASE_URL=postgres://{user}:{s}@{host}:5432/{db}", "redis-cli -u redis://{user}:{s}@{host}:6379",
-            "mysql://{user}:{s}@{host}/{db}", "amqp://{user}:{s}@{host}:5672/",
-            "jdbc:sqlserver://{host};user={user};password={s};databaseName={db}",
-            "psql 'host={host} user={user} password={s} dbname={db}'"]  # fmt: skip
-_REMOTE = ["sshpass -p {s} ssh {user}@{host}", "sshpass -p'{s}' scp db.tar {user}@{host}:",
-           "plink -ssh {user}@{host} -pw {s}", "pscp -pw {s} file {user}@{host}:/tmp",
-           "xfreerdp /u:{user} /p:{s} /v:{host}", "rdesktop -u {user} -p {s} {host}",
-           "smbclient //{host}/share -U {user}%{s}", "mount -t cifs //{host}/share /mnt -o username={user},password={s}",
-           "psexec \\\\{host} -u {user} -p {s} cmd", "wmic /node:{host} /user:{user} /password:{s} os get caption",
-           "lftp -u {user},{s} {host}", "curl -u {user}:{s} https://{host}/api"]  # fmt: skip
-_WINDOWS = ["net user {user} {s} /add", "net user {user} {s}", "net user /add {user} {s}",
-            "net use Z: \\\\{host}\\share {s} /user:CORP\\{user}", "net use \\\\{host}\\ipc$ /user:{user} {s}",
-            "$env:{env} = \"{s}\"", "$env:{env}='{s}'", "set {env}={s}", "set \"{env}={s}\"",
-            "setx {env} {s}", "setx {env} \"{s}\" /M",
-            "ConvertTo-SecureString \"{s}\" -AsPlainText -Force",
-            "cmdkey /add:{host} /user:{user} /pass:{s}",
-            "schtasks /create /tn backup /tr backup.bat /ru {user} /rp {s}",
-            "echo {s}| runas /user:{user} cmd"]  # fmt: skip
-_KINDS = {
+_DB_CLIENTS = [
+    "mysql -u{user} -p{s}",
+    "mysql -h {host} -u {user} -p{s} {db}",
+    "mysql --user={user} --password={s} {db}",
+    "mysqldump -u {user} -p{s} {db} > {db}.sql",
+    "PGPASSWORD={s} psql -h {host} -U {user} {db}",
+    "MYSQL_PWD={s} mysql -u {user} {db}",
+    "PGPASSWORD='{s}' pg_dump -h {host} -U {user} {db}",
+    "sqlcmd -S {host} -U {user} -P {s} -d {db}",
+    "redis-cli -h {host} -a {s} ping",
+    "cqlsh {host} -u {user} -p {s}",
+    "clickhouse-client --host {host} --user {user} --password {s}",
+    "influx -username {user} -password {s}",
+    "mongo --username {user} --password {s} {db}",
+    "mongosh --host {host} -u {user} -p {s} --authenticationDatabase admin",
+    "isql -U {user} -P {s} -S {host}",
+    "sqlplus {user}/{s}@{host}/{db}",
+]
+_DB_URLS = [
+    'mongosh "mongodb://{user}:{s}@{host}:27017/{db}"',
+    'psql "postgresql://{user}:{s}@{host}/{db}"',
+    "DATABASE_URL=postgres://{user}:{s}@{host}:5432/{db}",
+    "redis-cli -u redis://{user}:{s}@{host}:6379",
+    "mysql://{user}:{s}@{host}/{db}",
+    "amqp://{user}:{s}@{host}:5672/",
+    "jdbc:sqlserver://{host};user={user};password={s};databaseName={db}",
+    "psql 'host={host} user={user} password={s} dbname={db}'",
+]
+_REMOTE = [
+    "sshpass -p {s} ssh {user}@{host}",
+    "sshpass -p'{s}' scp db.tar {user}@{host}:",
+    "plink -ssh {user}@{host} -pw {s}",
+    "pscp -pw {s} file {user}@{host}:/tmp",
+    "xfreerdp /u:{user} /p:{s} /v:{host}",
+    "rdesktop -u {user} -p {s} {host}",
+    "smbclient //{host}/share -U {user}%{s}",
+    "mount -t cifs //{host}/share /mnt -o username={user},password={s}",
+    "psexec \\\\{host} -u {user} -p {s} cmd",
+    "wmic /node:{host} /user:{user} /password:{s} os get caption",
+    "lftp -u {user},{s} {host}",
+    "curl -u {user}:{s} https://{host}/api",
+]
+_WINDOWS = [
+    "net user {user} {s} /add",
+    "net user {user} {s}",
+    "net user /add {user} {s}",
+    "net use Z: \\\\{host}\\share {s} /user:CORP\\{user}",
+    "net use \\\\{host}\\ipc$ /user:{user} {s}",
+    '$env:{env} = "{s}"',
+    "$env:{env}='{s}'",
+    "set {env}={s}",
+    'set "{env}={s}"',
+    "setx {env} {s}",
+    'setx {env} "{s}" /M',
+    'ConvertTo-SecureString "{s}" -AsPlainText -Force',
+    "cmdkey /add:{host} /user:{user} /pass:{s}",
+    "schtasks /create /tn backup /tr backup.bat /ru {user} /rp {s}",
+    "echo {s}| runas /user:{user} cmd",
+]
+_KINDS: dict[str, Callable[[random.Random], str]] = {
     "prose_assignment": _prose,
     "user_credentials": _after_user,
     "piped_password": _piped,
@@ -189,27 +287,68 @@ def phrasings(seed: int = 0, per_kind: int = 40) -> list[Sample]:
     return out
 
 
-_STATES = ["required", "rotated every {n} days", "at least {n} characters long", "in the vault",
-           "not set", "expired", "too short", "wrong", "the same as before", "managed by terraform",
-           "stored in 1Password", "reset by the helpdesk", "invalid", "missing from the env file",
-           "optional for {user}", "changed", "hashed with bcrypt", "never logged", "generated at deploy",
-           "case sensitive", "no longer valid", "being rotated", "only for {host}"]  # fmt: skip
-_SAFE_COMMANDS = ["echo $DB_PASSWORD | sudo -S {cmd}", "sudo -S {cmd} < /run/secrets/sudo_pw",
-                  "PGPASSWORD=$(cat ~/.pgpass) psql -h {host} -U {user}", "sshpass -f ~/.ssh/pw ssh {user}@{host}",
-                  "sshpass -e ssh {user}@{host}", "net user {user} /delete", "net user {user} /active:no",
-                  "net use Z: \\\\{host}\\share /persistent:yes", "runas /user:CORP\\{user} cmd",
-                  "$env:PATH += ';C:\\tools\\{db}'", "set PATH=C:\\{db}\\bin;%PATH%",
-                  "setx JAVA_HOME C:\\jdk-{n}", "login {user}", "login as {user} failed",
-                  "user {user} logged in from {host}", "docker login -u {user} --password-stdin < ~/.docker/pw",
-                  "psql postgresql://{user}@{host}:5432/{db}", "mongosh mongodb://{host}:27017/{db}",
-                  "mysql -u {user} -p", "psql -h {host} -U {user} -W {db}",
-                  "echo \"$TOKEN\" | docker login -u {user} --password-stdin {host}",
-                  "$env:{env} = Get-Content C:\\secrets\\{db}.txt", "set {env}=%VAULT_{env}%",
-                  "kinit {user}@CORP.EXAMPLE.COM", "ssh {user}@{host} -p 2222"]  # fmt: skip
-_NEAR_IDS = ["{noun} rotated in commit {sha}", "{noun} reset for request {uuid}",
-             "{noun} manager upgraded to v{n}.{m}.{k}", "{noun} policy v{n}.{m} applies from build {sha7}",
-             "the {noun} policy requires {n} characters", "{noun} rotation is every {n} days",
-             "{noun}_min_length = {n}", "{noun} reset link sent to {user}"]  # fmt: skip
+_STATES = [
+    "required",
+    "rotated every {n} days",
+    "at least {n} characters long",
+    "in the vault",
+    "not set",
+    "expired",
+    "too short",
+    "wrong",
+    "the same as before",
+    "managed by terraform",
+    "stored in 1Password",
+    "reset by the helpdesk",
+    "invalid",
+    "missing from the env file",
+    "optional for {user}",
+    "changed",
+    "hashed with bcrypt",
+    "never logged",
+    "generated at deploy",
+    "case sensitive",
+    "no longer valid",
+    "being rotated",
+    "only for {host}",
+]
+_SAFE_COMMANDS = [
+    "echo $DB_PASSWORD | sudo -S {cmd}",
+    "sudo -S {cmd} < /run/secrets/sudo_pw",
+    "PGPASSWORD=$(cat ~/.pgpass) psql -h {host} -U {user}",
+    "sshpass -f ~/.ssh/pw ssh {user}@{host}",
+    "sshpass -e ssh {user}@{host}",
+    "net user {user} /delete",
+    "net user {user} /active:no",
+    "net use Z: \\\\{host}\\share /persistent:yes",
+    "runas /user:CORP\\{user} cmd",
+    "$env:PATH += ';C:\\tools\\{db}'",
+    "set PATH=C:\\{db}\\bin;%PATH%",
+    "setx JAVA_HOME C:\\jdk-{n}",
+    "login {user}",
+    "login as {user} failed",
+    "user {user} logged in from {host}",
+    "docker login -u {user} --password-stdin < ~/.docker/pw",
+    "psql postgresql://{user}@{host}:5432/{db}",
+    "mongosh mongodb://{host}:27017/{db}",
+    "mysql -u {user} -p",
+    "psql -h {host} -U {user} -W {db}",
+    'echo "$TOKEN" | docker login -u {user} --password-stdin {host}',
+    "$env:{env} = Get-Content C:\\secrets\\{db}.txt",
+    "set {env}=%VAULT_{env}%",
+    "kinit {user}@CORP.EXAMPLE.COM",
+    "ssh {user}@{host} -p 2222",
+]
+_NEAR_IDS = [
+    "{noun} rotated in commit {sha}",
+    "{noun} reset for request {uuid}",
+    "{noun} manager upgraded to v{n}.{m}.{k}",
+    "{noun} policy v{n}.{m} applies from build {sha7}",
+    "the {noun} policy requires {n} characters",
+    "{noun} rotation is every {n} days",
+    "{noun}_min_length = {n}",
+    "{noun} reset link sent to {user}",
+]
 
 
 def _lookalike(rng: random.Random, i: int) -> str:
@@ -217,12 +356,23 @@ def _lookalike(rng: random.Random, i: int) -> str:
     if family == 0:
         noun = rng.choice(_NOUNS)
         state = rng.choice(_STATES)
-        return rng.choice(_OWNERS) + noun + rng.choice(_QUALIFIERS) + rng.choice(
-            [" is ", " was ", " is now ", " should be ", " will be "]) + state  # fmt: skip
+        link = rng.choice([" is ", " was ", " is now ", " should be ", " will be "])
+        return rng.choice(_OWNERS) + noun + rng.choice(_QUALIFIERS) + link + state
     if family == 1:
         return rng.choice(_SAFE_COMMANDS).replace("{cmd}", rng.choice(_SUDO_COMMANDS))
-    return rng.choice(_NEAR_IDS).replace("{noun}", rng.choice(["password", "token", "api key",
-                                                               "secret", "credential"]))  # fmt: skip
+    noun = rng.choice(["password", "token", "api key", "secret", "credential"])
+    return rng.choice(_NEAR_IDS).replace("{noun}", noun)
+
+
+_ID_SLOTS: dict[str, Callable[[random.Random], str]] = {
+    "{n}": lambda r: str(r.randrange(2, 40)),
+    "{m}": lambda r: str(r.randrange(20)),
+    "{k}": lambda r: str(r.randrange(20)),
+    "{sha7}": lambda r: rand(r, HEX, 7),
+    "{sha}": lambda r: rand(r, HEX, 40),
+    "{uuid}": lambda r: "-".join(rand(r, HEX, n) for n in (8, 4, 4, 4, 12)),
+}
+"""Numbers, commit hashes and UUIDs beside credential words."""
 
 
 def phrasing_lookalikes(seed: int = 0, total: int = 150) -> list[Sample]:
@@ -231,12 +381,7 @@ def phrasing_lookalikes(seed: int = 0, total: int = 150) -> list[Sample]:
     out = []
     for i in range(total):
         text = _slots(rng, _lookalike(rng, i))
-        for slot, make in (("{n}", lambda r: str(r.randrange(2, 40))),
-                           ("{m}", lambda r: str(r.randrange(20))),
-                           ("{k}", lambda r: str(r.randrange(20))),
-                           ("{sha7}", lambda r: rand(r, HEX, 7)),
-                           ("{sha}", lambda r: rand(r, HEX, 40)),
-                           ("{uuid}", lambda r: "-".join(rand(r, HEX, n) for n in (8, 4, 4, 4, 12)))):  # fmt: skip
+        for slot, make in _ID_SLOTS.items():
             while slot in text:
                 text = text.replace(slot, make(rng), 1)
         out.append(Sample(text, "phrasing_lookalike", ()))
