@@ -644,11 +644,14 @@ class Reverie:
         apply: bool = False,
         reason: str = "",
         request_id: str | None = None,
+        vacuum: bool = False,
         now: datetime | None = None,
     ) -> Receipt:
         """Erase episodes, a page, a scope, an agent, a tenant, a subject or what is older than
         ``older_than`` (``"400d"``), following provenance to every derived byte; a dry run
-        unless ``apply``. The receipt says what was (or would be) erased."""
+        unless ``apply``. The receipt says what was (or would be) erased, and what the
+        database files still hold (``physical``); ``vacuum`` also rewrites the tables that hold
+        old row versions (PostgreSQL's ``VACUUM FULL``, which locks each while it runs)."""
         request = ForgetRequest(
             episodes=tuple(episodes),
             page=page,
@@ -659,6 +662,7 @@ class Reverie:
             tenant=tenant,
             reason=reason,
             request_id=request_id,
+            vacuum=vacuum,
         )
         receipt = run_forget(self.store, request, self.now(now), apply=apply)
         if apply and self._vectors is not None:

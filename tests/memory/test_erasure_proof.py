@@ -15,19 +15,25 @@ from __future__ import annotations
 
 import gzip
 import json
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
 
 from reverie import Reverie
 from reverie.bench.crash_lanes import model_lane
 from reverie.config import Config, DreamConfig
 from reverie.dream.archive import Archive
+from reverie.memory.erase import forget as run_forget
 from reverie.memory.export import write_training
+from reverie.memory.forget import ForgetRequest
 from reverie.store.postgres import PostgresStore
-from tests.pg import schema_url
+from tests.pg import schema_url, server_url
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SUBJECT = "qzx7vantablack"
@@ -199,3 +205,80 @@ def test_forgetting_a_subject_leaves_no_value_of_it_on_postgres(tmp_path: Path) 
         assert _column_hits(store) == [] and _blob_hits(store) == []
         assert _file_hits(tmp_path / "mirror") == []
         _check_the_rest(rv, before)
+
+
+@contextmanager
+def _own_database() -> Iterator[str]:
+    """A URL to a new database of its own, dropped on exit: ``VACUUM FULL`` keeps the old row
+    versions that any transaction of the same database may still see, so another test's open
+    transaction on a shared database would keep them."""
+    import psycopg  # noqa: PLC0415 (extra: postgres)
+
+    base = server_url()
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    url = urlunsplit(urlsplit(base)._replace(path=f"/{name}"))
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        yield url
+    finally:
+        with psycopg.connect(base, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+_RELATIONS = (
+    "WITH t AS (SELECT oid, reltoastrelid FROM pg_class WHERE relkind = 'r'"
+    " AND relnamespace = current_schema()::regnamespace),"
+    " r AS (SELECT oid AS owner, oid AS rel FROM t"
+    " UNION ALL SELECT oid, reltoastrelid FROM t WHERE reltoastrelid <> 0),"
+    " f AS (SELECT owner, rel FROM r UNION ALL"
+    " SELECT r.owner, i.indexrelid FROM r JOIN pg_index i ON i.indrelid = r.rel)"
+    " SELECT owner::regclass::text, current_setting('data_directory') || '/'"
+    " || pg_relation_filepath(rel) FROM f"
+)
+"""Every file of the schema's tables: heap, TOAST and every index, named by the owning table."""
+
+
+def _relation_hits(store: PostgresStore) -> dict[str, int]:
+    """Marker spellings per table in the relation files on disk, after a checkpoint wrote
+    every dirty page out (the cluster's files are read directly: root, or its owner)."""
+    store.backend.run_alone("CHECKPOINT")
+    forms = set().union(*(_spellings(m) for m in MARKERS))
+    hits: dict[str, int] = {}
+    for table, path in list(store.stream(_RELATIONS)):
+        files = [Path(path), *Path(path).parent.glob(Path(path).name + ".[0-9]*")]
+        try:
+            data = b"".join(f.read_bytes() for f in files if f.exists())
+        except PermissionError:
+            pytest.skip("the cluster's files are not readable here (root or its owner reads them)")
+        found = sum(data.count(form) for form in forms)
+        if found:
+            hits[table] = hits.get(table, 0) + found
+    return hits
+
+
+def test_forget_vacuum_leaves_no_byte_of_the_subject_in_postgres_files(tmp_path: Path) -> None:
+    """Byte-level, as on SQLite: after the commit the erased rows' old versions are still in
+    the files of the tables the receipt names (and only those); after ``--vacuum`` no table,
+    TOAST or index file holds a byte of the subject. The WAL still does, as the receipt says."""
+    with _own_database() as url, _brain(url) as rv:
+        store = rv.store
+        assert isinstance(store, PostgresStore)
+        _spread(rv, tmp_path / "mirror", tmp_path / "train.jsonl", archive=True)
+        committed: dict[str, int] = {}
+
+        def look(step: str) -> None:
+            if step == "erase-mirror":  # committed, not yet vacuumed
+                committed.update(_relation_hits(store))
+
+        request = ForgetRequest(subject=SUBJECT, vacuum=True)
+        receipt = run_forget(store, request, datetime.now(UTC), apply=True, on_step=look)
+        physical = receipt.physical
+        assert committed, "the erased rows' old versions were on disk before the vacuum"
+        named = {t.rsplit(".", 1)[-1] for t in physical["vacuumed"]}  # schema-qualified
+        assert set(committed) <= named  # the receipt named every table that kept them
+        assert _relation_hits(store) == {}
+        assert physical["tables"] == [] and physical["wal"] and len(physical["purge"]) == 1
+        assert _column_hits(store) == []

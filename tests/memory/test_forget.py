@@ -19,6 +19,7 @@ from reverie.errors import InvalidInput, NotFound
 from reverie.memory.mirror import FOLDER
 from reverie.models import Scope
 from reverie.server.app import create_app
+from tests.pg import schema_url
 from tests.server.conftest import start_server, stop_server
 
 T0 = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
@@ -210,3 +211,28 @@ def test_a_receipt_is_readable_by_the_key_that_made_it_even_when_it_touched_noth
         assert codes == [200, 404, 404]
     finally:
         stop_server(running)
+
+
+def test_the_cli_says_what_postgresql_keeps_and_vacuums_it_when_asked() -> None:
+    with schema_url() as url:
+        with Reverie.open(url) as rv:
+            rv.ingest(_problem("acme/coder", "pq", 3, 0, "rollout"))
+            rv.dream_all(now=T0 + timedelta(days=1))
+        base = ["--db", url, "forget", "--subject", "pq 1", "--scope", "acme/coder"]
+        dry = CliRunner().invoke(app, base)
+        assert dry.exit_code == 0 and "would keep old versions" in dry.stdout
+        assert "--apply --vacuum does it" in dry.stdout and "to purge: VACUUM FULL" in dry.stdout
+        done = json.loads(CliRunner().invoke(app, [*base, "--apply", "--json"]).stdout)
+        tables = done["physical"]["tables"]
+        assert any(t.endswith(".episodes") for t in tables) and done["physical"]["wal"]
+        assert done["physical"]["purge"][0] == "VACUUM FULL " + ", ".join(tables)
+        base[4] = "pq 2"
+        vacuumed = CliRunner().invoke(app, [*base, "--apply", "--vacuum"])
+        assert vacuumed.exit_code == 0 and "vacuumed (VACUUM FULL):" in vacuumed.stdout
+        assert "to purge: VACUUM FULL" not in vacuumed.stdout
+        assert "to purge: CHECKPOINT" in vacuumed.stdout  # the WAL is the operator's
+
+
+def test_sqlite_keeps_nothing_the_receipt_must_name(brain: Reverie, tmp_path: Path) -> None:
+    receipt = brain.forget(subject="build failed", scope="acme/tester", apply=True, now=NOW)
+    assert receipt.physical == {"tables": [], "vacuumed": [], "wal": False, "purge": []}

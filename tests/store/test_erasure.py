@@ -12,6 +12,7 @@ from reverie.hashing import content_hash
 from reverie.memory.forget import ForgetRequest, plan_forget
 from reverie.models import Claim, Revision
 from reverie.store.base import BrainStore, PageWrite
+from reverie.store.postgres import PostgresStore
 from reverie.store.records import VectorUnit
 from tests.conftest import EpisodeFactory
 from tests.store.test_contract import GLOBEX, NOW, OTHER, SCOPE, changeset, revision
@@ -51,7 +52,7 @@ def test_an_erasure_rewrites_what_cites_the_episode_and_leaves_tombstones(
     assert store.pages_citing_any([e1], tenant="acme") == ["pg_a", "pg_b"]
     before = store.page("pg_a").revision.hash
     plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
-    counts = store.erase(plan.erasure)
+    counts = store.erase(plan.erasure).counts
     assert counts["episodes"] == 1 and counts["pages_deleted"] == 1
     assert counts["revisions_rewritten"] == 1 and counts["tombstones"] == 2
     assert store.episodes([e1, other], tenant="acme") == store.episodes(
@@ -122,7 +123,7 @@ def test_a_scope_erased_whole_leaves_no_row_and_other_scopes_intact(
 ) -> None:
     *_mine, other = _brain(store, make_episode)
     plan = plan_forget(store, ForgetRequest(scope=SCOPE), NOW)
-    counts = store.erase(plan.erasure)
+    counts = store.erase(plan.erasure).counts
     assert counts["scopes"] == 1 and counts["episodes"] == 3 and counts["pages_deleted"] == 2
     assert SCOPE not in store.scopes() and store.stats(SCOPE).episodes == 0
     assert store.cycles(SCOPE) == [] and store.checkpoint(SCOPE) == 0
@@ -165,7 +166,7 @@ def test_erasing_one_tenant_s_b1_leaves_the_other_tenant_s_b1(
     theirs = store.page("pg_g")
     assert store.pages_citing_any(["b1"], tenant="acme") == ["pg_a"]
     plan = plan_forget(store, ForgetRequest(episodes=("b1",), tenant="acme"), NOW)
-    counts = store.erase(plan.erasure)
+    counts = store.erase(plan.erasure).counts
     assert counts["episodes"] == 1 and counts["pages_rewritten"] == 1
     assert store.episodes(["b1"], tenant="acme") == []
     assert store.episode("b1", tenant="globex").situation == "Zoë at globex"
@@ -186,9 +187,28 @@ def test_a_subject_erased_everywhere_takes_each_tenant_s_own_episodes(
         ("acme", "b1"),
         ("globex", "b1"),
     ]
-    counts = store.erase(plan.erasure)
+    counts = store.erase(plan.erasure).counts
     assert counts["episodes"] == 2 and counts["pages_rewritten"] == 2
     for tenant, page in (("acme", "pg_a"), ("globex", "pg_g")):
         assert [e.id for e in store.episodes(["b1", "b2"], tenant=tenant)] == ["b2"]
         assert store.page(page).citations == ["b2"]
     assert store.integrity_check() == "ok"
+
+
+def test_the_receipt_names_the_tables_left_holding_old_row_versions(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    e1, *_rest = _brain(store, make_episode)
+    plan = plan_forget(store, ForgetRequest(episodes=(e1,), scope=SCOPE), NOW)
+    erased = store.erase(plan.erasure)
+    physical = store.erasure_receipt(plan.erasure.id).physical
+    if not isinstance(store, PostgresStore):  # secure_delete zeroed them; the scrub vacuums
+        assert list(erased.residue) == [] and not erased.wal
+        assert physical == {"tables": [], "vacuumed": [], "wal": False, "purge": []}
+        return
+    names = {t.rsplit(".", 1)[-1] for t in erased.residue}
+    assert {"episodes", "citations", "revisions", "pages"} <= names  # updated or deleted
+    assert "tombstones" not in names  # rows only added: no old version to keep
+    assert physical["tables"] == list(erased.residue) and physical["wal"]
+    assert physical["purge"][0] == "VACUUM FULL " + ", ".join(erased.residue)
+    assert "WAL" in physical["purge"][1] and physical["vacuumed"] == []

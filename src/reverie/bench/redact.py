@@ -1,7 +1,9 @@
 """``reverie bench redact``: recall and precision of :func:`reverie.redaction.redact` on a corpus.
 
-The corpus is :mod:`reverie.bench.secrets_corpus` (synthetic secrets, each with its span) and
-:mod:`reverie.bench.secrets_lookalikes` (text that must survive). Figures:
+The corpus is :mod:`reverie.bench.secrets_corpus` (synthetic secrets, each with its span),
+:mod:`reverie.bench.secrets_phrasings` (prose and shell phrasings assembled from random parts,
+and their look-alikes) and :mod:`reverie.bench.secrets_lookalikes` (text that must survive).
+Figures:
 
 * **recall** — the share of secrets whose every character is gone;
 * **precision** — the share of redacted spans that touch a secret (a span over a look-alike or
@@ -25,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from reverie.bench.redact_detect_secrets import detect_secrets_spans
 from reverie.bench.secrets_corpus import Sample, positives
 from reverie.bench.secrets_lookalikes import lookalikes
+from reverie.bench.secrets_phrasings import phrasing_lookalikes, phrasings
 from reverie.redaction import Redactor
 from reverie.redaction.formats import find_formats
 
@@ -64,8 +67,9 @@ class RedactResult:
 
 
 def corpus(seed: int = 0) -> tuple[list[Sample], list[Sample]]:
-    """(secrets, look-alikes) of ``seed``."""
-    return positives(seed), lookalikes(seed)
+    """(secrets, look-alikes) of ``seed``: vendor formats in their contexts, and prose and
+    shell phrasings assembled from random parts (:mod:`reverie.bench.secrets_phrasings`)."""
+    return positives(seed) + phrasings(seed), lookalikes(seed) + phrasing_lookalikes(seed)
 
 
 def _covered(span: tuple[int, int], found: Sequence[tuple[int, int]]) -> bool:

@@ -70,6 +70,28 @@ def render_receipt(receipt: Receipt, console: Console) -> None:
         )
     if receipt.applied and receipt.pending:
         console.print(Text("file work still due: run `reverie forget --resume`", style="yellow"))
+    _render_physical(receipt, console)
+
+
+def _render_physical(receipt: Receipt, console: Console) -> None:
+    """What the database files still hold of the erased rows, and the commands that purge it."""
+    physical = receipt.physical
+    verb = "keep" if receipt.applied else "would keep"
+    if physical["vacuumed"]:
+        console.print(Text(f"vacuumed (VACUUM FULL): {', '.join(physical['vacuumed'])}"))
+    if physical["tables"]:
+        tables = physical["tables"]
+        hint = "" if receipt.applied else " (--apply --vacuum does it)"
+        console.print(
+            Text(
+                f"physically: {len(tables)} table(s) {verb} old versions of the erased rows"
+                f" until vacuumed: {', '.join(tables)}{hint}",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+    for step in physical["purge"]:
+        console.print(Text(f"to purge: {step}", style="yellow"), soft_wrap=True)
 
 
 def _emit(data: Any) -> None:
@@ -123,6 +145,14 @@ def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
     request_id: Annotated[
         str | None, typer.Option("--request-id", help="Your ticket id, kept in the receipt.")
     ] = None,
+    vacuum: Annotated[
+        bool,
+        typer.Option(
+            "--vacuum",
+            help="With --apply: VACUUM FULL the tables left holding old row versions"
+            " (PostgreSQL; SQLite's file is vacuumed after every erasure).",
+        ),
+    ] = False,
     receipt: Annotated[
         str | None, typer.Option("--receipt", metavar="ID", help="Show a stored receipt.")
     ] = None,
@@ -159,6 +189,7 @@ def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
             apply=apply,
             reason=reason,
             request_id=request_id,
+            vacuum=vacuum,
             now=when,
         )
     if as_json:

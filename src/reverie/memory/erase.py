@@ -8,7 +8,8 @@ Crash safety (DESIGN invariant 2 holds for erasure too):
 3. :meth:`~reverie.store.base.BrainStore.erase`: one transaction, receipt included — a crash
    inside it leaves everything as it was;
 4. remove the old bundle files, rewrite the Markdown mirrors the store knows of, and scrub the
-   database files (SQLite: VACUUM, WAL truncated), then mark the receipt finished.
+   database files (SQLite: VACUUM, WAL truncated; PostgreSQL, when asked: ``VACUUM FULL`` of
+   the tables the transaction left old row versions in), then mark the receipt finished.
 
 A crash in step 4 leaves the erasure applied and its receipt unfinished: the store is
 consistent, and what is still due (``Receipt.pending``) is done by :func:`finish_pending`, which
@@ -29,7 +30,7 @@ from reverie.memory.forget import ForgetPlan, ForgetRequest, plan_forget
 from reverie.memory.mirror import JOURNAL, export_markdown
 from reverie.models import Scope
 from reverie.store.base import ArchiveStore, BrainStore, StepHook
-from reverie.store.records import Erasure, Receipt, Tombstone
+from reverie.store.records import Erased, Erasure, Receipt, Tombstone
 
 __all__ = ["finish", "finish_pending", "forget"]
 
@@ -62,7 +63,7 @@ def forget(
     return store.erasure_receipt(plan.erasure.id)
 
 
-def _dry_receipt(e: Erasure, counts: dict[str, int]) -> Receipt:
+def _dry_receipt(e: Erasure, erased: Erased) -> Receipt:
     tombstones = [
         Tombstone(e.id, w.revision.page_id, w.revision.number, w.scope, w.hash_before,
                   w.revision.hash, e.at, e.reason, e.request_id)
@@ -72,14 +73,14 @@ def _dry_receipt(e: Erasure, counts: dict[str, int]) -> Receipt:
         for d in e.drops
         for number, digest in d.revisions
     ]  # fmt: skip
-    counts = {k: v for k, v in {**counts, "tombstones": len(tombstones)}.items() if v}
+    counts = {k: v for k, v in {**erased.counts, "tombstones": len(tombstones)}.items() if v}
     return Receipt(
         id=e.id,
         request_id=e.request_id,
         created_at=e.at,
         request=e.request,
         counts=dict(sorted(counts.items())),
-        details={**e.details, "pending": dict(e.pending)},
+        details={**e.details, "pending": dict(e.pending), **erased.recorded()},
         applied=False,
         tombstones=tombstones,
     )
@@ -105,7 +106,8 @@ def finish(store: BrainStore, receipt: Receipt, now: datetime, step: StepHook = 
     for directory, scope_key, *kind in pending.get("mirrors") or []:
         _rewrite(store, Path(directory), Scope.parse(scope_key), kind[0] if kind else "markdown")
     step("erase-mirror")
-    if pending.get("scrub") and not store.scrub_free_space():
+    vacuum = receipt.details.get("residue", {}).get("tables") if pending.get("vacuum") else ()
+    if pending.get("scrub") and not store.scrub_free_space(vacuum or ()):
         return False
     step("erase-scrubbed")
     store.finish_erasure(receipt.id, now)

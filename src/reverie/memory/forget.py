@@ -62,6 +62,8 @@ class ForgetRequest:
     tenant: str | None = None
     reason: str = ""
     request_id: str | None = None
+    vacuum: bool = False
+    """Also ``VACUUM FULL`` the tables left holding old row versions (PostgreSQL)."""
 
     def __post_init__(self) -> None:
         whats = [n for n in ("episodes", "page", "subject", "older_than") if getattr(self, n)]
@@ -125,6 +127,8 @@ class ForgetRequest:
                 out[name] = getattr(self, name)
         if self.scope is not None:
             out["scope"] = self.scope.key
+        if self.vacuum:
+            out["vacuum"] = True
         return out
 
 
@@ -422,6 +426,7 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
         "bundle_files": [f"{root}/{s.old.file_name}" for s in swaps if root],
         "mirrors": sorted({(x.path, x.scope.key, x.kind) for x in exports if x.kind in MIRRORS}),
         "scrub": True,
+        "vacuum": request.vacuum,
     }
     return Erasure(
         id=erasure_id,

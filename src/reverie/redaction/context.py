@@ -60,17 +60,32 @@ _SQL = re.compile(
 )
 _PROSE = re.compile(
     r"""(?ix)
-    (?<![:/])\b(?P<name>pass(?:word|phrase|code)s?|passwd|pwd|pw|pin|secret|token
-      |(?:api|access|secret|private|auth|master|license|account)[ -]?key)\b
-    (?P<link>(?:[ \t]+(?:for|of|on|to)[ \t]+[\w@./:-]{1,60})?
-      (?:[ \t]*(?:\bis\b|\bwas\b|\bare\b|=|:|->|\b(?:set|changed|reset)[ \t]+to\b
-        |\bbecame\b|\breads?\b|\bof\b)[ \t]*|[ \t]+))
-    (?P<value>"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s,;]{1,200})
+    (?<![:/\w-])(?P<name>(?:api|access|secret|private|auth|master|license|account)[ -]?key
+      |pass(?:word|phrase|code)s?|passwd|pwd|pw|pass|secret|token
+      |pin(?:[ -]?(?:code|number))?|key)(?![\w-])
     """
 )
+"""A credential's name in prose; what links it to its value is read after it (:data:`_LINK`)."""
+_QUALIFIER = re.compile(r"(?i)[ \t]+(?:for|of|on|to|at|in|with)[ \t]+")
+_AUX = (
+    r"(?:is|was|are|were|has|have|had|got|gets|will|would|should|must|shall|can|now|still"
+    r"|currently|just|again|also|been|be)"
+)
+"""Auxiliaries and adverbs a link may open with (a closed class of English, not a domain's)."""
+_LINK = re.compile(
+    rf"""(?ix)
+      [ \t]+(?:{_AUX}[ \t]+)+[a-z]+[ \t]+(?:to|as)[ \t]+
+    | [ \t]+[a-z]+ed[ \t]+(?:to|as)[ \t]+
+    | [ \t]+(?:{_AUX}[ \t]+)*(?:is|was|are|were|be|been|now|still|reads?|says|became|becomes
+        |stays|remains|equals)[ \t]+
+    | [ \t]*(?:=>|->|:=|=|:|[-\u2013\u2014](?=[ \t])|\([a-z]+\):?)[ \t]*
+    """
+)
+"""What links a name to its value: a verb phrase ending in a copula or in ``… to``/``… as``
+(``is``, ``has been changed to``, ``got reset to``), or a sign (``:``, ``=``, ``->``)."""
+_PROSE_VALUE = re.compile(r""""[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s,;]{1,200}""")
 _CANDIDATE = re.compile(r"(?<![\w+/=.-])[A-Za-z0-9+/_-]{32,}={0,3}(?![\w+/=-])")
 _TRAILING = ".,:;)!?"
-_HAS_VERB = re.compile(r"(?i)\b(?:is|was|are|set|changed|reset|became|reads?|of)\b|[=:]|->")
 
 
 def find_assignments(text: str) -> Found:
@@ -118,8 +133,28 @@ def _assigned(text: str, name: str, end: int) -> Found:
         return
     if group == "bare" and (_reads_as_prose(text, m, value) or _nested(value)):
         return
+    if group == "bare" and (_runs_a_command(text, m, value) or _then_password(text, m, value)):
+        return
     if secret_value(value, strength):
         yield m.start(group), m.start(group) + len(value), f"assignment:{strength.value}"
+
+
+def _runs_a_command(text: str, m: re.Match[str], value: str) -> bool:
+    """``$env:TOKEN = Get-Content C:\\t.txt``: a PowerShell cmdlet (Verb-Noun) with arguments
+    after it reads the value from elsewhere."""
+    rest = text[m.start("bare") + len(value) : m.start("bare") + len(value) + 2]
+    return bool(re.fullmatch(r"[A-Z][a-z]+-[A-Z][A-Za-z]+", value)) and rest[:1] == " "
+
+
+_PASSWORD_NEXT = re.compile(
+    r"(?i)[ \t]+(?:with[ \t]+)?(?:pass(?:word)?|pwd?)\b|[ \t]+[/:][ \t]+\S|/\S"
+)
+
+
+def _then_password(text: str, m: re.Match[str], value: str) -> bool:
+    """``credentials: alice with password …``, ``creds: alice / …``: the value is the user
+    name, and the password follows it (:mod:`reverie.redaction.logins` finds that)."""
+    return bool(_PASSWORD_NEXT.match(text, m.start("bare") + len(value)))
 
 
 def _nested(value: str) -> bool:
@@ -178,35 +213,90 @@ def find_sql(text: str) -> Found:
 
 
 def find_prose(text: str) -> Found:
-    """ "the password is S3cr3t!", "the token for prod was abc123…", "pwd: hunter2"."""
+    """ "the password is S3cr3t!", "the token for prod was abc123…", "pwd: hunter2", "the root
+    password of the X account has been changed to …": a credential's name, what it is of or
+    for, a link (a verb phrase ending in a copula or ``… to``, or ``:``, ``=``, ``->``), the
+    value; or the name and a password-shaped value with nothing between."""
     for m in _PROSE.finditer(text):
-        raw = m.group("value")
+        found = _linked_value(text, m)
+        if found is None:
+            continue
+        start, raw, linked = found
         quoted = raw[0] in "\"'`"
         value = raw[1:-1] if quoted else raw.rstrip(_TRAILING.replace("!", ""))
-        start = m.start("value") + (1 if quoted else 0)
-        if not quoted and _label_then_sentence(text, m):
+        start += 1 if quoted else 0
+        label = ":" in text[m.end() : start]  # "Secret: restart the pod twice"
+        if not quoted and label and _label_then_sentence(text, start, value):
             continue
-        if m.group("name").lower() == "pin" and not value.isdigit():
+        if m.group("name").lower().startswith("pin") and not value.isdigit():
             continue  # a PIN is digits; "pin numpy==1.26" pins a version
-        if _prose_secret(value, quoted=quoted, verb=bool(_HAS_VERB.search(m.group("link")))):
+        if m.group("name").lower() == "key":
+            linked = False  # a key is often not a secret: only a value shaped like one
+        if m.group("name").lower() == "pass" and not linked:
+            continue  # "pass" alone is also a verb: only a linked value is its value
+        if _prose_secret(value, quoted=quoted, linked=linked):
             yield start, start + len(value), "prose"
 
 
-def _label_then_sentence(text: str, m: re.Match[str]) -> bool:
+def _linked_value(text: str, m: re.Match[str]) -> tuple[int, str, bool] | None:
+    """(start, raw value, whether a link joined it) after the name ``m``: an
+    optional qualifier (a preposition and up to three words) must be followed by a link."""
+    at = m.end()
+    q = _QUALIFIER.match(text, at)
+    if q is not None:
+        for end in _word_ends(text, q.end(), 3):
+            link = _LINK.match(text, end)
+            if link is not None:
+                return _value_at(text, link, linked=True)
+        return None
+    link = _LINK.match(text, at)
+    if link is not None:
+        return _value_at(text, link, linked=True)
+    for end in _word_ends(text, at + 1, 4):  # "the token we use for CI is …": a clause between
+        link = _LINK.match(text, end)
+        if link is not None and re.search(r"[a-z]", link.group(0)):
+            return _value_at(text, link, linked=False)  # judged by its shape alone
+    bare = re.compile(r"[ \t]+").match(text, at)
+    return _value_at(text, bare, linked=False) if bare is not None else None
+
+
+def _word_ends(text: str, at: int, most: int) -> list[int]:
+    ends: list[int] = []
+    for w in re.finditer(r"[^\s,;:]+(?::\d+)?", text[at : at + 200]):
+        if len(ends) == most or (ends and w.start() != ends[-1] - at + 1):
+            break
+        ends.append(at + w.end())
+    return ends
+
+
+def _value_at(text: str, link: re.Match[str], *, linked: bool) -> tuple[int, str, bool] | None:
+    v = _PROSE_VALUE.match(text, link.end())
+    return None if v is None else (v.start(), v.group(0), linked)
+
+
+def _label_then_sentence(text: str, start: int, value: str) -> bool:
     """``Secret: restart the pod twice`` — a label, then a sentence that goes on."""
-    if ":" not in m.group("link") or not re.fullmatch(r"[A-Za-z][a-z]+", m.group("value")):
+    if not re.fullmatch(r"[A-Za-z][a-z]+", value):
         return False
-    rest = text[m.end("value") : m.end("value") + 2]
+    rest = text[start + len(value) : start + len(value) + 2]
     return rest.startswith(" ") and rest[1:].isalpha()
 
 
-def _prose_secret(value: str, *, quoted: bool, verb: bool) -> bool:
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+][\w.]+)?")
+_ID = re.compile(r"[0-9a-f]{7,}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+
+
+def _prose_secret(value: str, *, quoted: bool, linked: bool) -> bool:
     if plainly_not_secret(value) or names_a_resource(value):
         return False
-    if quoted or verb:
+    if not quoted and value.startswith("-"):
+        return False  # a flag of the command the name belongs to (passwd --stdin)
+    if _VERSION.fullmatch(value) or (not linked and _ID.fullmatch(value)):
+        return False  # "the token manager upgraded to v2.14.0"; a commit or a UUID
+    if quoted or linked:
         return not (re.fullmatch(r"[A-Za-z][a-z]+", value) and is_ordinary_word(value))
     has_digit = any(c.isdigit() for c in value)
-    has_other = bool(re.search(r"[^A-Za-z0-9]", value)) or bool(re.search(r".[A-Z]", value))
+    has_other = bool(re.search(r"[^A-Za-z0-9_.-]", value))  # snake_case, dotted, CamelCase: names
     return len(value) >= 6 and any(c.isalpha() for c in value) and (has_digit or has_other)
 
 

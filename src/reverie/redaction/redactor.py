@@ -48,6 +48,7 @@ from reverie.redaction.context import (
 )
 from reverie.redaction.formats import find_formats
 from reverie.redaction.judge import name_strength, secret_value
+from reverie.redaction.logins import find_logins
 from reverie.redaction.pii import PII_CLASSES, find_pii
 
 if TYPE_CHECKING:
@@ -109,12 +110,18 @@ _COMMAND_CUES = (
     "aria2c",
     "lynx",
 )
+_LOGIN_CUES = (
+    "echo", "printf", "<<<", "-u", "-l ", "/u", "/ru", "net ", "setx", "securestring", "sqlplus",
+    "rman", "expdp", "impdp", "sqlldr", "/p", "/secret", "/token", "/key", "/auth", "/cred",
+    "log", "sign", "cred", "account", "use", "u/p",
+)  # fmt: skip
 _FINDERS: tuple[tuple[Finder, tuple[str, ...] | None], ...] = (
     (find_formats, None),
     (find_url_credentials, ("://",)),
     (find_auth_headers, ("authori", "bearer", "basic", "token")),
     (find_flags, _NAME_CUES),
     (find_command_secrets, _COMMAND_CUES),
+    (find_logins, _LOGIN_CUES),
     (find_assignments, _NAME_CUES),
     (find_name_value, ("value:",)),
     (find_xml, ("</",)),

@@ -43,6 +43,9 @@ class ForgetIn(BaseModel):
     apply: bool = False
     reason: str = Field(default="", max_length=2000)
     request_id: str | None = Field(default=None, max_length=200)
+    vacuum: bool = Field(
+        default=False, description="Also VACUUM FULL the tables left holding old row versions."
+    )
 
 
 _PLACES = {"scope", "agent", "tenant"}

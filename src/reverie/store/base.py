@@ -31,6 +31,7 @@ from reverie.store.records import (
     Changeset,
     CycleTally,
     DreamStats,
+    Erased,
     Erasure,
     ExportRecord,
     JournalEntry,
@@ -389,9 +390,10 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
 
     def erase(
         self, erasure: Erasure, *, apply: bool = True, on_step: StepHook | None = None
-    ) -> dict[str, int]:
+    ) -> Erased:
         """Apply ``erasure`` in one transaction, all or nothing (``apply=False``: run it and
-        roll back); the rows removed or rewritten per store area."""
+        roll back); the rows removed or rewritten per store area, and the tables that keep
+        old row versions of them in the files (recorded in the receipt)."""
         ...
 
     def erasure_receipt(self, erasure_id: str) -> Receipt:
@@ -408,8 +410,10 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
 
     def tombstones(self, page_ids: Iterable[str]) -> list[Tombstone]: ...
 
-    def scrub_free_space(self) -> bool:
-        """Overwrite what deleted rows left in the files; False if it could not finish now."""
+    def scrub_free_space(self, tables: Sequence[str] = ()) -> bool:
+        """Overwrite what deleted rows left in the files (on PostgreSQL, ``VACUUM FULL`` of
+        ``tables``, an :class:`~reverie.store.records.Erased`'s residue); False if it could
+        not finish now."""
         ...
 
     def record_export(self, path: str, kind: str, scopes: Sequence[Scope], at: datetime) -> None:

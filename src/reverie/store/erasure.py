@@ -29,6 +29,7 @@ from reverie.errors import Conflict, NotFound
 from reverie.models import Episode, Scope, revision_meta
 from reverie.store.base import StepHook
 from reverie.store.records import (
+    Erased,
     Erasure,
     ExportRecord,
     Receipt,
@@ -148,28 +149,32 @@ def pages_containing(db: Database, scopes: Sequence[Scope], text: str) -> list[s
 
 def erase(
     db: Database, erasure: Erasure, *, apply: bool = True, on_step: StepHook | None = None
-) -> dict[str, int]:
+) -> Erased:
     """Apply ``erasure`` in one transaction (``apply=False``: run it and roll it back);
-    the rows it removes or rewrites, per store area."""
+    the rows it removes or rewrites, per store area, and the tables left holding old
+    versions of them (the receipt's ``residue``)."""
     step = on_step or _ignore
     counts: Counter[str] = Counter(erasure.counted)
+    residue: list[str] = []
     try:
         with db.backend.secure() if apply else nullcontext(), db.write() as c:
             for scope in sorted({*erasure.touched, *erasure.scopes}, key=str):
                 db.backend.lock_scope(c, scope)  # no cycle of these scopes lands meanwhile
             _insert_receipt(db, c, erasure)  # first: the tombstones name it
             _erase_in(db, c, erasure, counts, step if apply else _ignore)
+            residue = db.backend.residue(c)
             if not apply:
                 raise _RolledBack
             db.backend.compact_text_index(c)
-            _count_receipt(c, erasure, counts)
+            _count_receipt(db, c, erasure, counts, residue)
             step("erase-receipt")
     except _RolledBack:
         pass
     except db.dialect.races as exc:
         raise Conflict(f"a concurrent change got there first: {exc}") from exc
     counts["tombstones"] = len(erasure.rewrites) + sum(len(d.revisions) for d in erasure.drops)
-    return dict(sorted((k, v) for k, v in counts.items() if v))
+    counted = dict(sorted((k, v) for k, v in counts.items() if v))
+    return Erased(counted, residue, bool(residue) and db.backend.keeps_wal())
 
 
 def _erase_in(db: Database, c: Any, e: Erasure, n: Counter[str], step: StepHook) -> None:
@@ -369,10 +374,17 @@ def _insert_receipt(db: Database, c: Any, e: Erasure) -> None:
     )
 
 
-def _count_receipt(c: Any, e: Erasure, n: Counter[str]) -> None:
+def _count_receipt(
+    db: Database, c: Any, e: Erasure, n: Counter[str], residue: Sequence[str]
+) -> None:
     n["tombstones"] = len(e.rewrites) + sum(len(d.revisions) for d in e.drops)
     counts = dict(sorted((k, v) for k, v in n.items() if v))
-    c.execute("UPDATE erasures SET counts = ? WHERE id = ?", (json.dumps(counts), e.id))
+    wal = bool(residue) and db.backend.keeps_wal()
+    details = {**e.details, "pending": dict(e.pending), **Erased(counts, residue, wal).recorded()}
+    c.execute(
+        "UPDATE erasures SET counts = ?, details = ? WHERE id = ?",
+        (json.dumps(counts), json.dumps(details, ensure_ascii=False), e.id),
+    )
 
 
 # -- receipts and tombstones ---------------------------------------------------------------

@@ -27,6 +27,7 @@ __all__ = [
     "Changeset",
     "CycleTally",
     "DreamStats",
+    "Erased",
     "Erasure",
     "ExportRecord",
     "JournalEntry",
@@ -525,6 +526,23 @@ class Erasure:
 
 
 @dataclass(frozen=True)
+class Erased:
+    """What one erasure transaction did: rows removed or rewritten per store area, and the
+    tables whose old row versions it left in the database files until they are vacuumed
+    (PostgreSQL keeps a deleted or updated row's bytes in a dead tuple; SQLite overwrites
+    them, ``secure_delete``)."""
+
+    counts: Mapping[str, int]
+    residue: Sequence[str] = ()
+    wal: bool = False
+    """Whether the write-ahead log keeps them too, after the erasure's scrub."""
+
+    def recorded(self) -> dict[str, Any]:
+        """What the receipt's details keep of it (read by :attr:`Receipt.physical`)."""
+        return {"residue": {"tables": list(self.residue), "wal": self.wal}}
+
+
+@dataclass(frozen=True)
 class Receipt:
     """What an erasure did (or, for a dry run, would do)."""
 
@@ -554,5 +572,27 @@ class Receipt:
             "counts": dict(self.counts),
             **{k: v for k, v in self.details.items() if k != "pending"},
             "pending": dict(self.pending),
+            "physical": self.physical,
             "tombstones": [t.to_json() for t in self.tombstones],
         }
+
+    @property
+    def physical(self) -> dict[str, Any]:
+        """What the database files still hold of the erased rows, and how to purge it:
+        ``tables`` keep old row versions until ``VACUUM FULL`` (``vacuumed``: the tables the
+        erasure vacuumed itself, ``forget --vacuum``); ``wal``: the write-ahead log written
+        before holds them until its segments are recycled (and archives, backups, replicas
+        until rotated). ``purge`` is what an operator still runs."""
+        residue = self.details.get("residue") or {}
+        done = bool(self.request.get("vacuum")) and self.finished_at is not None
+        touched = list(residue.get("tables") or [])
+        tables = [] if done else touched
+        purge = [f"VACUUM FULL {', '.join(tables)}"] if tables else []
+        if residue.get("wal"):
+            purge.append(
+                "CHECKPOINT, then let PostgreSQL recycle the WAL segments written before it;"
+                " rotate WAL archives, base backups and replicas that hold them"
+            )
+        vacuumed = touched if done else []
+        return {"tables": tables, "vacuumed": vacuumed, "wal": bool(residue.get("wal")),
+                "purge": purge}  # fmt: skip

@@ -335,9 +335,34 @@ class PostgresBackend:
     def secure(self) -> AbstractContextManager[None]:
         return nullcontext()
 
-    def scrub_free_space(self) -> bool:
-        """Nothing to do from a client (see docs/privacy.md)."""
+    def residue(self, c: Cursor) -> list[str]:
+        """The tables this transaction updated or deleted rows of, as the server counts them
+        (``pg_stat_xact_user_tables``, cascades included): each keeps the old versions in
+        dead tuples, and its indexes their entries, until ``VACUUM FULL`` rewrites it."""
+        rows = c.execute(
+            "SELECT quote_ident(schemaname) || '.' || quote_ident(relname)"
+            " FROM pg_stat_xact_user_tables WHERE n_tup_upd + n_tup_del > 0 ORDER BY 1"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def keeps_wal(self) -> bool:
+        """Yes: WAL segments keep every row written until PostgreSQL recycles them."""
         return True
+
+    def scrub_free_space(self, tables: Sequence[str] = ()) -> bool:
+        """``VACUUM FULL`` of each of ``tables`` still there: the table and its indexes are
+        rewritten from the live rows only (it locks each table while it runs). Rows that a
+        transaction open since before the erasure can still see are copied too."""
+        for name in tables:
+            found = self.read("SELECT to_regclass(%s)::text", (name,))
+            if found and found[0][0]:
+                self.run_alone(f"VACUUM FULL {found[0][0]}")  # quoted by regclass itself
+        return True
+
+    def run_alone(self, sql: str) -> None:
+        """Run ``sql`` outside any transaction block (``VACUUM`` refuses to run in one)."""
+        with self._lock:
+            self._conn.execute(sql.encode())
 
     def pages_by_id(self, scope: Scope, page_ids: Sequence[str]) -> dict[str, Page]:
         rows = self.read(

@@ -183,6 +183,10 @@ class LoopBackend(PostgresBackend):
             await cur.execute(sql, params)
             return await cur.fetchall()
 
+    def run_alone(self, sql: str) -> None:
+        with self._lock:
+            self._run(self._aconn.execute(sql.encode()))
+
     def stream(self, sql: str) -> Iterator[Any]:
         raise StoreError("streaming a table (reverie copy) needs the synchronous PostgresStore")
 

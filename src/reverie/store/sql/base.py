@@ -119,7 +119,17 @@ class Backend(Protocol):
     def secure(self) -> AbstractContextManager[None]:
         """Deleted bytes overwritten while inside (SQLite's ``secure_delete``)."""
 
-    def scrub_free_space(self) -> bool: ...
+    def residue(self, c: Any) -> list[str]:
+        """Tables whose old row versions this transaction's updates and deletes leave in the
+        database files until vacuumed (PostgreSQL's dead tuples); none where deleted bytes
+        are overwritten (SQLite under :meth:`secure`)."""
+
+    def keeps_wal(self) -> bool:
+        """Whether the write-ahead log keeps erased rows after :meth:`scrub_free_space`."""
+
+    def scrub_free_space(self, tables: Sequence[str] = ()) -> bool:
+        """Overwrite what deleted rows left in the files (SQLite: the whole file; PostgreSQL:
+        ``VACUUM FULL`` of ``tables``); False when it could not finish now."""
 
     def integrity_check(self) -> str: ...
 

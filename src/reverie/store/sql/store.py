@@ -94,8 +94,8 @@ class SQLStore(Database):
     def integrity_check(self) -> str:
         return self.backend.integrity_check()
 
-    def scrub_free_space(self) -> bool:
-        return self.backend.scrub_free_space()
+    def scrub_free_space(self, tables: Sequence[str] = ()) -> bool:
+        return self.backend.scrub_free_space(tables)
 
     def search_pages(
         self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)

@@ -252,9 +252,17 @@ class SQLiteBackend:
         for table in ("episodes_fts", "pages_fts"):
             c.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
-    def scrub_free_space(self) -> bool:
-        """VACUUM (no free page or cell keeps old bytes), then the WAL checkpointed and
-        truncated to zero bytes; False when a reader kept the WAL from being reset."""
+    def residue(self, c: sqlite3.Connection) -> list[str]:
+        """None: ``secure_delete`` zeroes what the erasure frees, and its scrub vacuums."""
+        return []
+
+    def keeps_wal(self) -> bool:
+        return False
+
+    def scrub_free_space(self, tables: Sequence[str] = ()) -> bool:
+        """VACUUM (no free page or cell keeps old bytes; the one file holds every table, so
+        ``tables`` changes nothing), then the WAL checkpointed and truncated to zero bytes;
+        False when a reader kept the WAL from being reset."""
         if self.path == ":memory:":
             return True
         with self._lock:
