@@ -122,6 +122,20 @@ def _answers(
     return any(coverage(wanted, f"{u.title} {u.text}") >= STRONG_COVERAGE for u in lexical)
 
 
+def _gating(
+    units: Mapping[_Key, tuple[RecallItem, float]], lexical: Sequence[RecallItem], ask: HybridQuery
+) -> list[tuple[RecallItem, float]]:
+    """The units that may open the answer gate. A question naming something the scope never
+    saw (``stranger``) is answered only by a unit that both its words and its meaning find:
+    whatever the vectors alone bring is alike to the question's other words (the kind of
+    task, the topic) but cannot be about the thing named, which the brain never held. For
+    any other question, every unit."""
+    if not ask.stranger:
+        return list(units.values())
+    found = {_key(u) for u in lexical}
+    return [units[k] for k in found if k in units]
+
+
 def _semantic(cosine: float | None, floor: float) -> float:
     if cosine is None:
         return 0.0
@@ -196,7 +210,9 @@ def fuse(
         )
     strong = () if ask.stranger else lexical
     plain = floor if floors is None else min(cosine_floor(vectors.embedder), floors.plain)
-    if gate is not None and not _answers(units.values(), gate, strong, ask.wanted, plain):
+    if gate is not None and not _answers(
+        _gating(units, lexical, ask), gate, strong, ask.wanted, plain
+    ):
         if trace is not None:
             _gated(trace, [u for u, _ in units.values()], gate)
         return []  # nothing here is about the question, whatever words it shares with it
