@@ -15,6 +15,7 @@ import pytest
 from rich.console import Console
 
 from reverie import Reverie
+from reverie.bench.floor import run_floor_bench
 from reverie.cli.demo import DEMO_SCOPE, _replay_week
 from reverie.embed import minilm_available
 from reverie.recall.floor import calibrated, expected_max
@@ -142,3 +143,13 @@ def test_the_floors_rise_with_the_brain_and_exist_only_for_a_measured_model() ->
     assert len(answers) == 3 and answers == sorted(answers) and answers[0] < 0.3 < answers[-1]
     assert all(f is not None and f.unit < f.plain <= f.answer for f in floors)
     assert calibrated("hashing-v1-256", 100) is None
+
+
+def test_one_calibration_answers_three_memories_and_empties_a_large_brain() -> None:
+    """`reverie bench floor` at a test's size: the same floors answer paraphrases in a brain of
+    three and leave never-stored questions (checked absent from every episode) empty in a
+    generated brain of hundreds, while on-topic queries there still find something."""
+    result = run_floor_bench(400, queries=10)
+    assert all(result.small_paraphrases) and all(result.small_never)
+    assert len(result.large_never) >= 50 and result.never_empty >= 0.9, result.to_dict()
+    assert sum(result.large_on_topic) >= 8

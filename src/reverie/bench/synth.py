@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_START",
     "TEMPLATE_LESSONS",
     "TOPICS",
+    "UNKNOWN_QUERIES",
     "Topic",
     "synthetic_episodes",
     "synthetic_queries",
@@ -335,7 +336,7 @@ _QUESTIONS = (
 _VERBS = ("deploy", "migrate", "test", "build", "sync", "rebase", "backfill", "scale")
 _PROBLEMS = ("timeout", "rate limit", "OOM kill", "connection refused", "merge conflict",
              "deadlock", "flaky test", "401 unauthorized")  # fmt: skip
-_UNKNOWN = (
+UNKNOWN_QUERIES = (
     "what is the capital of Australia",
     "favourite pizza topping of the team",
     "quantum chromodynamics lattice spacing",
@@ -361,5 +362,6 @@ def synthetic_queries(k: int, seed: int = 0) -> list[str]:
     something no synthetic episode mentions."""
     rng = random.Random(f"queries-{seed}")
     return [
-        rng.choice(_UNKNOWN) if rng.random() < 1 / 12 else _question(rng, TOPICS) for _ in range(k)
+        rng.choice(UNKNOWN_QUERIES) if rng.random() < 1 / 12 else _question(rng, TOPICS)
+        for _ in range(k)
     ]

@@ -29,6 +29,7 @@ from reverie.bench.chat_gen import generate as generate_chats
 from reverie.bench.chat_render import render_chat
 from reverie.bench.core import render_core, run_core
 from reverie.bench.crash import run_crash
+from reverie.bench.floor import render_floor_bench, run_floor_bench
 from reverie.bench.locomo import render_locomo, run_locomo
 from reverie.bench.recall_latency import render_recall_bench, run_recall_bench
 from reverie.bench.redact import render_redact, run_redact
@@ -120,6 +121,24 @@ def recall_bench(
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
         typer.echo(render_recall_bench(result))
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+@bench_app.command("floor")
+def floor_bench(
+    episodes: Annotated[int, typer.Option(min=1, help="Episodes of the large brain.")] = 100_000,
+    embedder: Annotated[str, typer.Option(help="minilm, auto or openai:MODEL.")] = "minilm",
+    queries: Annotated[int, typer.Option(min=1, help="On-topic queries to the large brain.")] = 40,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """The answer floor on a brain of three memories and on a large one (docs/recall.md)."""
+    err = Console(stderr=True, highlight=False)
+    try:
+        result = run_floor_bench(episodes, embedder=embedder, queries=queries, progress=err.print)
+    except ReverieError as exc:
+        fail(exc)
+    typer.echo(json.dumps(result.to_dict(), indent=2) if as_json else render_floor_bench(result))
     if not result.passed:
         raise typer.Exit(1)
 
