@@ -158,3 +158,15 @@ def test_a_mention_never_wins(statements: list[Statement]) -> None:
     for slot in resolve(statements):
         spans = [*slot.superseded, *([slot.current] if slot.current else [])]
         assert all(s.asserted for span in spans for s in span.statements)
+
+
+def test_constant_names_are_values_and_one_word_is_enough_within_one_context() -> None:
+    one, two = (
+        slot_of("Run transformations on TRANSFORM_WH."),
+        slot_of("Run transformations on PIPE_L_WH."),
+    )
+    assert one is not None and two is not None
+    assert one.key == two.key and one.value_key != two.value_key
+    assert slot_of("Escalate to expert-desk.") is None
+    short = slot_of("Escalate to expert-desk.", least=1)
+    assert short is not None and short.value == "expert-desk"

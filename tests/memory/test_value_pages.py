@@ -141,5 +141,6 @@ def test_a_stray_failure_naming_a_replaced_value_is_left_out_when_the_fact_is_no
     rv.dream(SCOPE, now=AUG)
     asked = rv.recall("old dashboard query for refunds usage", SCOPE, 400, now=AUG)
     assert "telemetry.example.io" not in asked.text
+    assert "insights.example.io" in asked.text  # the current value of what the question found
     past = rv.recall("metrics-api base", SCOPE, 400, as_of=APR - timedelta(days=1))
     assert "telemetry.example.io" in past.text and "insights" not in past.text

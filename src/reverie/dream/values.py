@@ -8,7 +8,9 @@ page :func:`reverie.dream.lessons.current_values` keeps only the newest value; t
 same between the scope's active pages, after the cycle's own writes.
 
 * A page is *about* a value when its lead claim (its first lesson, fix, warning, procedure or
-  fact claim) is a value statement. Every actionable claim of any active page states its slot.
+  fact claim) is a value statement, read with one content word enough (``Escalate to
+  expert-desk``): the slot is then scoped to its context, below. Every actionable claim of any
+  active page states its slot.
 * Two statements are of one slot when their slot keys are equal and they were learnt in one
   context (the same ``category|tool`` prefix of the topic key), or their key holds at least
   :data:`SPECIFIC_WORDS` content words (specific enough to name one thing anywhere).
@@ -78,7 +80,7 @@ def _statements(page: Page) -> list[_Said]:
     for claim in page.revision.claims:
         if claim.role not in ACTIONABLE_ROLES:
             continue
-        parsed = slot_of(claim.text)
+        parsed = slot_of(claim.text, least=1)
         if parsed is not None:
             first, last = _when(page, claim)
             slot = _slot(page, parsed.key)

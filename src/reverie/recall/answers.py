@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -71,6 +71,7 @@ __all__ = [
     "LEAD_CLAIMS",
     "REPLACED_PAGES",
     "STATED_WINDOW",
+    "Replaced",
     "current_statements",
     "lead_claims",
     "leads_lifted",
@@ -78,6 +79,7 @@ __all__ = [
     "newest_values",
     "replaced_values",
     "said",
+    "states_value",
 ]
 
 EVIDENCE_SHARE = 0.2
@@ -122,6 +124,7 @@ def lessons_behind(
         for page_id in citing.get(unit.id, ()):
             best[page_id] = max(best.get(page_id, 0.0), unit.score)
     pages = store.pages_by_id(scope, best)
+    stated = _stated(episodes, citing, pages, query)
     shown = {(u.id, u.text) for u in have if u.kind != "episode"}
     out: list[RecallItem] = []
     for page_id, score in sorted(best.items()):
@@ -129,8 +132,46 @@ def lessons_behind(
         if page is None or not is_current(page, now):
             continue
         claims = [c for c in lead_claims(page) if (page_id, c.text) not in shown]
-        out += _through_evidence(page, claims, score, query, trace)
+        out += _through_evidence(page, claims, score, query, trace, stated.get(page_id))
     return out, pages
+
+
+def _stated(
+    episodes: Sequence[RecallItem],
+    citing: Mapping[str, Sequence[str]],
+    pages: Mapping[str, Page],
+    query: QueryTerms,
+) -> dict[str, float]:
+    """Per page about a value, the best share of the question held by a matching episode that
+    states the page's value (:func:`states_value`): such an episode is the page's statement
+    in the words it was made in, so its words count as the page's own."""
+    out: dict[str, float] = {}
+    for unit in episodes:
+        for page_id in citing.get(unit.id, ()):
+            page = pages.get(page_id)
+            if page is not None and states_value(page, unit):
+                share = query.share(stems(unit.text))
+                out[page_id] = max(out.get(page_id, 0.0), share)
+    return out
+
+
+def states_value(page: Page, unit: RecallItem) -> bool:
+    """Whether the episode ``unit`` states the value ``page`` is about: it is one of the
+    assertions of the page's fact claim, or names every value of the page's lead claim (a
+    value statement, :func:`reverie.text.slots.slot_of`, one content word enough)."""
+    leads = lead_claims(page)
+    if not leads:
+        return False
+    if leads[0].role == "fact":
+        return unit.id in leads[0].episode_ids
+    value = slot_of(leads[0].text, least=1)
+    return value is not None and all(_names(unit.text, v) for v in value.value.split())
+
+
+def _names(text: str, value: str) -> bool:
+    core = value.strip(".,;:!?()\"'`")
+    pattern = rf"(?<![\w.-]){re.escape(core)}(?![\w-])"
+    return bool(core) and re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def _through_evidence(
@@ -139,18 +180,21 @@ def _through_evidence(
     evidence: float,
     query: QueryTerms,
     trace: RecallTrace | None,
+    stated: float | None = None,
 ) -> list[RecallItem]:
     """The units of a page's lead ``claims`` reached through a matching episode of relevance
     ``evidence``: each worth ``PAGE_PREFERENCE * role weight * ((1 - EVIDENCE_SHARE) *
     coverage + EVIDENCE_SHARE * evidence)``, its coverage the mean of what the claim with its
-    title and what the whole page holds of the question; none when the page's words do not
-    speak of the question."""
+    title and what the whole page holds of the question, or ``stated`` where more (what a
+    matching episode stating the page's value holds, :func:`_stated`); none when neither the
+    page's words nor such an episode speak of the question."""
     words = said(page)
     page_cov = query.share(words)
-    passes = query.mentions(words, query.need.of(dialogue=False))
+    passes = stated is not None or query.mentions(words, query.need.of(dialogue=False))
     out = []
     for claim in claims:
         cov = (query.share(stems(page.title) | stems(claim.text)) + page_cov) / 2
+        cov = max(cov, stated or 0.0)
         weight = recall_weight(claim.role, claim.support)
         relevance = (1 - EVIDENCE_SHARE) * cov + EVIDENCE_SHARE * min(evidence, 1.0)
         unit = claim_item(page, claim, PAGE_PREFERENCE * weight * relevance)
@@ -207,10 +251,20 @@ _DATED = re.compile(
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n")
 
 
+@dataclass(frozen=True)
+class Replaced:
+    """Values a change of value replaced (casefolded), with when each stopped holding, and,
+    where known, the page that holds that value's slot now."""
+
+    since: dict[str, datetime] = field(default_factory=dict)
+    holders: dict[str, Page] = field(default_factory=dict)
+
+
 def newest_values(
     units: Sequence[RecallItem],
     pages: Iterable[Page] = (),
-    replaced: Mapping[str, datetime] | None = None,
+    replaced: Replaced | None = None,
+    trace: RecallTrace | None = None,
 ) -> list[RecallItem]:
     """Only current values reach a section (docs/dreaming.md, "Recall"):
 
@@ -221,14 +275,19 @@ def newest_values(
       replaced (``PageSupport.superseded``) or one left out by the rule above — when it is older
       than the change, or is a failure that used the old value (a stray later mention, not an
       assertion that it is current again); ``replaced`` names more such values, with when
-      they stopped holding (:func:`replaced_values`: pages no candidate needs to be).
+      they stopped holding (:func:`replaced_values`: pages no candidate needs to be);
+    * in place of a unit left out for naming a replaced value, the lead claims of the page
+      that holds the value's slot now answer, worth what that unit was worth: a question that
+      found the old value (a stray failure that still used it) asks for the current one.
 
     A unit's time is its ``created_at`` (an episode's, or a claim's last evidence)."""
     stated = [(u, _time(u), _slot_values(u.text)) for u in units]
     said = [(when, value) for _u, when, values in stated for value in values]
-    gone = _superseded(pages)
-    for value, since in (replaced or {}).items():
-        gone[value] = max(gone.get(value, since), since)
+    gone, holders = _superseded(pages), _holders(pages)
+    if replaced is not None:
+        for value, since in replaced.since.items():
+            gone[value] = max(gone.get(value, since), since)
+        holders = replaced.holders | holders
     kept = []
     for unit, when, values in stated:
         newer = [_newer(v, when, said) for v in values]
@@ -238,7 +297,38 @@ def newest_values(
             if new is not None:
                 for token in set(old.value.split()) - set(new[1].value.split()):
                     gone[token.casefold()] = max(gone.get(token.casefold(), new[0]), new[0])
-    return _without_names(kept, gone)
+    kept, left_out = _without_names(kept, gone)
+    return _in_place(kept, left_out, holders, gone, trace)
+
+
+def _in_place(
+    kept: list[RecallItem],
+    left_out: Sequence[tuple[RecallItem, set[str]]],
+    holders: Mapping[str, Page],
+    gone: Mapping[str, datetime],
+    trace: RecallTrace | None,
+) -> list[RecallItem]:
+    """``kept`` with, for each unit ``left_out`` for the replaced values it names, the lead
+    claims of the pages holding those values' slots now (none naming a replaced value), at
+    least as much as that unit was worth."""
+    held = {(u.id, u.text): u for u in kept if u.kind == "page"}
+    for unit, named in left_out:
+        for page in {holders[v].id: holders[v] for v in sorted(named) if v in holders}.values():
+            for claim in lead_claims(page):
+                if _without_names([claim_item(page, claim, 0.0)], gone)[1]:
+                    continue
+                have = held.get((page.id, claim.text))
+                if have is None:
+                    have = held[(page.id, claim.text)] = claim_item(page, claim, unit.score)
+                    kept.append(have)
+                    if trace is not None:
+                        trace.found(have, "the current value of a replaced one it found",
+                                    replaced_score=unit.score)  # fmt: skip
+                elif have.score < unit.score:
+                    have.score = unit.score
+                    if trace is not None:
+                        trace.signal(have, replaced_score=unit.score)
+    return kept
 
 
 REPLACED_PAGES = 20
@@ -248,33 +338,34 @@ _VALUE_WORD = re.compile(r"[^\W_]{2,}")
 
 def replaced_values(
     store: Store, scope: Scope, units: Sequence[RecallItem], now: datetime
-) -> dict[str, datetime]:
-    """The values the units name that a change of value replaced by ``now``, with when: read
-    from the superseded pages stating them (whether or not the question found the page that
-    replaced them). A page superseded by a value change names a value its successor does not
-    hold (a fact run's successor lists them in ``PageSupport.superseded``, a page about a value
-    states the newer value of the same sentence); one merged into a page that says the same
-    (a merge, an absorbed run) replaces nothing."""
-    said = [slot_of(sentence) for u in units for sentence in _CLAUSE.split(u.text)]
+) -> Replaced:
+    """The values the units name that a change of value replaced by ``now``, with when and the
+    page holding each one's slot now: read from the superseded pages stating them (whether or
+    not the question found the page that replaced them). A page superseded by a value change
+    names a value its successor does not hold (a fact run's successor lists them in
+    ``PageSupport.superseded``, a page about a value states the newer value of the same
+    sentence); one merged into a page that says the same (a merge, an absorbed run) replaces
+    nothing."""
+    said = [slot_of(sentence, least=1) for u in units for sentence in _CLAUSE.split(u.text)]
     values = {v for s in said if s is not None for v in s.value.split()}
     words = sorted({w for v in values for w in _VALUE_WORD.findall(v.casefold())})
+    out = Replaced()
     if not words:
-        return {}
+        return out
     hits = store.search_pages(scope, words[:60], REPLACED_PAGES, ("superseded",))
     old = [p for p, _ in hits if p.revision.superseded_by and _ended(p, now)]
     successors = _successors(store, scope, old, now)
-    gone: dict[str, datetime] = {}
     for page in old:
         new = successors.get(page.id)
         if new is None:
             continue
-        for value, since in _superseded([new]).items():
-            if since <= now:
-                gone[value] = max(gone.get(value, since), since)
+        changed = {v: s for v, s in _superseded([new]).items() if s <= now}
         since = utc(page.revision.valid_until or now)
-        for token in _changed(page, new):
-            gone[token] = max(gone.get(token, since), since)
-    return gone
+        changed |= {token: since for token in _changed(page, new)}
+        for token, when in changed.items():
+            out.since[token] = max(out.since.get(token, when), when)
+            out.holders.setdefault(token, new)
+    return out
 
 
 def _successors(
@@ -309,18 +400,28 @@ def _ended(page: Page, now: datetime) -> bool:
 def _changed(old: Page, new: Page) -> set[str]:
     """The value tokens ``old``'s claims state where ``new`` states the same sentence with
     another value (facts' own claims aside: their runs list what they replaced)."""
-    said = [v for c in new.revision.claims if c.role != "fact" for v in _slot_values(c.text)]
+    said = [v for c in new.revision.claims if c.role != "fact" for v in _slot_values(c.text, 1)]
     out: set[str] = set()
     for claim in old.revision.claims:
         if claim.role == "fact":
             continue
-        for value in _slot_values(claim.text):
+        for value in _slot_values(claim.text, 1):
             for held in said:
                 if held.value_key != value.value_key and _same_slot(held.key, value.key):
                     out |= {
                         t.casefold() for t in set(value.value.split()) - set(held.value.split())
                     }
     return out
+
+
+def _holders(pages: Iterable[Page]) -> dict[str, Page]:
+    """Per value a candidate page lists as replaced (``PageSupport.superseded``): that page."""
+    return {
+        value.casefold(): page
+        for page in pages
+        if (support := page.revision.support) is not None
+        for value in support.superseded
+    }
 
 
 def _superseded(pages: Iterable[Page]) -> dict[str, datetime]:
@@ -354,29 +455,35 @@ def _inside(short: str, long: str) -> bool:
     return "<v>" in short and len(short) < len(long) and f" {short} " in f" {long} "
 
 
-def _slot_values(text: str) -> list[SlotValue]:
+def _slot_values(text: str, least: int = 2) -> list[SlotValue]:
     """The value statements of ``text``, sentence by sentence; a dated sentence tells of an
     event ("went hiking on 7 May 2023"), which a later one does not make stale."""
     out = []
     for sentence in _CLAUSE.split(text):
         if _DATED.search(sentence):
             continue
-        if (value := slot_of(sentence)) is not None:
+        if (value := slot_of(sentence, least)) is not None:
             out.append(value)
     return out
 
 
-def _without_names(units: Sequence[RecallItem], gone: Mapping[str, datetime]) -> list[RecallItem]:
+def _without_names(
+    units: Sequence[RecallItem], gone: Mapping[str, datetime]
+) -> tuple[list[RecallItem], list[tuple[RecallItem, set[str]]]]:
+    """``units`` but those naming a replaced value (:func:`newest_values`), and those, each
+    with the replaced values it names."""
     if not gone:
-        return list(units)
+        return list(units), []
     alternatives = "|".join(re.escape(v) for v in sorted(gone, key=len, reverse=True))
     pattern = re.compile(rf"(?<![\w.#@-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
-    out = []
+    out, left_out = [], []
     for unit in units:
         named = {m.group(0).casefold() for m in pattern.finditer(unit.text)}
         if not named or not (_failure(unit) or any(_time(unit) < gone[v] for v in named)):
             out.append(unit)
-    return out
+        else:
+            left_out.append((unit, named))
+    return out, left_out
 
 
 def _failure(unit: RecallItem) -> bool:

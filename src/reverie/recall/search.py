@@ -37,7 +37,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,7 @@ from reverie.models import (
     utc,
 )
 from reverie.recall.answers import (
+    Replaced,
     current_statements,
     leads_lifted,
     lessons_behind,
@@ -210,9 +211,9 @@ def _newest(
     units: list[RecallItem],
     pages: Sequence[Page],
     trace: RecallTrace | None,
-    replaced: Mapping[str, datetime],
+    replaced: Replaced,
 ) -> list[RecallItem]:
-    kept = newest_values(units, pages, replaced)
+    kept = newest_values(units, pages, replaced, trace)
     if trace is not None:
         trace.dropped(
             units, kept, "states a value that newer evidence replaced (only current values)"
@@ -253,11 +254,13 @@ def _units(  # noqa: PLR0913 (keyword-only: how this recall searches, and its tr
         else []
     )
     episodes: list[tuple[Episode, float]] = []
+    asserted: list[tuple[Episode, float]] = []  # fact assertions: evidence of their fact pages
     if config.include_episodes:
-        episodes = store.search_episodes(
+        hits = store.search_episodes(
             scope, terms, config.episode_candidates, window=config.episode_window
         )
-        episodes = [(e, s) for e, s in episodes if evidence_at(e, now, history)]
+        episodes = [(e, s) for e, s in hits if evidence_at(e, now, history)]
+        asserted = [] if history else [(e, s) for e, s in hits if not evidence_at(e, now, False)]
     weights = term_weights(wanted, _pool(pages, episodes, now))
     if trace is not None:
         trace.terms, trace.weights = wanted, weights
@@ -271,7 +274,8 @@ def _units(  # noqa: PLR0913 (keyword-only: how this recall searches, and its tr
     if config.include_episodes:
         found = episode_units(episodes, query, trace=trace)
         if config.include_pages and not history:  # the lesson behind (reverie.recall.answers)
-            behind, more = lessons_behind(store, scope, found, units, now, query, trace)
+            stating = found + episode_units(asserted, query)  # never units of their own
+            behind, more = lessons_behind(store, scope, stating, units, now, query, trace)
             units += behind
             read.update(more)
     units = leads_lifted(units, read, trace)

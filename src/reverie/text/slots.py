@@ -5,7 +5,8 @@ are about one *slot* when they are the same sentence except for their *value tok
 
 * URLs, quoted strings (``"…"``, ``'…'``, `````…`````), IP addresses and hostnames (with an
   optional ``:port``), ports (``:5432``), versions (``1.2.3``, ``v2``), numbers (``30``, ``2.5``,
-  ``90%``) and identifiers with digits (``node-3``, ``py311``, ``us-east-1``).
+  ``90%``), identifiers with digits (``node-3``, ``py311``, ``us-east-1``) and upper-case names
+  joined by underscores (``TRANSFORM_WH``: a constant, as written, never a word of prose).
 
 The slot key is the sentence with each value token masked as ``<v>``, lowercased, punctuation
 gone, and lightly normalised so that wording around a change does not split a slot:
@@ -17,7 +18,9 @@ gone, and lightly normalised so that wording around a change does not split a sl
 
 So "the staging db listens on 5432" and "staging DB now listens on port 5433" share the slot
 ``staging db listens on <v>``. A sentence with no value token, or with fewer than two words
-besides them, is not a value statement.
+besides them, is not a value statement: "Escalate to expert-desk" says too little to be one
+slot wherever it is met. A caller that knows the statements come from one context (one
+problem's lessons, one tool's pages) may accept one word (``least=1``).
 
 :func:`resolve` is pure and order-free. Per slot, the asserted statements are ordered by
 ``(created_at, episode_id, text)``; consecutive equal values form a span, valid from its first
@@ -50,6 +53,7 @@ _VALUE = re.compile(
     | (?<![\w\#])\#[a-z][\w-]*                             # #channel
     | (?<![\w@])@[a-z][\w.-]*                               # @handle
     | \b[a-z][a-z0-9]*(?:-[a-z0-9]+){1,4}\b                # hyphenated name (svc-bi-reader)
+    | (?-i:\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){1,4}\b)          # CONSTANT_NAME (TRANSFORM_WH)
     | \bv?\d+(?:\.\d+)+[a-z0-9-]*\b | \bv\d+\b           # version
     | \b(?=[\w-]*\d)(?=[\w-]*[a-z])[a-z0-9][\w-]*\b      # identifier with digits
     | [-+]?\b\d+(?:[.,]\d+)?%?                           # number
@@ -147,15 +151,16 @@ def _from_to(words: list[str], values: list[str]) -> tuple[list[str], list[str]]
     return words, values
 
 
-def slot_of(text: str) -> SlotValue | None:
-    """``text`` as a value statement (see the module docstring), or None."""
+def slot_of(text: str, least: int = 2) -> SlotValue | None:
+    """``text`` as a value statement (see the module docstring), or None: one with ``least``
+    content words besides its values."""
     values = [m.group(0).rstrip(_TRIM) or m.group(0) for m in _VALUE.finditer(text)]
     if not values:
         return None
     words, values = _from_to(_words(_VALUE.sub(f" {MASK} ", text)), values)
     kept = [w for w in words if w not in _FILLER]
     content = [w for w in kept if w != MASK]
-    if len(content) < 2 or not any(len(w) > 2 for w in content):
+    if len(content) < least or not any(len(w) > 2 for w in content):
         return None
     return SlotValue(
         key=" ".join(kept),
