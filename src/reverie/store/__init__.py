@@ -10,8 +10,6 @@ from pathlib import Path
 
 from reverie.errors import InvalidInput
 from reverie.store.base import BrainStore
-from reverie.store.postgres import PostgresStore
-from reverie.store.sqlite import SQLiteStore
 
 __all__ = ["open_store"]
 
@@ -19,8 +17,12 @@ __all__ = ["open_store"]
 def open_store(target: str | Path) -> BrainStore:
     """A store for a file path, ``sqlite:///path``, a SQLite ``file:`` URI, ``:memory:`` or
     ``postgresql://…``."""
+    from reverie.store.sqlite import SQLiteStore  # noqa: PLC0415 (backends load when opened)
+
     text = str(target)
     if text.startswith(("postgres://", "postgresql://")):
+        from reverie.store.postgres import PostgresStore  # noqa: PLC0415 (extra: postgres)
+
         return PostgresStore(text)
     if text.startswith("file:"):  # a SQLite URI: file:/path?mode=ro opens it read-only
         return SQLiteStore(text)
