@@ -7,9 +7,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reverie.errors import InvalidInput
-from reverie.store.base import BrainStore
+
+if TYPE_CHECKING:
+    from reverie.store.base import BrainStore
 
 __all__ = ["open_store"]
 
