@@ -14,78 +14,50 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reverie.api import verbs
-from reverie.api.embedding import CONFIGURED, choose_embedder, read_record, record_embedder
-from reverie.api.embedding import reembed as run_reembed
-from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
-from reverie.config import Config, parse_duration
-from reverie.dream import review as _review
-from reverie.dream.archive import readable, refuse_undo_of_archived
-from reverie.dream.cycle import DreamCycle
-from reverie.dream.distill import ExtractiveDistiller
-from reverie.dream.llm_distill import llm_distiller_from_env
-from reverie.dream.stats import TalliedCycle
-from reverie.embed import EmbedderLike
-from reverie.errors import (
-    Conflict,
-    InvalidInput,
-    LeaseLost,
-    PlanPending,
-    each_scope,
-    raise_failures,
-)
-from reverie.intake import IngestClock, IngestResult, admit
-from reverie.intake import ingest as ingest_items
-from reverie.keys import KeyRing
-from reverie.memory.browse import EpisodeFilter, EpisodeList, browse
-from reverie.memory.claude_code import export_claude_code
-from reverie.memory.edits import EditReport, edit_page
-from reverie.memory.erase import finish_pending
-from reverie.memory.erase import forget as run_forget
-from reverie.memory.forget import ForgetRequest
-from reverie.memory.mirror import export_markdown, import_markdown, mirror_path
-from reverie.memory.revisions import plan_restore, verify
-from reverie.memory.undo import UndoReport, plan_undo
-from reverie.models import (
-    Cycle,
-    CycleReport,
-    Episode,
-    Lineage,
-    Page,
-    PageStatus,
-    Recall,
-    Revision,
-    Scope,
-    ScopeLike,
-    now_utc,
-    utc,
-)
-from reverie.models.plan import Distiller
-from reverie.recall import RecallTrace, query_terms
-from reverie.recall import recall as run_recall
-from reverie.recall.query import stem, stems
-from reverie.recall.vectors import VectorSearch, cached, index_scope
+from reverie.api.embedding import CONFIGURED, choose_embedder
+from reverie.config import Config
+from reverie.errors import InvalidInput
+from reverie.intake import IngestClock, admit
+from reverie.models import PageStatus, Scope, ScopeLike, now_utc, utc
 from reverie.redaction import Redactor
-from reverie.store import open_store
-from reverie.store.base import BrainStore, Changeset, StoreStats
-from reverie.store.records import PendingPlan
 
 if TYPE_CHECKING:
     from datetime import timedelta
 
+    from reverie.api import verbs
+    from reverie.api.items import Deletion, MemoryEvent, MemoryItem, Retirement
+    from reverie.dream.cycle import DreamCycle
+    from reverie.dream.review import PlanReview
+    from reverie.embed import Embedder, EmbedderLike
+    from reverie.intake import IngestResult
     from reverie.keys import KeyRing
+    from reverie.memory.browse import EpisodeFilter, EpisodeList
+    from reverie.memory.edits import EditReport
     from reverie.memory.mirror import ExportReport, ImportReport
     from reverie.memory.revisions import VerifyReport
-    from reverie.store.base import DreamStats, JournalEntry
-    from reverie.store.records import Receipt
+    from reverie.memory.undo import UndoReport
+    from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Recall, Revision
+    from reverie.models.plan import Distiller
+    from reverie.recall import RecallTrace
+    from reverie.recall.vectors import VectorSearch
+    from reverie.store.base import BrainStore, Changeset, DreamStats, JournalEntry, StoreStats
+    from reverie.store.records import PendingPlan, Receipt
 
-__all__ = ["Reverie", "UndoReport"]
+__all__ = ["Reverie"]
 
 log = logging.getLogger("reverie")
 
 DREAM_ATTEMPTS = 3
 """A cycle that loses a race with another process's cycle of the same scope (its commit finds the
 checkpoint moved) runs again on the new state; model answers are cached, so the rerun is cheap."""
+
+
+def _extractive(config: Config, store: BrainStore, embedder: Embedder | None) -> Distiller:
+    """The deterministic distiller, the default when no model is configured."""
+    from reverie.dream.distill import ExtractiveDistiller
+    from reverie.recall.vectors import cached
+
+    return ExtractiveDistiller(config.dream, cached(store, embedder))
 
 
 def _status(status: str) -> str:
@@ -124,20 +96,21 @@ class Reverie:
         # None (lexical recall). Vectors are computed after cycles and by recall, never at ingest.
         self.embedder, self.embedder_name = choose_embedder(store, embedder)
         self._recorded = False
-        self._vectors = (
-            VectorSearch(
-                self.embedder,
-                window=self.config.recall.vector_window,
-                kept=self.config.recall.vector_indexes,
-                before_write=self._record_embedder,
-            )
-            if self.embedder is not None
-            else None
-        )
-        self.distiller = distiller or ExtractiveDistiller(
-            self.config.dream, cached(self.store, self.embedder)
-        )
+        self._vectors = self._vector_search()
+        self.distiller = distiller or _extractive(self.config, store, self.embedder)
         self._on_phase = on_phase
+
+    def _vector_search(self) -> VectorSearch | None:
+        if self.embedder is None:
+            return None
+        from reverie.recall.vectors import VectorSearch
+
+        return VectorSearch(
+            self.embedder,
+            window=self.config.recall.vector_window,
+            kept=self.config.recall.vector_indexes,
+            before_write=self._record_embedder,
+        )
 
     @classmethod
     def open(
@@ -163,6 +136,8 @@ class Reverie:
         one whose model differs from the brain's recorded embedder raises
         :class:`~reverie.errors.EmbedderMismatch` (:mod:`reverie.api.embedding`).
         """
+        from reverie.store import open_store
+
         return cls.from_store(
             open_store(target), config=config, embedder=embedder, distiller=distiller
         )
@@ -179,6 +154,8 @@ class Reverie:
         """:meth:`open` over a store already made (migrated here, the distiller chosen so)."""
         store.migrate()
         if distiller is None:
+            from reverie.dream.llm_distill import llm_distiller_from_env
+
             redactor = Redactor((config or Config()).redaction)
             distiller = llm_distiller_from_env(cache=store, redactor=redactor)
         return cls(store, config=config, embedder=embedder, distiller=distiller)
@@ -233,12 +210,17 @@ class Reverie:
     ) -> IngestResult:
         """Store many episodes in batches; bad items (a future ``created_at`` among them, see
         :meth:`remember`) are reported by position, good ones stored."""
+        from reverie.intake import ingest as ingest_items
+
         default = Scope.parse(scope) if scope is not None else None
         return ingest_items(self.store, items, default, self._clock(now), batch_size)
 
     # -- dreaming ---------------------------------------------------------------------------
 
     def _cycle(self) -> DreamCycle:
+        from reverie.dream.stats import TalliedCycle
+        from reverie.recall.vectors import cached
+
         return TalliedCycle(  # a DreamCycle that also counts its failures
             self.store,
             self.distiller,
@@ -265,6 +247,9 @@ class Reverie:
         While a plan of ``scope`` is pending, a cycle that would change the store raises
         :class:`~reverie.errors.PlanPending` naming it (a dry run still runs).
         """
+        from reverie.dream.review import note_held
+        from reverie.errors import Conflict, LeaseLost, PlanPending
+
         when = self.now(now)
         target = Scope.parse(scope)
         hold = self._hold(target, when, dry_run=dry_run, review=review)
@@ -282,15 +267,17 @@ class Reverie:
                 log.info("cycle of %s raced another (%s); dreaming again", target.key, exc)
         if not (dry_run or review) and self._vectors is not None:
             self._index_quietly(target)
-        return _review.note_held(report)
+        return note_held(report)
 
     def _hold(
         self, scope: Scope, when: datetime, *, dry_run: bool, review: bool
     ) -> Callable[[Changeset], None] | None:
+        from reverie.dream.review import holder, refuse_if_pending
+
         if dry_run:
             return None
-        _review.refuse_if_pending(self.store, scope)
-        return _review.holder(self.store, when) if review else None
+        refuse_if_pending(self.store, scope)
+        return holder(self.store, when) if review else None
 
     def index(self, scope: ScopeLike, *, limit: int | None = None) -> int:
         """Embed ``scope``'s episodes not embedded yet (at most ``limit``) and its active pages'
@@ -298,6 +285,8 @@ class Reverie:
         it after each cycle; it needs an embedder (docs/recall.md)."""
         if self.embedder is None:
             raise InvalidInput("embedder", "indexing needs an embedder; open with embedder='auto'")
+        from reverie.recall.vectors import index_scope
+
         target = Scope.parse(scope)
         pages = self.store.pages(target, ["active"])
         self._record_embedder()
@@ -307,6 +296,8 @@ class Reverie:
         """Record this engine's embedder in the brain before its first vector is stored."""
         if self._recorded or self.embedder is None:
             return
+        from reverie.api.embedding import read_record, record_embedder
+
         if read_record(self.store) is None:
             record_embedder(self.store, self.embedder_name, self.embedder)
         self._recorded = True
@@ -315,7 +306,9 @@ class Reverie:
         """Switch the brain to ``embedder``: embed every scope's episodes and active pages with
         it and record it, so later opens use it; return how many texts were embedded. Open the
         engine with ``embedder=None`` to switch a brain whose recorded embedder differs."""
-        computed = run_reembed(self.store, embedder)
+        from reverie.api.embedding import reembed
+
+        computed = reembed(self.store, embedder)
         if self._vectors is not None:
             self._vectors.drop(s.key for s in self.store.scopes())
         return computed
@@ -336,9 +329,12 @@ class Reverie:
         dreamed, then :class:`~reverie.errors.ScopesFailed` names the failures and carries the
         other scopes' reports as ``done``.
         """
+        from reverie.dream.review import waiting_plan
+        from reverie.errors import each_scope, raise_failures
+
         scopes = self.store.pending_scopes()
         if not dry_run:
-            scopes = [s for s in scopes if _review.waiting_plan(self.store, s) is None]
+            scopes = [s for s in scopes if waiting_plan(self.store, s) is None]
         when = self.now(now)
         reports, failures = each_scope(
             scopes, lambda s: self.dream(s, now=when, dry_run=dry_run, review=review), "dream"
@@ -347,6 +343,9 @@ class Reverie:
 
     def undo(self, cycle_id: str, *, now: datetime | None = None) -> UndoReport:
         """Restore every page ``cycle_id`` touched and make its episodes eligible again."""
+        from reverie.dream.archive import refuse_undo_of_archived
+        from reverie.memory.undo import plan_undo
+
         refuse_undo_of_archived(self.store, cycle_id)  # an archived cycle: restore the bundle first
         changes, report = plan_undo(self.store, cycle_id, self.now(now))
         self.store.commit(changes)
@@ -359,12 +358,16 @@ class Reverie:
     ) -> list[PendingPlan]:
         """Plans held for review, newest first; ``status=None`` lists them whatever became of
         them (pending, applied, rejected, stale)."""
-        target = Scope.parse(scope) if scope is not None else None
-        return self.store.plans(target, _review.parse_status(status), limit)
+        from reverie.dream.review import parse_status
 
-    def plan(self, plan_id: str) -> _review.PlanReview:
+        target = Scope.parse(scope) if scope is not None else None
+        return self.store.plans(target, parse_status(status), limit)
+
+    def plan(self, plan_id: str) -> PlanReview:
         """A plan with a readable diff of every page it would change and the cited episodes."""
-        return _review.review(self.store, plan_id)
+        from reverie.dream.review import review
+
+        return review(self.store, plan_id)
 
     def apply_plan(self, plan_id: str, *, now: datetime | None = None) -> CycleReport:
         """Commit a pending plan exactly as it was made and return the cycle's report.
@@ -372,7 +375,9 @@ class Reverie:
         :class:`~reverie.errors.PlanStale` (the plan marked stale, nothing changed) when a page,
         the checkpoint or an episode it was built on moved since.
         """
-        report = _review.apply_plan(self.store, plan_id, self.now(now))
+        from reverie.dream.review import apply_plan
+
+        report = apply_plan(self.store, plan_id, self.now(now))
         if self._vectors is not None:
             self._index_quietly(report.scope)
         return report
@@ -381,7 +386,9 @@ class Reverie:
         self, plan_id: str, *, reason: str | None = None, now: datetime | None = None
     ) -> PendingPlan:
         """Set a pending plan aside; its episodes stay eligible for the next cycle."""
-        return _review.reject_plan(self.store, plan_id, self.now(now), reason)
+        from reverie.dream.review import reject_plan
+
+        return reject_plan(self.store, plan_id, self.now(now), reason)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -405,6 +412,8 @@ class Reverie:
         ``trace``: a :class:`~reverie.recall.RecallTrace` to fill with why each unit was packed
         or cut (the signals and the budget decision; :mod:`reverie.recall.trace`).
         """
+        from reverie.recall import recall as run_recall
+
         budget = self.config.recall.budget_tokens if budget_tokens is None else budget_tokens
         if budget < 0:
             raise InvalidInput("budget_tokens", "must be 0 or more")
@@ -431,6 +440,8 @@ class Reverie:
         """The episodes of ``scope`` that share terms with ``query``, best first (full-text
         rank): the evidence itself, where :meth:`recall` answers with what was learned.
         Redacted unless ``raw`` (as for :meth:`episode`)."""
+        from reverie.recall import query_terms
+
         if limit < 1:
             raise InvalidInput("limit", "must be 1 or more")
         terms = query_terms(query)
@@ -448,6 +459,9 @@ class Reverie:
         """The episodes of ``scope`` that ``wanted`` describes (full-text words, outcome, a date
         range, consolidated or not, a tool): best text matches first, else newest first
         (:mod:`reverie.memory.browse`). Redacted unless ``raw`` (as for :meth:`episode`)."""
+        from reverie.memory.browse import EpisodeFilter, browse
+        from reverie.recall import query_terms
+
         wanted = wanted or EpisodeFilter()
         found = browse(self.store, Scope.parse(scope), wanted, limit=limit)
         shown = self._shown(found.episodes, raw, query_terms(wanted.text))
@@ -471,6 +485,8 @@ class Reverie:
     def page_path(self, page_id: str) -> str:
         """The page's file in the Markdown mirror, relative to the mirror's directory
         (``memories/<slug>.md``, see :meth:`export_markdown`)."""
+        from reverie.memory.mirror import mirror_path
+
         return mirror_path(self.store, self.store.page(page_id))
 
     def revisions(self, page_id: str) -> list[Revision]:
@@ -480,6 +496,8 @@ class Reverie:
         """A page, all its revisions, and every episode any revision cites (the page's
         tenant's: an org page cites episodes of its tenant's scopes), redacted unless ``raw``
         (as for :meth:`episode`)."""
+        from reverie.models import Lineage
+
         page = self.store.page(page_id)
         revisions = self.store.revisions(page_id)
         cited = [e for r in revisions for e in r.citations]
@@ -528,6 +546,9 @@ class Reverie:
         today's limits noted, and (unless ``raw``) redacted. Those found by ``terms`` that
         redaction changed are kept only if a term still meets their shown text: a hit
         inside a redacted secret would tell the asker the secret is there."""
+        from reverie.dream.archive import readable
+        from reverie.recall.query import stem, stems
+
         found = readable(self.store, episodes)
         if raw:
             return found
@@ -542,6 +563,8 @@ class Reverie:
     @property
     def keys(self) -> KeyRing:
         """API keys of the HTTP service: create, list, revoke, authenticate."""
+        from reverie.keys import KeyRing
+
         return KeyRing(self.store, self.now)
 
     def status(self, scope: ScopeLike | None = None) -> StoreStats:
@@ -555,6 +578,8 @@ class Reverie:
 
     def restore(self, page_id: str, revision: int, *, now: datetime | None = None) -> Cycle:
         """A new revision of ``page_id`` with the content of ``revision``; undo it like a cycle."""
+        from reverie.memory.revisions import plan_restore
+
         changes = plan_restore(self.store, page_id, revision, self.now(now))
         self.store.commit(changes)
         return self.store.cycle(changes.cycle.id if changes.cycle else "")
@@ -573,6 +598,8 @@ class Reverie:
         revision, the same as an edit of the Markdown mirror (:mod:`reverie.memory.edits`).
         Each of ``title``, ``kind``, ``claims`` (text and cited episode ids; none: the edit's own
         episode) left out stays as it is; undo it like a cycle."""
+        from reverie.memory.edits import edit_page
+
         lines = None if claims is None else [(text, tuple(ids)) for text, ids in claims]
         when = self.now(now)
         return edit_page(
@@ -581,6 +608,8 @@ class Reverie:
 
     def verify(self, scope: ScopeLike | None = None) -> VerifyReport:
         """Re-derive the sha256 of every stored revision; list what does not match."""
+        from reverie.memory.revisions import verify
+
         scopes = [Scope.parse(scope)] if scope is not None else self.store.scopes()
         return verify(self.store, scopes)
 
@@ -606,6 +635,9 @@ class Reverie:
         ``layout="claude-code"``: Claude Code's memory folder instead (MEMORY.md + one file
         per active page, :mod:`reverie.memory.claude_code`), written one way. The folder is
         remembered, so that an erasure rewrites it at once (docs/privacy.md)."""
+        from reverie.memory.claude_code import export_claude_code
+        from reverie.memory.mirror import export_markdown
+
         target = Scope.parse(scope)
         if layout == "claude-code":
             return export_claude_code(
@@ -626,6 +658,8 @@ class Reverie:
         self, scope: ScopeLike, directory: str | Path, *, now: datetime | None = None
     ) -> ImportReport:
         """Turn a person's edits of the mirror into new revisions authored ``human``."""
+        from reverie.memory.mirror import import_markdown
+
         when = self.now(now)
         return import_markdown(self.store, Scope.parse(scope), Path(directory), now=when)
 
@@ -652,6 +686,10 @@ class Reverie:
         unless ``apply``. The receipt says what was (or would be) erased, and what the
         database files still hold (``physical``); ``vacuum`` also rewrites the tables that hold
         old row versions (PostgreSQL's ``VACUUM FULL``, which locks each while it runs)."""
+        from reverie.config import parse_duration
+        from reverie.memory.erase import forget as run_forget
+        from reverie.memory.forget import ForgetRequest
+
         request = ForgetRequest(
             episodes=tuple(episodes),
             page=page,
@@ -679,14 +717,16 @@ class Reverie:
 
     def finish_erasures(self, *, now: datetime | None = None) -> list[Receipt]:
         """Finish the file work of erasures a crash interrupted; those still unfinished."""
+        from reverie.memory.erase import finish_pending
+
         return finish_pending(self.store, self.now(now))
 
     # -- the conventional verbs (mapping in reverie.api.verbs and docs/api.md) ----------------
 
     def _named(self, user_id: str | None, agent_id: str | None, scope: ScopeLike | None) -> Scope:
-        return verbs.scope_for(
-            self.config.identity, user_id=user_id, agent_id=agent_id, scope=scope
-        )
+        from reverie.api.verbs import scope_for
+
+        return scope_for(self.config.identity, user_id=user_id, agent_id=agent_id, scope=scope)
 
     def add(
         self,
@@ -703,6 +743,8 @@ class Reverie:
         ``tenant/agent_id/user_id`` (or ``scope``); ``run_id`` is their session. Returns the
         stored episodes as memories; a dream cycle later distills them into pages."""
         target = self._named(user_id, agent_id, scope)
+        from reverie.api import verbs
+
         return verbs.add(self, data, target, run_id=run_id, metadata=metadata, now=now)
 
     def search(
@@ -719,11 +761,15 @@ class Reverie:
         """Memories for ``query``, best first, each with a ``score`` in [0, 1]: recall's pages
         (the claims that matched) and episodes, kept when they match ``filters``."""
         target = self._named(user_id, agent_id, scope)
+        from reverie.api import verbs
+
         return verbs.search(self, query, target, limit=limit, filters=filters, now=now)
 
     def get(self, memory_id: str, *, tenant: str | None = None) -> MemoryItem:
         """One memory by id: a page (whatever its status) or an episode of ``tenant`` (default:
         :class:`~reverie.config.IdentityConfig`'s; episode ids are a tenant's own)."""
+        from reverie.api import verbs
+
         return verbs.get(self, memory_id, tenant)
 
     def get_all(
@@ -738,11 +784,15 @@ class Reverie:
         """The scope's active pages (any status ``filters`` names), then its episodes no cycle
         has consolidated yet."""
         target = self._named(user_id, agent_id, scope)
+        from reverie.api import verbs
+
         return verbs.get_all(self, target, limit=limit, filters=filters)
 
     def history(self, memory_id: str, *, tenant: str | None = None) -> list[MemoryEvent]:
         """How a memory changed: one event per page revision (ADD, UPDATE, SUPERSEDE, RETIRE,
         RESTORE), oldest first (an episode's ``tenant`` as in :meth:`get`)."""
+        from reverie.api import verbs
+
         return verbs.history(self, memory_id, tenant)
 
     def delete(
@@ -752,6 +802,8 @@ class Reverie:
         applied at once (:meth:`forget`; the call is the request): the returned ``Deletion``
         names the erasure receipt. Not undoable; to take a page out of recall and keep it,
         :meth:`retire` it."""
+        from reverie.api import verbs
+
         return verbs.delete(self, memory_id, self.now(now), tenant)
 
     def retire(
@@ -759,4 +811,6 @@ class Reverie:
     ) -> Retirement:
         """Retire the page ``memory_id``: a revision, undoable with ``undo(r.cycle_id)``; the
         page leaves recall and stays readable in ``why`` and ``history``."""
+        from reverie.api import verbs
+
         return verbs.retire(self, memory_id, self.now(now), tenant)

@@ -28,7 +28,6 @@ from reverie.config import configured_embedder
 from reverie.embed import Embedder, EmbedderLike, HashingEmbedder, resolve_embedder
 from reverie.embed.onnx import MiniLMEmbedder
 from reverie.errors import EmbedderMismatch, InvalidInput, MissingExtra
-from reverie.recall.vectors import index_scope
 from reverie.store.base import BrainStore
 
 __all__ = [
@@ -113,6 +112,8 @@ def choose_embedder(store: BrainStore, spec: EmbedderLike) -> tuple[Embedder | N
 def reembed(store: BrainStore, spec: EmbedderLike) -> int:
     """Embed every scope's episodes and active pages with ``spec`` and record it as the brain's
     embedder; return how many texts were embedded. The old model's vectors stay, unused."""
+    from reverie.recall.vectors import index_scope  # noqa: PLC0415 (recall loads when it runs)
+
     embedder = resolve_embedder(spec)
     if embedder is None:
         raise InvalidInput("embedder", "name the embedder to switch to (minilm, hashing, ...)")

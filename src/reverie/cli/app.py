@@ -15,15 +15,12 @@ import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
 from reverie import __version__
-from reverie.adapters import parse
-from reverie.api.embedding import read_record
 from reverie.cli import complete
 from reverie.cli.common import (
     BENCH_HELP,
@@ -47,7 +44,6 @@ from reverie.cli.common import (
     parse_scope,
     print_result,
 )
-from reverie.cli.demo import run_demo
 from reverie.cli.doctor import doctor as doctor_command
 from reverie.cli.forget import register as register_forget_command
 from reverie.cli.hook import hook_app
@@ -70,12 +66,13 @@ from reverie.cli.shape import LazyGroup, RootGroup, shape
 from reverie.cli.stats import register as register_stats_commands
 from reverie.cli.worker import migrate_command, worker_command
 from reverie.config import resolve_db
-from reverie.engine import Reverie
 from reverie.errors import InvalidInput, NotFound, ReverieError, partial
 from reverie.jsonl import decode_lines
-from reverie.models import Revision, Scope
-from reverie.recall import RecallTrace
 from reverie.text.counts import counted
+
+if TYPE_CHECKING:
+    from reverie.engine import Reverie
+    from reverie.models import Revision, Scope
 
 __all__ = ["app", "main"]
 
@@ -93,7 +90,7 @@ app = typer.Typer(
 class BenchGroup(LazyGroup):
     @staticmethod
     def load() -> typer.Typer:
-        from reverie.cli.bench import bench_app  # noqa: PLC0415 (loaded by `reverie bench` only)
+        from reverie.cli.bench import bench_app
 
         return bench_app
 
@@ -153,6 +150,8 @@ def reembed(
 ) -> None:
     """Switch the brain to another embedder: embed every brain's episodes and pages with it and
     record it, so every later open (CLI, serve, mcp, workers) uses it."""
+    from reverie.api.embedding import read_record
+
     ctx.meta[EMBEDDER_KEY] = "none"  # open without checking the old record: it is replaced
     with open_brain(ctx) as rv:
         computed = rv.reembed(embedder)
@@ -192,6 +191,8 @@ def _parse(
     """Episodes from the lines in ``fmt`` (jsonl or a transcript of ``scope``,
     :mod:`reverie.adapters`): the objects, the line number of each, and (line, field, reason)
     for lines not used."""
+    from reverie.adapters import parse
+
     try:
         return parse(fmt, lines, scope=scope).as_tuple()
     except ReverieError as exc:
@@ -213,6 +214,8 @@ def _ingest_all(
 ) -> tuple[int, int, list[tuple[int, str, str]]]:
     """Ingest in chunks under a progress bar; errors come back as (item index, field, reason).
     Each chunk commits on its own, so a failure keeps the chunks before it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     stored = duplicates = 0
     errors: list[tuple[int, str, str]] = []
     columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn())
@@ -354,6 +357,8 @@ def recall(  # noqa: PLR0913 (typer: one parameter per CLI option)
     as_json: JsonFlag = False,
 ) -> None:
     """Print the prompt section recall packs for QUERY under the token budget."""
+    from reverie.recall import RecallTrace
+
     target, at = parse_scope(scope), parse_now(now)
     trace = RecallTrace() if explain else None
     with open_brain(ctx) as rv:
@@ -493,6 +498,8 @@ def demo(
 
     Uses a fresh temporary database unless --db is given (REVERIE_DB is ignored here).
     """
+    from reverie.cli.demo import run_demo
+
     explicit = db or ctx.obj
     if explicit:
         path = (

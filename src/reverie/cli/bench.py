@@ -478,7 +478,7 @@ def flood(
 ) -> None:
     """One key floods `reverie serve` while another key's recall p99 is timed, with per-key
     rate limits on and off."""
-    from reverie.bench.flood import run_flood  # noqa: PLC0415 (needs the server extra)
+    from reverie.bench.flood import run_flood
 
     where = workdir or Path(tempfile.mkdtemp(prefix="reverie-flood-"))
     result = run_flood(where, samples=samples, connections=connections)

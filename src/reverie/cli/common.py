@@ -28,18 +28,15 @@ from contextvars import ContextVar
 from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
-from pydantic import BaseModel
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from reverie.api.embedding import CONFIGURED
 from reverie.cli import complete
 from reverie.config import resolve_db
-from reverie.engine import Reverie
 from reverie.errors import (
     InvalidInput,
     NotFound,
@@ -48,10 +45,11 @@ from reverie.errors import (
     StoreError,
     UndoRefused,
 )
-from reverie.models import Scope, utc
-from reverie.store.base import JournalEntry
-from reverie.store.failures import store_failure
-from reverie.store.sqlite.target import MEMORY, database_file
+
+if TYPE_CHECKING:
+    from reverie.engine import Reverie
+    from reverie.models import Scope
+    from reverie.store.base import JournalEntry
 
 __all__ = [
     "BENCH_HELP",
@@ -130,6 +128,8 @@ T = TypeVar("T")
 def sqlite_path(db: str) -> Path | None:
     """The file behind ``db`` when it names a SQLite file (a path or a ``file:`` URI; not
     ``:memory:``, not a server URL)."""
+    from reverie.store.sqlite.target import MEMORY, database_file
+
     text = db.removeprefix("sqlite://") if db.startswith("sqlite://") else database_file(db)
     if text in ("", MEMORY, "/:memory:") or "://" in text:
         return None
@@ -150,6 +150,8 @@ def edge_error(exc: BaseException, db: str | None) -> ReverieError:
     """``exc`` as an error the CLI reports in one line."""
     where = f"database {db}: " if db else ""
     if isinstance(exc, sqlite3.Error):
+        from reverie.store.failures import store_failure
+
         failure = store_failure(exc)
         return failure.kind(f"{where}{failure.remedy} ({failure.detail})", detail=failure.detail)
     if isinstance(exc, RecursionError):
@@ -192,6 +194,8 @@ def new_console(stderr: bool = False) -> Console:
 def json_data(value: Any) -> Any:
     """``value`` as plain JSON data: models dumped in JSON mode, dataclasses as dicts, lists and
     tuples item by item; anything else as it is."""
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, list | tuple):
@@ -281,6 +285,8 @@ def open_brain(ctx: typer.Context, *, create: bool = False) -> Iterator[Reverie]
     Only commands that store (``create``: init, ingest, serve, mcp, keys create) may create
     the database; any other names a missing one as an error and creates nothing.
     """
+    from reverie.engine import Reverie
+
     db = resolve_db(ctx.obj)
     try:
         if not create:
@@ -310,11 +316,15 @@ def known_scope(rv: Reverie, target: Scope) -> Scope:
 def chosen_embedder(ctx: typer.Context) -> str:
     """``--embedder`` when given, else :data:`~reverie.api.embedding.CONFIGURED` (the
     environment's, the config file's, the brain's recorded one, then auto)."""
+    from reverie.api.embedding import CONFIGURED
+
     given = ctx.meta.get(EMBEDDER_KEY)
     return given if isinstance(given, str) and given else CONFIGURED
 
 
 def parse_scope(value: str) -> Scope:
+    from reverie.models import Scope
+
     try:
         return Scope.parse(value)
     except ReverieError as exc:
@@ -335,6 +345,8 @@ def parse_now(value: str | None, option: str = "--now") -> datetime | None:
     """An ISO 8601 date-time option, as UTC, between :data:`EARLIEST` and :data:`LATEST`."""
     if value is None:
         return None
+    from reverie.models import utc
+
     try:
         when = utc(datetime.fromisoformat(value))
     except ValueError:

@@ -18,7 +18,6 @@ from urllib.parse import quote
 import typer
 
 from reverie.config import resolve_db
-from reverie.models import Scope
 
 if TYPE_CHECKING:
     from reverie.store.base import BrainStore
@@ -34,7 +33,7 @@ def _read_only(ctx: typer.Context) -> Iterator[BrainStore | None]:
     if "://" in str(path) or not path.is_file():
         yield None
         return
-    from reverie.store import open_store  # noqa: PLC0415 (only when a Tab asks)
+    from reverie.store import open_store
 
     store = open_store(f"file:{quote(str(path.resolve()))}?mode=ro")
     try:
@@ -72,6 +71,8 @@ def scopes(ctx: typer.Context, incomplete: str) -> list[str]:
 
 def page_ids(ctx: typer.Context, incomplete: str) -> list[str]:
     """Active page ids starting with ``incomplete``, in the ``--scope`` given if any."""
+    from reverie.models import Scope
+
     given = ctx.params.get("scope")
     if isinstance(given, str) and given:
         with suppress(Exception):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -21,11 +22,9 @@ from reverie.cli import complete
 from reverie.cli.common import chosen_embedder, fail, new_console, open_brain, parse_scope
 from reverie.config import resolve_db
 from reverie.errors import ReverieError
-from reverie.models import now_utc
-from reverie.runtime.daemon import config_from_mapping, load_schedules, run_daemon
-from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
-from reverie.runtime.scheduler import Schedules
-from reverie.store.base import ScheduleStore
+
+if TYPE_CHECKING:
+    from reverie.runtime.scheduler import Schedules
 
 __all__ = ["daemon", "schedule"]
 
@@ -63,6 +62,9 @@ def _schedules(
     extra: dict[str, Any],
     scopes: list[str] | None,
 ) -> Schedules:
+    from reverie.runtime.daemon import config_from_mapping, load_schedules
+    from reverie.runtime.scheduler import Schedules
+
     flags: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
     if interval is not None:
         flags["interval"] = interval
@@ -111,6 +113,8 @@ def daemon(  # noqa: PLR0913 (typer: one parameter per CLI option)
     hold: Annotated[float, typer.Option("--hold", min=0.0, hidden=True)] = 0.0,
 ) -> None:
     """Dream on a schedule until stopped (SIGINT/SIGTERM stop cleanly)."""
+    from reverie.runtime.daemon import run_daemon
+
     extra = {"min_hours": min_hours, "min_new_episodes": min_new, "gate": gate}
     extra |= {"catch_up": catch_up, "jitter": jitter}
     schedules = _schedules(schedule_file, interval, cron, moon, extra, scope)
@@ -118,7 +122,14 @@ def daemon(  # noqa: PLR0913 (typer: one parameter per CLI option)
 
     def phase(name: str) -> None:  # --hold: a slow model call, for demos and the kill test
         if emit is not None:
-            emit({"event": "phase", "phase": name, "owner": owner, "at": now_utc().isoformat()})
+            emit(
+                {
+                    "event": "phase",
+                    "phase": name,
+                    "owner": owner,
+                    "at": datetime.now(UTC).isoformat(),
+                }
+            )
         if name == "distill":
             time.sleep(hold)
 
@@ -149,8 +160,11 @@ def schedule(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """When each scope dreams next, and how its last scheduled run went."""
+    from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
+    from reverie.store.base import ScheduleStore
+
     schedules = _schedules(schedule_file, interval, cron, moon, {}, None)
-    now = now_utc()
+    now = datetime.now(UTC)
     with open_brain(ctx) as rv:
         store = rv.store
         records = store.schedule_records(now) if isinstance(store, ScheduleStore) else []

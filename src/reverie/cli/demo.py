@@ -14,7 +14,7 @@ from collections import Counter
 from datetime import UTC, date, datetime, time
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.panel import Panel
@@ -29,7 +29,9 @@ from reverie.cli.render import (
     revisions_table,
 )
 from reverie.engine import Reverie
-from reverie.models import Page, PageChange
+
+if TYPE_CHECKING:
+    from reverie.models import Page, PageChange
 
 __all__ = ["DEMO_BUDGET", "DEMO_QUERY", "DEMO_SCOPE", "load_sample", "run_demo"]
 

@@ -17,9 +17,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from reverie.errors import ReverieError
-from reverie.llm._http import HTTPSettings
-from reverie.llm.providers import llm_from_env
-from reverie.redaction import redact
 
 if TYPE_CHECKING:
     from reverie.llm.protocol import LLM
@@ -59,6 +56,10 @@ def _ping_check(data: dict[str, Any]) -> list[str]:
 
 def check_model(provider: str | None = None, *, timeout_s: float = 30.0) -> DoctorReport:
     """Ask the model configured by ``REVERIE_LLM_*`` one structured question."""
+    from reverie.llm._http import HTTPSettings
+    from reverie.llm.providers import llm_from_env
+    from reverie.redaction import redact
+
     name = provider or os.environ.get("REVERIE_LLM_PROVIDER") or "openai"
     if not os.environ.get("REVERIE_LLM_MODEL"):
         return DoctorReport(
@@ -87,6 +88,8 @@ def check_model(provider: str | None = None, *, timeout_s: float = 30.0) -> Doct
 
 
 def _ping(llm: LLM, report: DoctorReport) -> DoctorReport:
+    from reverie.redaction import redact
+
     try:
         response = llm.complete_json(
             PING_SYSTEM, PING_USER, PING_SCHEMA, max_tokens=50, check=_ping_check

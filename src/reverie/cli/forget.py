@@ -10,7 +10,7 @@ rendering.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -21,7 +21,9 @@ from rich.text import Text
 from reverie.cli import complete
 from reverie.cli.common import JsonFlag, NowOpt, fail, new_console, open_brain, parse_now
 from reverie.errors import InvalidInput
-from reverie.store.records import Receipt
+
+if TYPE_CHECKING:
+    from reverie.store.records import Receipt
 
 __all__ = ["forget_command", "register", "render_receipt"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -33,8 +33,10 @@ from reverie.cli.common import (
     parse_scope,
     print_result,
 )
-from reverie.models import Revision
 from reverie.text.counts import counted
+
+if TYPE_CHECKING:
+    from reverie.models import Revision
 
 __all__ = ["export_app", "import_app", "register"]
 

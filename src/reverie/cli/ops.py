@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import asdict
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -36,14 +36,13 @@ from reverie.cli.common import (
 from reverie.cli.daemon import daemon, schedule
 from reverie.cli.memory import export_app
 from reverie.config import parse_duration
-from reverie.dream.archive import Archive
 from reverie.errors import InvalidInput, ReverieError, partial
-from reverie.memory.export import write_training
-from reverie.models import Cycle, CycleReport, Scope, now_utc
 from reverie.text.counts import counted
 
 if TYPE_CHECKING:
-    from reverie.dream.archive import ArchiveRun
+    from reverie.dream.archive import Archive, ArchiveRun
+    from reverie.engine import Reverie
+    from reverie.models import Cycle, CycleReport, Scope
 
 __all__ = ["archive_app", "register", "report_view"]
 
@@ -70,8 +69,14 @@ def _scopes(values: list[str] | None) -> list[Scope] | None:
     return [parse_scope(v) for v in values] if values else None
 
 
-def _now(value: str | None) -> datetime:
-    return parse_now(value) or now_utc()
+def _now(value: str | None = None) -> datetime:
+    return parse_now(value) or datetime.now(UTC)
+
+
+def _archive(rv: Reverie) -> Archive:
+    from reverie.dream.archive import Archive
+
+    return Archive(rv.store)
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -188,6 +193,9 @@ def export_training(
     """Write every active page as a chat training example (system, cited episodes, page)."""
     if not force and (out.is_file() or out.is_symlink()):
         fail(InvalidInput("OUT", f"{out} exists; pass --force to replace it"))
+
+    from reverie.memory.export import write_training
+
     scopes = _scopes(scope)
     with open_brain(ctx) as rv:
         done, failed = partial(
@@ -197,7 +205,7 @@ def export_training(
                 scopes,
                 min_confidence=min_confidence,
                 redactor=rv.redactor,
-                recorded_at=now_utc(),
+                recorded_at=_now(),
             )
         )
     if as_json:
@@ -243,7 +251,7 @@ def archive(
         return
     scopes, at = _scopes(scope), _now(now)
     with open_brain(ctx) as rv:
-        run, failed = partial(lambda: Archive(rv.store).run(age, at, apply=apply, scopes=scopes))
+        run, failed = partial(lambda: _archive(rv).run(age, at, apply=apply, scopes=scopes))
     if as_json:
         emit_json({**asdict(run), "bytes_cold": run.bytes_cold})
     else:
@@ -278,7 +286,7 @@ def _archive_view(run: ArchiveRun) -> None:
 def archive_fetch(ctx: typer.Context, bundle: BundleArg) -> None:
     """Print a bundle's episodes as JSON lines (checked against its hash)."""
     with open_brain(ctx) as rv:
-        episodes = Archive(rv.store).fetch(bundle)
+        episodes = _archive(rv).fetch(bundle)
     for ep in episodes:
         sys.stdout.write(ep.model_dump_json() + "\n")
 
@@ -287,7 +295,7 @@ def archive_fetch(ctx: typer.Context, bundle: BundleArg) -> None:
 def archive_restore(ctx: typer.Context, bundle: BundleArg) -> None:
     """Bring a bundle's episodes back into the hot store."""
     with open_brain(ctx) as rv:
-        restored = Archive(rv.store).restore(bundle, now_utc())
+        restored = _archive(rv).restore(bundle, _now())
     typer.echo(f"restored {counted(restored, 'episode')} from {bundle}")
 
 
@@ -295,7 +303,7 @@ def archive_restore(ctx: typer.Context, bundle: BundleArg) -> None:
 def archive_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List the bundles this database knows."""
     with open_brain(ctx) as rv:
-        bundles = Archive(rv.store).bundles()
+        bundles = _archive(rv).bundles()
     if as_json:
         emit_json(json_data(bundles))
         return

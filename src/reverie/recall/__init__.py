@@ -11,12 +11,28 @@ section's fence (docs/service.md).
 
 from __future__ import annotations
 
-from reverie.recall.pack import pack
-from reverie.recall.query import query_terms
-from reverie.recall.render import MODEL_GUIDANCE, render
-from reverie.recall.search import recall
-from reverie.recall.tokens import count_tokens
-from reverie.recall.trace import RecallTrace
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reverie.recall.pack import pack
+    from reverie.recall.query import query_terms
+    from reverie.recall.render import MODEL_GUIDANCE, render
+    from reverie.recall.search import recall
+    from reverie.recall.tokens import count_tokens
+    from reverie.recall.trace import RecallTrace
+
+_HOME_OF = {
+    "MODEL_GUIDANCE": "render",
+    "RecallTrace": "trace",
+    "count_tokens": "tokens",
+    "pack": "pack",
+    "query_terms": "query",
+    "recall": "search",
+    "render": "render",
+}
+"""Where each public name lives: it loads on first use, so importing one submodule (the token
+estimate, say) does not load the whole pipeline."""
 
 __all__ = [
     "MODEL_GUIDANCE",
@@ -27,3 +43,12 @@ __all__ = [
     "recall",
     "render",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reverie.recall' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"reverie.recall.{home}"), name)
+    globals()[name] = value
+    return value

@@ -22,7 +22,6 @@ is tested without sleeping.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import math
@@ -31,11 +30,12 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-from starlette.types import ASGIApp, Receive, Scope, Send
+from typing import TYPE_CHECKING, Any
 
 from reverie.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
     "SPEC_HELP",
@@ -238,6 +238,8 @@ class RateLimit:
     async def _hold(self, key_id: str) -> None:
         if self._held[key_id] >= TARPIT_PER_KEY:
             return
+        import asyncio  # noqa: PLC0415 (`reverie --help` reads SPEC_HELP without an event loop)
+
         self._held[key_id] += 1
         try:
             await asyncio.sleep(TARPIT_S)

@@ -7,11 +7,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reverie.errors import InvalidInput
-from reverie.store.base import BrainStore
-from reverie.store.postgres import PostgresStore
-from reverie.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from reverie.store.base import BrainStore
 
 __all__ = ["open_store"]
 
@@ -19,8 +20,12 @@ __all__ = ["open_store"]
 def open_store(target: str | Path) -> BrainStore:
     """A store for a file path, ``sqlite:///path``, a SQLite ``file:`` URI, ``:memory:`` or
     ``postgresql://…``."""
+    from reverie.store.sqlite import SQLiteStore  # noqa: PLC0415 (backends load when opened)
+
     text = str(target)
     if text.startswith(("postgres://", "postgresql://")):
+        from reverie.store.postgres import PostgresStore  # noqa: PLC0415 (extra: postgres)
+
         return PostgresStore(text)
     if text.startswith("file:"):  # a SQLite URI: file:/path?mode=ro opens it read-only
         return SQLiteStore(text)
