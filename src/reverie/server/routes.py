@@ -63,8 +63,13 @@ def health(rv: Brain) -> dict[str, Any]:
 @router.get("/scopes", tags=["service"])
 def scopes(rv: Brain, key: Reader) -> ScopesOut:
     """The scopes this key may read, and what it is bound to."""
-    mine = [s.key for s in rv.scopes() if allows(key, s)]
-    return ScopesOut(bound_to=key.bound_to, rights=str(key.rights), scopes=mine)
+    mine = [s for s in rv.scopes() if allows(key, s)]
+    return ScopesOut(
+        bound_to=key.bound_to,
+        rights=str(key.rights),
+        scopes=[s.key for s in mine],
+        orgs=[s.key for s in mine if s.is_org],
+    )
 
 
 # -- episodes --------------------------------------------------------------------------------

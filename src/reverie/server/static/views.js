@@ -39,7 +39,7 @@ async function showInbox() {
   const pending = plans.filter((p) => p.status === "pending");
   const settled = plans.filter((p) => p.status !== "pending");
   render([
-    heading(`Review inbox of ${currentScope()}`),
+    heading(`Review inbox of ${scopeLabel()}`),
     muted("Plans a dream held for review (Actions → dream in review mode). Apply one to commit it exactly as it was made, or reject it with a reason: its episodes stay eligible for the next dream."),
     el("div", { id: "plans-pending" }, pending.length ? pending.map(planCard) : muted("Nothing waits for review.")),
     settled.length ? heading("Settled plans") : null,
@@ -134,7 +134,20 @@ function budgetBar(trace, packed) {
     packed.forEach((u, i) => part(u.tokens, "unit u" + (i % 4), `${u.kind} ${u.id}: ${u.tokens} tokens`));
     b.root.append(svg("rect", { x: 0, y: 6, width: b.width - 1, height: 22, class: "outline" }));
   };
-  return { box, draw };
+  return { box, draw, legend: budgetLegend(trace, packed) };
+}
+
+/** What the bar's colours stand for, with their tokens: the three parts add up to the budget. */
+function budgetLegend(trace, packed) {
+  const header = trace.used_tokens ? trace.header_tokens : 0;
+  const units = packed.reduce((sum, u) => sum + u.tokens, 0);
+  const free = Math.max(0, trace.budget_tokens - header - units);
+  const part = (key, swatch, text, tokens) => el("span", { "data-part": key, "data-tokens": tokens },
+    el("i", { class: swatch }), `${text}: ${tokens} tokens`);
+  return el("p", { class: "legend", id: "budget-legend" },
+    part("header", "header", "header and fence", header),
+    part("units", "u0", `${packed.length} packed unit${packed.length === 1 ? "" : "s"} (one colour each, in order)`, units),
+    part("free", "free", "free", free));
 }
 
 function signalsText(signals) {
@@ -164,6 +177,7 @@ function showTrace(result) {
   out.replaceChildren(...[
     el("p", { id: "recall-summary" }, `${trace.used_tokens} of ${trace.budget_tokens} tokens · ${packed.length} packed · ${trace.units.length - packed.length} cut · terms (weight): ${terms || "—"} · relevance floor ${trace.floor}${trace.vectors ? " · vectors on" : ""}`),
     bar.box,
+    bar.legend,
     trace.notes.map((n) => el("p", { class: "note", text: n })),
     result.warning ? el("p", { class: "error", text: result.warning }) : null,
     el("h3", { text: "The prompt section" }),
@@ -184,6 +198,12 @@ function showRecall() {
     el("label", { for: "recall-query", text: "Question" }), query,
     el("label", { for: "recall-budget", text: "Budget (tokens)" }), budget,
     el("button", { type: "submit", id: "recall-run", class: "primary" }, "Recall, and explain"));
+  query.addEventListener("keydown", (event) => { // Enter asks, Shift+Enter starts a new line
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
@@ -194,8 +214,8 @@ function showRecall() {
       showTrace(result);
     } catch (err) { flash(err.message, "error"); }
   });
-  render([heading(`Recall playground · ${currentScope()}`),
-    muted("Ask what an agent would ask: see the exact section recall would put in its prompt, and why each unit was packed or cut (its signals and the budget decision)."),
+  render([heading(`Recall playground · ${scopeLabel()}`),
+    muted("Ask what an agent would ask: see the exact section recall would put in its prompt, and why each unit was packed or cut (its signals and the budget decision). Enter asks; Shift+Enter starts a new line."),
     form, el("div", { id: "recall-result" })]);
 }
 
@@ -252,7 +272,7 @@ async function showJournal() {
   const data = await api("/v1/journal", { params: { scope: currentScope() } });
   const charts = data.series.length ? journalCharts(data) : null;
   render([
-    heading(`Dream journal of ${data.scope}`),
+    heading(`Dream journal of ${scopeLabel(data.scope)}`),
     charts ? charts.pictures : muted("No cycles yet."),
     heading("Cycles"),
     table([["started"], ["cycle"], ["status"], ["took", "num"], ["scanned", "num"], ["consolidated", "num"], ["pages"], ["ep/page", "num"], ["model calls", "num"]],
@@ -312,7 +332,7 @@ async function showPages() {
   const all = new URLSearchParams(window.location.hash.split("?")[1] || "").get("status") === "all";
   const pages = await api("/v1/pages", { params: { scope: currentScope(), status: all ? "all" : "active" } });
   render([
-    heading(`Pages of ${currentScope()} (${pages.length})`),
+    heading(`Pages of ${scopeLabel()} (${pages.length})`),
     el("p", {}, all ? link("#/pages", "Show active pages only") : link("#/pages?status=all", "Show superseded and retired pages too")),
     table([["title"], ["kind"], ["status"], ["confidence", "num"], ["rev", "num"], ["updated"]], pages.map((p) => row([
       ["title", link(pageHref(p.id), p.revision.title, "page-link")],
@@ -463,7 +483,7 @@ async function showEpisodes() {
   const found = await api("/v1/episodes", { params });
   const where = found.complete ? "" : " among the newest 5000 (or best 5000 matches): narrow the search to see older ones";
   render([
-    heading(`Episodes of ${currentScope()}`),
+    heading(`Episodes of ${scopeLabel()}`),
     searchForm(query),
     el("p", { id: "ep-count", "aria-live": "polite", text: `${found.matched} matched${where}; showing ${found.episodes.length}, ${query.get("q") ? "best match first" : "newest first"}.` }),
     table([["when"], ["episode"], ["outcome"], ["situation"], ["tools"], ["consolidated"]], found.episodes.map((e) => row([
@@ -587,7 +607,7 @@ function showActions() {
   setActive("actions");
   const query = episodeQuery();
   render([
-    heading(`Actions on ${currentScope()}`),
+    heading(`Actions on ${scopeLabel()}`),
     can("write") ? dreamPanel() : muted("This key reads only: dreaming, undo, restore and edits need a write key."),
     can("admin") ? forgetPanel(query) : muted("Erasure needs an admin key (reverie keys create --rights admin)."),
   ]);
@@ -598,6 +618,6 @@ function showActions() {
 async function showStats() {
   setActive("stats");
   const stats = await api("/v1/stats", { params: { scope: currentScope() } });
-  render([heading(`Stats of ${stats.scope}`), el("table", { id: "stats-table", class: "pairs" },
+  render([heading(`Stats of ${scopeLabel(stats.scope)}`), el("table", { id: "stats-table", class: "pairs" },
     el("tbody", {}, Object.entries(stats).map(([k, v]) => el("tr", {}, el("th", { scope: "row", text: k }), el("td", { class: "num", text: String(v) })))))]);
 }
