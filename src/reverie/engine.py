@@ -66,8 +66,9 @@ from reverie.recall import recall as run_recall
 from reverie.recall.vectors import VectorSearch, cached, index_scope
 from reverie.redaction import Redactor
 from reverie.store import open_store
-from reverie.store.base import BrainStore, Changeset, StoreStats
+from reverie.store.base import BrainStore, Changeset, RecallTally, StoreStats
 from reverie.store.records import PendingPlan
+from reverie.store.usage import RecallUsage
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -123,6 +124,8 @@ class Reverie:
         # None (lexical recall). Vectors are computed after cycles and by recall, never at ingest.
         self.embedder, self.embedder_name = choose_embedder(store, embedder)
         self._recorded = False
+        self._usage = RecallUsage()
+        self._usage_failed = False
         self._vectors = (
             VectorSearch(
                 self.embedder,
@@ -183,6 +186,7 @@ class Reverie:
         return cls(store, config=config, embedder=embedder, distiller=distiller)
 
     def close(self) -> None:
+        self._write_usage()
         if self._vectors is not None:
             self._vectors.close()
         self.store.close()
@@ -407,7 +411,8 @@ class Reverie:
         budget = self.config.recall.budget_tokens if budget_tokens is None else budget_tokens
         if budget < 0:
             raise InvalidInput("budget_tokens", "must be 0 or more")
-        return run_recall(
+        when = self.now(now)
+        found = run_recall(
             self.store,
             query,
             Scope.parse(scope),
@@ -417,12 +422,34 @@ class Reverie:
                 if include_org is None
                 else replace(self.config.recall, include_org=include_org)
             ),
-            now=self.now(now),
+            now=when,
             as_of=utc(as_of) if as_of is not None else None,
             vectors=self._vectors,
             redactor=self.redactor,
             trace=trace,
         )
+        if trace is None and found.warning is None:  # an agent's recall (reverie.store.usage)
+            units, tokens = len(found.items), found.used_tokens
+            if self._usage.add(found.scope, when, units=units, tokens=tokens):
+                self._write_usage()
+        return found
+
+    def recall_stats(self, scope: ScopeLike, since: datetime | None = None) -> list[RecallTally]:
+        """How often recall of ``scope`` found something, per hour (from ``since``), oldest
+        first: recalls, hits (at least one unit packed), units and tokens packed."""
+        self._write_usage()
+        return self.store.recall_stats(Scope.parse(scope), utc(since) if since else None)
+
+    def _write_usage(self) -> None:
+        """Write the recall counts gathered so far; a failure (a read-only database) loses
+        them with one warning, never failing a recall."""
+        tallies = self._usage.drain()
+        try:
+            self.store.record_recalls(tallies)
+        except Exception as exc:  # counts only: recall itself must not fail for them
+            if not self._usage_failed:
+                log.warning("recall counts not recorded: %s", exc)
+            self._usage_failed = True
 
     def search_episodes(self, query: str, scope: ScopeLike, *, limit: int = 10) -> list[Episode]:
         """The raw episodes of ``scope`` that share terms with ``query``, best first (full-text

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import CHROMIUM, Live
-from tests.server.test_console import go, log_in
+from reverie.cli.demo import load_sample
+from tests.server.conftest import CHROMIUM, Live, as_scope
+from tests.server.test_console import fresh_scope, go, log_in
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (scripts/chromium)"
@@ -131,3 +132,57 @@ def test_the_org_brain_is_labelled_as_internal(live: Live, page: Any) -> None:
     page.select_option("#scope-select", org)
     go(page, "#/pages", "#pages-table")
     assert "org brain" in page.locator("#view h2").first.inner_text()
+
+
+def test_empty_charts_say_why_instead_of_drawing_empty_axes(live: Live, page: Any) -> None:
+    # acme/coder dreamt with the extractive distiller: no model call, no provider token
+    assert all(
+        c.report.model_calls == c.report.cache_hits == 0 for c in live.rv.cycles("acme/coder")
+    )
+    scope = "acme/console-empty"
+    live.rv.ingest(as_scope(load_sample()[:5], scope, "ce0"))  # never dreamt, never recalled
+    log_in(page, live, "acme-read")
+    page.wait_for_selector("#chart-growth svg")
+    for chart, why in (("calls", "no model is configured"), ("cost", "no model was called")):
+        assert page.locator(f"#chart-{chart} svg").count() == 0, chart
+        assert why in page.locator(f"#chart-{chart} .chart-empty").inner_text(), chart
+    for drawn in ("growth", "compression"):
+        assert page.locator(f"#chart-{drawn} svg").count() == 1, drawn
+        assert page.locator(f"#chart-{drawn} .chart-empty").count() == 0, drawn
+
+    page.select_option("#scope-select", scope)
+    page.wait_for_selector("#chart-recalls .chart-empty")
+    assert page.locator("#view figure svg").count() == 0
+    assert "No cycles yet" in page.locator("#chart-growth").inner_text()
+    assert "No recalls yet" in page.locator("#chart-recalls").inner_text()
+
+
+def bars(page: Any, series: str) -> list[str]:
+    titles: list[str] = page.locator(
+        f"#chart-recalls svg rect.bar[data-series={series}]"
+    ).evaluate_all("rs => rs.map(r => r.querySelector('title').textContent)")
+    return titles
+
+
+def test_recall_hits_over_time_show_whether_memory_is_used(live: Live, page: Any) -> None:
+    scope = "acme/console-recalls"
+    fresh_scope(live, scope, "crh")
+    log_in(page, live, "acme-read", scope)
+    page.wait_for_selector("#chart-recalls .chart-empty")
+    with live.client(live.tokens["acme-read"]) as client:
+        for query in ("deploy staging timeout", "kubectl rollout", "staging deploy", "zyx qwv"):
+            client.post("/v1/recall", json={"query": query, "scope": scope, "budget_tokens": 300})
+        explained = {"query": "deploy staging", "scope": scope, "budget_tokens": 300}
+        client.post("/v1/recall", json=explained, params={"explain": "true"})  # not counted
+        days = client.get("/v1/journal", params={"scope": scope}).json()["recalls"]
+    [day] = days
+    assert (day["recalls"], day["hits"], day["misses"]) == (4, 3, 1)
+    stored = live.rv.recall_stats(scope)
+    assert sum(t.recalls for t in stored) == 4 and sum(t.hits for t in stored) == 3
+
+    page.reload()
+    page.wait_for_selector("#chart-recalls svg rect.bar")
+    [hits], [misses] = bars(page, "hits"), bars(page, "misses")
+    assert hits.endswith("found memory (a unit packed) 3") and misses.endswith("found nothing 1")
+    assert page.locator("#chart-recalls svg text.tick").count() >= 3
+    assert "found memory" in page.locator("#chart-recalls .legend").inner_text()

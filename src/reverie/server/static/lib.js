@@ -86,10 +86,10 @@ function scopeLabel(key) {
   return session.orgs.includes(scope) ? `${scope} (org brain, internal)` : scope;
 }
 
-/** A scope as the brain menu names it. */
+/** A scope as the brain menu offers it. */
 function scopeOption(key) {
-  const text = session.orgs.includes(key) ? `${key} · org brain (internal: what the tenant's agents learnt alike)` : key;
-  return el("option", { value: key, text });
+  const org = session.orgs.includes(key);
+  return el("option", { value: key, text: scopeLabel(key), title: org ? "internal: what promotion copies from the tenant's agents, who all recall it" : null });
 }
 
 function link(href, text, cls) { return el("a", { href, class: cls || null, text }); }

@@ -221,33 +221,49 @@ function showRecall() {
 
 // -- journal and cycles --------------------------------------------------------------------------
 
+const EMPTY = {
+  growth: "No cycles yet: pages appear once a dream consolidates episodes (Actions → Dream now).",
+  calls: "No model calls in these cycles: no model is configured (the extractive distiller needs none), or nothing needed distilling.",
+  cost: "No provider tokens spent: no model was called in these cycles.",
+  compression: "No page touched by these cycles yet.",
+  recalls: "No recalls yet: agents recall through POST /v1/recall, the MCP recall tool or reverie recall (explained recalls in the playground are not counted).",
+};
+
 function journalCharts(data) {
   const series = data.series.map((p) => ({ ...p, t: Date.parse(p.at) }));
   const oldest = data.cycles.slice().reverse().map((c) => ({ ...c, t: Date.parse(c.started_at) }));
-  const boxes = ["growth", "calls", "cost", "compression"].map((k) => el("div", { id: "chart-" + k, class: "chart-box" }));
-  const [growth, calls, cost, compression] = boxes;
+  const perCycle = (values) => oldest.map((c) => ({ t: c.t, label: `${fmt.when(c.started_at)} ${c.cycle_id}`, values: values(c) }));
+  const days = data.recalls.map((d) => ({ t: Date.parse(d.at), label: fmt.day(new Date(d.at)), values: d }));
+  const names = ["growth", "calls", "cost", "compression", "recalls"];
+  const boxes = Object.fromEntries(names.map((k) => [k, el("div", { id: "chart-" + k, class: "chart-box" })]));
   const draw = [
-    () => timeChart(growth, {
-      leftLabel: "episodes consolidated", rightLabel: "active pages",
+    () => timeChart(boxes.growth, {
+      leftLabel: "episodes consolidated", rightLabel: "active pages", empty: EMPTY.growth,
       series: [
         { key: "episodes", label: "episodes consolidated", color: COLORS.episodes, axis: "left", points: series.map((p) => ({ t: p.t, v: p.episodes, title: `${fmt.when(p.at)}: ${p.episodes} episodes consolidated` })) },
         { key: "active_pages", label: "active pages", color: COLORS.active, axis: "right", points: series.map((p) => ({ t: p.t, v: p.active_pages, title: `${fmt.when(p.at)}: ${p.active_pages} active pages` })) },
       ],
     }),
-    () => barChart(calls, { leftLabel: "model calls", series: [
+    () => barChart(boxes.calls, { leftLabel: "model calls", empty: EMPTY.calls, series: [
       { key: "model_calls", label: "model calls", color: COLORS.calls }, { key: "cache_hits", label: "answered from the cache", color: COLORS.hits }],
-    groups: oldest.map((c) => ({ t: c.t, label: `${fmt.when(c.started_at)} ${c.cycle_id}`, values: c })) }),
-    () => barChart(cost, { leftLabel: "model tokens", series: [
+    groups: perCycle((c) => c) }),
+    () => barChart(boxes.cost, { leftLabel: "model tokens", empty: EMPTY.cost, series: [
       { key: "input_tokens", label: "input tokens", color: COLORS.tokens }, { key: "output_tokens", label: "output tokens", color: COLORS.active }],
-    groups: oldest.map((c) => ({ t: c.t, label: `${fmt.when(c.started_at)} ${c.cycle_id}`, values: c })) }),
-    () => barChart(compression, { leftLabel: "episodes per page", series: [{ key: "compression", label: "episodes consolidated per page touched", color: COLORS.ratio }],
-      groups: oldest.map((c) => ({ t: c.t, label: `${fmt.when(c.started_at)} ${c.cycle_id}`, values: { compression: c.compression || 0 } })) }),
+    groups: perCycle((c) => c) }),
+    () => barChart(boxes.compression, { leftLabel: "episodes per page", empty: EMPTY.compression,
+      series: [{ key: "compression", label: "episodes consolidated per page touched", color: COLORS.ratio }],
+      groups: perCycle((c) => ({ compression: c.compression || 0 })) }),
+    () => barChart(boxes.recalls, { leftLabel: "recalls", empty: EMPTY.recalls, series: [
+      { key: "hits", label: "found memory (a unit packed)", color: COLORS.hit }, { key: "misses", label: "found nothing", color: COLORS.miss }],
+    groups: days }),
   ];
+  const figure = (key, caption) => el("figure", {}, el("figcaption", { text: caption }), boxes[key]);
   const pictures = el("div", { class: "pictures" },
-    el("figure", {}, el("figcaption", { text: "Episodes and active pages over time" }), growth),
-    el("figure", {}, el("figcaption", { text: "Model calls per cycle" }), calls),
-    el("figure", {}, el("figcaption", { text: "Model cost per cycle (provider tokens)" }), cost),
-    el("figure", {}, el("figcaption", { text: "Compression per cycle" }), compression));
+    figure("growth", "Episodes and active pages over time"),
+    figure("calls", "Model calls per cycle"),
+    figure("cost", "Model cost per cycle (provider tokens)"),
+    figure("compression", "Compression per cycle"),
+    figure("recalls", "Recall hits over time: is memory being used? (per day)"));
   return { pictures, draw };
 }
 
@@ -270,10 +286,10 @@ function cycleRow(c) {
 async function showJournal() {
   setActive("journal");
   const data = await api("/v1/journal", { params: { scope: currentScope() } });
-  const charts = data.series.length ? journalCharts(data) : null;
+  const charts = journalCharts(data);
   render([
     heading(`Dream journal of ${scopeLabel(data.scope)}`),
-    charts ? charts.pictures : muted("No cycles yet."),
+    charts.pictures,
     heading("Cycles"),
     table([["started"], ["cycle"], ["status"], ["took", "num"], ["scanned", "num"], ["consolidated", "num"], ["pages"], ["ep/page", "num"], ["model calls", "num"]],
       data.cycles.map(cycleRow), { id: "cycles-table" }),
@@ -282,7 +298,7 @@ async function showJournal() {
       el("span", { class: "muted", text: fmt.when(e.at) + " " }),
       e.cycle_id ? link(cycleHref(e.cycle_id), e.cycle_id, "cycle-link") : null,
       el("div", { class: "entry-text", text: e.text })))),
-  ], charts ? charts.draw : []);
+  ], charts.draw);
 }
 
 function reportFacts(r) {
