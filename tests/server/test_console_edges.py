@@ -186,3 +186,44 @@ def test_recall_hits_over_time_show_whether_memory_is_used(live: Live, page: Any
     assert hits.endswith("found memory (a unit packed) 3") and misses.endswith("found nothing 1")
     assert page.locator("#chart-recalls svg text.tick").count() >= 3
     assert "found memory" in page.locator("#chart-recalls .legend").inner_text()
+
+
+def test_pages_can_be_searched_and_sorted(live: Live, page: Any) -> None:
+    pages = live.rv.pages("acme/coder")
+    word = "kubectl"
+
+    def holds(p: Any) -> bool:
+        texts = [p.revision.title, str(p.revision.kind), *(c.text for c in p.revision.claims)]
+        return any(word in t.lower() for t in texts)
+
+    matching = [p for p in pages if holds(p)]
+    assert 0 < len(matching) < len(pages)
+    log_in(page, live, "acme-read")
+    go(page, "#/pages", "#pages-table")
+    page.fill("#pages-q", word)
+    rows = page.locator("#pages-table tr.page-row")
+    page.wait_for_function(f"document.querySelectorAll('tr.page-row').length === {len(matching)}")
+    shown = [rows.nth(i).get_attribute("data-page") for i in range(rows.count())]
+    assert set(shown) == {p.id for p in matching}
+    assert page.locator("#pages-count").inner_text().startswith(f"{len(matching)} of {len(pages)}")
+
+    def order() -> list[str | None]:
+        rows = page.locator("#pages-table tr.page-row")
+        return [rows.nth(i).get_attribute("data-page") for i in range(rows.count())]
+
+    confidence = {p.id: p.revision.confidence for p in matching}
+    page.click("th[data-sort=confidence] button")
+    assert [confidence[i or ""] for i in order()] == sorted(confidence.values())
+    assert page.get_attribute("th[data-sort=confidence]", "aria-sort") == "ascending"
+    page.click("th[data-sort=confidence] button")
+    assert [confidence[i or ""] for i in order()] == sorted(confidence.values(), reverse=True)
+    assert page.get_attribute("th[data-sort=confidence]", "aria-sort") == "descending"
+    page.click("th[data-sort=title] button")
+    titles = [live.rv.page(i or "").revision.title.lower() for i in order()]
+    assert titles == sorted(titles)
+
+    page.reload()  # the search and the order live in the address
+    page.wait_for_selector("#pages-table tr.page-row")
+    assert page.locator("#pages-q").input_value() == word
+    assert page.get_attribute("th[data-sort=title]", "aria-sort") == "ascending"
+    assert [live.rv.page(i or "").revision.title.lower() for i in order()] == titles

@@ -343,22 +343,68 @@ async function showCycle(id) {
 
 // -- pages ---------------------------------------------------------------------------------------
 
+const PAGE_COLUMNS = [
+  ["title", "title", (p) => p.revision.title.toLowerCase()],
+  ["kind", "kind", (p) => p.revision.kind],
+  ["status", "status", (p) => p.revision.status],
+  ["confidence", "confidence", (p) => p.revision.confidence, "num"],
+  ["rev", "rev", (p) => p.revision.number, "num"],
+  ["updated", "updated", (p) => p.updated_at],
+];
+
+/** The pages whose title, kind or claims hold every word of `q` (any case), sorted by `sort`. */
+function pagesShown(pages, q, sort, dir) {
+  const words = q.toLowerCase().split(/\s+/).filter(Boolean);
+  const text = (p) => [p.revision.title, p.revision.kind, ...p.revision.claims.map((c) => c.text)].join("\n").toLowerCase();
+  const found = pages.filter((p) => words.every((w) => text(p).includes(w)));
+  const column = PAGE_COLUMNS.find(([key]) => key === sort);
+  if (!column) return found;
+  const value = column[2], sign = dir === "desc" ? -1 : 1;
+  return found.slice().sort((a, b) => (value(a) < value(b) ? -sign : value(a) > value(b) ? sign : 0));
+}
+
+function pageRow(p) {
+  return row([
+    ["title", link(pageHref(p.id), p.revision.title, "page-link")],
+    ["kind", badge(p.revision.kind, "kind")],
+    ["status", badge(p.revision.status)],
+    ["confidence", p.revision.confidence.toFixed(2), "num"],
+    ["rev", String(p.revision.number), "num"],
+    ["updated", fmt.when(p.updated_at)],
+  ], { class: "page-row", "data-page": p.id });
+}
+
 async function showPages() {
   setActive("pages");
-  const all = new URLSearchParams(window.location.hash.split("?")[1] || "").get("status") === "all";
+  const query = episodeQuery();
+  const all = query.get("status") === "all";
   const pages = await api("/v1/pages", { params: { scope: currentScope(), status: all ? "all" : "active" } });
+  const state = { q: query.get("q") || "", sort: query.get("sort") || "", dir: query.get("dir") === "desc" ? "desc" : "asc" };
+  const search = el("input", { id: "pages-q", type: "search", value: state.q, placeholder: "words in a title or a claim", "aria-label": "search pages" });
+  const count = el("p", { id: "pages-count", "aria-live": "polite" });
+  const holder = el("div", {});
+  const redraw = () => {
+    const shown = pagesShown(pages, state.q, state.sort, state.dir);
+    count.textContent = `${shown.length} of ${pages.length} page${pages.length === 1 ? "" : "s"}${state.q ? " match" : ""}.`;
+    const headers = PAGE_COLUMNS.map(([key, label, , cls]) => {
+      const next = state.sort === key && state.dir === "asc" ? "desc" : "asc";
+      const th = el("th", { class: cls || null, scope: "col", "data-sort": key, "aria-sort": state.sort === key ? (state.dir === "asc" ? "ascending" : "descending") : null },
+        el("button", { type: "button", class: "sort", title: `sort by ${label}`, onclick: () => { Object.assign(state, { sort: key, dir: next }); redraw(); } }, label));
+      return th;
+    });
+    holder.replaceChildren(el("table", { id: "pages-table" }, el("thead", {}, el("tr", {}, headers)), el("tbody", {}, shown.map(pageRow))));
+    const params = new URLSearchParams({ ...(all ? { status: "all" } : {}), ...(state.q ? { q: state.q } : {}), ...(state.sort ? { sort: state.sort, dir: state.dir } : {}) });
+    history.replaceState(null, "", "#/pages" + (params.toString() ? "?" + params : ""));
+  };
+  search.addEventListener("input", () => { state.q = search.value; redraw(); });
   render([
     heading(`Pages of ${scopeLabel()} (${pages.length})`),
-    el("p", {}, all ? link("#/pages", "Show active pages only") : link("#/pages?status=all", "Show superseded and retired pages too")),
-    table([["title"], ["kind"], ["status"], ["confidence", "num"], ["rev", "num"], ["updated"]], pages.map((p) => row([
-      ["title", link(pageHref(p.id), p.revision.title, "page-link")],
-      ["kind", badge(p.revision.kind, "kind")],
-      ["status", badge(p.revision.status)],
-      ["confidence", p.revision.confidence.toFixed(2), "num"],
-      ["rev", String(p.revision.number), "num"],
-      ["updated", fmt.when(p.updated_at)],
-    ])), { id: "pages-table" }),
+    el("div", { class: "actions", role: "search" }, search,
+      all ? link("#/pages", "Show active pages only") : link("#/pages?status=all", "Show superseded and retired pages too")),
+    count,
+    holder,
   ]);
+  redraw();
 }
 
 /** What changed from revision `a` to `b`: fields, and claim lines added and removed. */
