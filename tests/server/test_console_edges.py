@@ -13,7 +13,7 @@ import pytest
 
 from reverie.cli.demo import load_sample
 from tests.server.conftest import CHROMIUM, Live, as_scope
-from tests.server.test_console import fresh_scope, go, log_in
+from tests.server.test_console import flash_says, fresh_scope, go, log_in
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (scripts/chromium)"
@@ -151,7 +151,9 @@ def test_empty_charts_say_why_instead_of_drawing_empty_axes(live: Live, page: An
         assert page.locator(f"#chart-{drawn} .chart-empty").count() == 0, drawn
 
     page.select_option("#scope-select", scope)
-    page.wait_for_selector("#chart-recalls .chart-empty")
+    page.wait_for_function(
+        "s => document.querySelector('#view h2').textContent.endsWith(s)", arg=scope
+    )
     assert page.locator("#view figure svg").count() == 0
     assert "No cycles yet" in page.locator("#chart-growth").inner_text()
     assert "No recalls yet" in page.locator("#chart-recalls").inner_text()
@@ -227,3 +229,53 @@ def test_pages_can_be_searched_and_sorted(live: Live, page: Any) -> None:
     assert page.locator("#pages-q").input_value() == word
     assert page.get_attribute("th[data-sort=title]", "aria-sort") == "ascending"
     assert [live.rv.page(i or "").revision.title.lower() for i in order()] == titles
+
+
+def held(live: Live, scope: str, prefix: str) -> str:
+    """A scope whose second dream waits for review: the id of its pending plan."""
+    fresh_scope(live, scope, prefix, split=40)
+    live.rv.dream(scope, review=True)
+    [plan] = live.rv.plans(scope)
+    return plan.id
+
+
+def tick(page: Any, plan_ids: list[str]) -> None:
+    for plan_id in plan_ids:
+        page.check(f"article.plan[data-plan='{plan_id}'] input.plan-select")
+
+
+def test_plans_are_applied_and_rejected_in_bulk_after_a_confirmation(live: Live, page: Any) -> None:
+    scopes = [f"acme/console-bulk-{n}" for n in range(3)]
+    plans = [held(live, scope, f"cb{n}") for n, scope in enumerate(scopes)]
+    log_in(page, live, "acme-write", scopes[0])
+    go(page, "#/inbox", "#bulk-actions")
+    assert all(page.locator(f"article.plan[data-plan='{p}']").count() == 1 for p in plans)
+
+    tick(page, plans[:2])
+    page.click("#bulk-apply")
+    assert plans[0] in page.locator("#confirm-text").inner_text()
+    page.click("#confirm-cancel")  # nothing without the confirmation
+    assert [p.status for p in (live.rv.plans(s, status=None)[0] for s in scopes)] == ["pending"] * 3
+
+    page.click("#bulk-apply")
+    page.click("#confirm-ok")
+    flash_says(page, "Applied 2 of 2 plans")
+    page.wait_for_function("document.querySelectorAll('article.plan').length === 1")  # left
+    for plan_id, scope in zip(plans[:2], scopes, strict=False):
+        [applied] = live.rv.plans(scope, status="applied")
+        assert applied.id == plan_id
+        shown = page.locator(f"#bulk-result li[data-plan='{plan_id}']").inner_text()
+        assert f"cycle {applied.cycle_id}" in shown
+        assert live.rv.cycle(applied.cycle_id).report.created == int(
+            shown.split("applied: ")[1].split(" created")[0]
+        )
+
+    tick(page, plans[2:])
+    page.fill("#bulk-reason", "not this week")
+    page.click("#bulk-reject")
+    page.click("#confirm-ok")
+    flash_says(page, "Rejected 1 of 1 plans")
+    [rejected] = live.rv.plans(scopes[2], status="rejected")
+    assert rejected.id == plans[2] and rejected.reason == "not this week"
+    assert live.rv.pages(scopes[2]) and live.rv.plans(scopes[2]) == []
+    page.wait_for_selector("#plans-pending p.muted")  # nothing waits any more

@@ -25,24 +25,72 @@ function render(children, drawers) {
 
 // -- review inbox --------------------------------------------------------------------------------
 
-function planCard(p) {
+function planCard(p, selectable) {
   const counts = Object.entries(p.counts).filter(([, v]) => v).map(([k, v]) => `${v} ${k}`).join(", ");
+  const pick = selectable ? el("input", { type: "checkbox", class: "plan-select", value: p.id, "aria-label": `select plan ${p.id}` }) : null;
   return el("article", { class: "card plan", "data-plan": p.id },
-    el("h3", {}, link("#/plan/" + encodeURIComponent(p.id), "Plan " + p.id, "plan-link"), " ", badge(p.status)),
-    el("p", { class: "muted", text: `made ${fmt.when(p.created_at)} · ${p.pages} pages · ${p.episodes} episodes · ${counts || "no changes"}` }),
+    el("h3", {}, pick, pick ? " " : null, link("#/plan/" + encodeURIComponent(p.id), "Plan " + p.id, "plan-link"), " ", badge(p.status)),
+    el("p", { class: "muted", text: `${scopeLabel(p.scope)} · made ${fmt.when(p.created_at)} · ${p.pages} pages · ${p.episodes} episodes · ${counts || "no changes"}` }),
     p.reason ? el("p", { text: "reason: " + p.reason }) : null);
 }
 
-async function showInbox() {
+/** Apply or reject each of `ids` through its own endpoint, one after another: what became of each. */
+async function settleEach(ids, apply, reason) {
+  const done = [];
+  for (const id of ids) {
+    const path = `/v1/plans/${encodeURIComponent(id)}/${apply ? "apply" : "reject"}`;
+    try {
+      const answer = await api(path, { method: "POST", body: apply ? undefined : { reason: reason || null } });
+      done.push({ id, ok: true, text: apply ? `applied: ${answer.created} created, ${answer.revised} revised, ${answer.merged} merged (cycle ${answer.cycle_id})` : "rejected" });
+    } catch (err) {
+      done.push({ id, ok: false, text: `${err.code === "plan_stale" ? "stale" : "failed"}: ${err.message}` });
+    }
+  }
+  return done;
+}
+
+/** Apply or reject the checked plans, after a confirmation that names them. */
+function bulkActions(box) {
+  const reason = el("input", { id: "bulk-reason", type: "text", placeholder: "why not (kept with each rejected plan)", "aria-label": "reason for rejecting the selected plans" });
+  const out = el("ul", { id: "bulk-result" });
+  const run = (apply) => async () => {
+    const ids = [...box.querySelectorAll("input.plan-select:checked")].map((c) => c.value);
+    if (!ids.length) return flash("Select the plans first.", "error");
+    const what = apply ? "Apply" : "Reject";
+    const consequence = apply ? "Each commits exactly as it was made (undo it like a cycle); a plan the brain moved under is refused as stale." : "Their episodes stay eligible for the next dream.";
+    if (!(await confirmAction(`${what} ${ids.length} plan${ids.length === 1 ? "" : "s"} (${ids.join(", ")})? ${consequence}`, `${what} ${ids.length}`))) return;
+    const done = await settleEach(ids, apply, reason.value);
+    out.replaceChildren(...done.map((d) => el("li", { "data-plan": d.id, class: d.ok ? "ok" : "error" }, link("#/plan/" + encodeURIComponent(d.id), d.id), ": " + d.text)));
+    flash(`${apply ? "Applied" : "Rejected"} ${done.filter((d) => d.ok).length} of ${ids.length} plans.`, done.every((d) => d.ok) ? "ok" : "error");
+    await refreshInboxCount();
+    await showInbox(out);
+  };
+  const all = el("input", { type: "checkbox", id: "select-all-plans", onchange: () => box.querySelectorAll("input.plan-select").forEach((c) => { c.checked = all.checked; }) });
+  return el("div", { class: "actions", id: "bulk-actions" },
+    el("label", { for: "select-all-plans" }, all, " all"),
+    actionButton("Apply selected", run(true), { id: "bulk-apply", class: "primary" }),
+    reason,
+    actionButton("Reject selected", run(false), { id: "bulk-reject" }), out);
+}
+
+/** The pending plans of every brain the key reads (a brain holds at most one at a time). */
+async function pendingEverywhere() {
+  const each = await Promise.all(session.scopes.map((scope) => api("/v1/plans", { params: { scope, status: "pending", limit: 100 } })));
+  return each.flat();
+}
+
+async function showInbox(results) {
   setActive("inbox");
-  const plans = await api("/v1/plans", { params: { scope: currentScope(), status: "all", limit: 100 } });
-  const pending = plans.filter((p) => p.status === "pending");
+  const [pending, plans] = await Promise.all([pendingEverywhere(), api("/v1/plans", { params: { scope: currentScope(), status: "all", limit: 100 } })]);
   const settled = plans.filter((p) => p.status !== "pending");
+  const box = el("div", { id: "plans-pending" }, pending.length ? pending.map((p) => planCard(p, can("write"))) : muted("Nothing waits for review."));
+  const bulk = pending.length ? needs("write", bulkActions(box)) : null;
+  if (bulk && results) bulk.querySelector("#bulk-result").replaceWith(results);
   render([
-    heading(`Review inbox of ${scopeLabel()}`),
-    muted("Plans a dream held for review (Actions → dream in review mode). Apply one to commit it exactly as it was made, or reject it with a reason: its episodes stay eligible for the next dream."),
-    el("div", { id: "plans-pending" }, pending.length ? pending.map(planCard) : muted("Nothing waits for review.")),
-    settled.length ? heading("Settled plans") : null,
+    heading(`Review inbox · every brain of ${session.boundTo}`),
+    muted("Plans a dream held for review (Actions → dream in review mode), in every brain this key reads. Apply one to commit it exactly as it was made, or reject it with a reason: its episodes stay eligible for the next dream. Tick several to apply or reject them together."),
+    bulk, box,
+    settled.length ? heading(`Settled plans of ${scopeLabel()}`) : null,
     settled.length ? table([["made"], ["plan"], ["status"], ["reason"]], settled.map((p) => row([
       ["made", fmt.when(p.created_at)],
       ["plan", link("#/plan/" + encodeURIComponent(p.id), p.id)],
