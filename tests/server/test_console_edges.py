@@ -7,6 +7,11 @@ rejected in bulk, recall hits over time, and a cycle's counts the same as ``reve
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -279,3 +284,42 @@ def test_plans_are_applied_and_rejected_in_bulk_after_a_confirmation(live: Live,
     assert rejected.id == plans[2] and rejected.reason == "not this week"
     assert live.rv.pages(scopes[2]) and live.rv.plans(scopes[2]) == []
     page.wait_for_selector("#plans-pending p.muted")  # nothing waits any more
+
+
+FACTS = {  # the cycle view's field: the report's key, as `reverie dream --json` prints it
+    "scanned": "scanned",
+    "collected": "collected",
+    "deferred": "deferred",
+    "groups": "groups",
+    "created": "created",
+    "revised": "revised",
+    "merged": "merged",
+    "episodes consolidated": "episodes_marked",
+}
+
+
+def test_a_cycle_shows_the_counts_reverie_dream_json_printed(live: Live, page: Any) -> None:
+    scope = "acme/console-counts"
+    live.rv.ingest(as_scope(load_sample()[:30], scope, "cc"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    db = str(Path(live.rv.store.path))  # type: ignore[attr-defined]
+    out = subprocess.run(
+        [sys.executable, "-m", "reverie", "--db", db, "dream", "--json", "--scope", scope],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    ).stdout
+    [printed] = json.loads(out)
+    log_in(page, live, "acme-read", scope)
+    row = page.locator(f"tr.cycle-row[data-cycle='{printed['cycle_id']}']")
+    assert row.locator("td[data-label=scanned]").inner_text() == str(printed["scanned"])
+    consolidated = row.locator("td[data-label=consolidated]").inner_text()
+    assert consolidated == str(printed["episodes_marked"])
+    go(page, f"#/cycle/{printed['cycle_id']}", "#cycle-title")
+    shown = {f: page.locator(f"dd[data-field='{f}']").inner_text() for f in FACTS}
+    assert shown == {f: str(printed[k]) for f, k in FACTS.items()}
+    message = page.locator("#cycle-title ~ p").nth(1).inner_text()
+    assert message == printed["message"]
+    assert f"{printed['collected']} collected" in message
