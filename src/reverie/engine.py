@@ -20,6 +20,7 @@ from reverie.errors import InvalidInput
 from reverie.intake import IngestClock, admit
 from reverie.models import PageStatus, Scope, ScopeLike, now_utc, utc
 from reverie.redaction import Redactor
+from reverie.store.usage import RecallUsage
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -40,7 +41,14 @@ if TYPE_CHECKING:
     from reverie.models.plan import Distiller
     from reverie.recall import RecallTrace
     from reverie.recall.vectors import VectorSearch
-    from reverie.store.base import BrainStore, Changeset, DreamStats, JournalEntry, StoreStats
+    from reverie.store.base import (
+        BrainStore,
+        Changeset,
+        DreamStats,
+        JournalEntry,
+        RecallTally,
+        StoreStats,
+    )
     from reverie.store.records import PendingPlan, Receipt
 
 __all__ = ["Reverie"]
@@ -96,6 +104,8 @@ class Reverie:
         # None (lexical recall). Vectors are computed after cycles and by recall, never at ingest.
         self.embedder, self.embedder_name = choose_embedder(store, embedder)
         self._recorded = False
+        self._usage = RecallUsage()
+        self._usage_failed = False
         self._vectors = self._vector_search()
         self.distiller = distiller or _extractive(self.config, store, self.embedder)
         self._on_phase = on_phase
@@ -161,6 +171,7 @@ class Reverie:
         return cls(store, config=config, embedder=embedder, distiller=distiller)
 
     def close(self) -> None:
+        self._write_usage()
         if self._vectors is not None:
             self._vectors.close()
         self.store.close()
@@ -417,7 +428,8 @@ class Reverie:
         budget = self.config.recall.budget_tokens if budget_tokens is None else budget_tokens
         if budget < 0:
             raise InvalidInput("budget_tokens", "must be 0 or more")
-        return run_recall(
+        when = self.now(now)
+        found = run_recall(
             self.store,
             query,
             Scope.parse(scope),
@@ -427,12 +439,34 @@ class Reverie:
                 if include_org is None
                 else replace(self.config.recall, include_org=include_org)
             ),
-            now=self.now(now),
+            now=when,
             as_of=utc(as_of) if as_of is not None else None,
             vectors=self._vectors,
             redactor=self.redactor,
             trace=trace,
         )
+        if trace is None and found.warning is None:  # an agent's recall (reverie.store.usage)
+            units, tokens = len(found.items), found.used_tokens
+            if self._usage.add(found.scope, when, units=units, tokens=tokens):
+                self._write_usage()
+        return found
+
+    def recall_stats(self, scope: ScopeLike, since: datetime | None = None) -> list[RecallTally]:
+        """How often recall of ``scope`` found something, per hour (from ``since``), oldest
+        first: recalls, hits (at least one unit packed), units and tokens packed."""
+        self._write_usage()
+        return self.store.recall_stats(Scope.parse(scope), utc(since) if since else None)
+
+    def _write_usage(self) -> None:
+        """Write the recall counts gathered so far; a failure (a read-only database) loses
+        them with one warning, never failing a recall."""
+        tallies = self._usage.drain()
+        try:
+            self.store.record_recalls(tallies)
+        except Exception as exc:  # counts only: recall itself must not fail for them
+            if not self._usage_failed:
+                log.warning("recall counts not recorded: %s", exc)
+            self._usage_failed = True
 
     def search_episodes(
         self, query: str, scope: ScopeLike, *, limit: int = 10, raw: bool = False

@@ -2,6 +2,7 @@
 
 The brain is seeded once per module with the bundled sample week for ``acme/coder`` (dreamt
 night by night, so the journal has several cycles) and a copy of it for ``globex/bot``.
+The console's tests drive Debian's headless Chromium (``browser``, ``page``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -116,4 +118,56 @@ def wait_dream(client: httpx.Client, cycle_id: str, timeout: float = 20) -> dict
         time.sleep(0.05)
 
 
-__all__ = ["Live", "Running", "seed", "start_server", "stop_server", "timedelta", "wait_dream"]
+# -- a real browser for the console's tests (Debian's chromium driven by Playwright) -----------
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WIDE = {"width": 1280, "height": 800}
+NARROW = {"width": 400, "height": 800}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per module; skipped where Playwright is not installed."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser context at 1280×800 for each test."""
+    context = browser.new_context(viewport=WIDE)
+    try:
+        tab = context.new_page()
+        tab.set_default_timeout(15_000)
+        yield tab
+    finally:
+        context.close()
+
+
+__all__ = [
+    "CHROMIUM",
+    "NARROW",
+    "WIDE",
+    "Live",
+    "Running",
+    "seed",
+    "start_server",
+    "stop_server",
+    "timedelta",
+    "wait_dream",
+]

@@ -17,7 +17,7 @@ from starlette.routing import Mount, Route
 from reverie.cli.demo import load_sample
 from tests.server.conftest import Live, as_scope
 
-PUBLIC = {("GET", "/health"), ("GET", "/")}
+PUBLIC = {("GET", "/health"), ("GET", "/"), ("GET", "/favicon.ico")}
 UNSCOPED = {("GET", "/v1/scopes")}  # answers for the key's own tenant only (checked below)
 
 
@@ -182,6 +182,7 @@ def test_an_agent_key_reaches_its_agent_only(live: Live) -> None:
             "bound_to": "acme/coder",
             "rights": "write",
             "scopes": ["acme/coder"],
+            "orgs": [],  # an agent's key does not reach its tenant's org brain
         }
 
 

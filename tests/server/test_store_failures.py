@@ -105,7 +105,8 @@ def test_a_damaged_database_is_500_naming_the_damage(tmp_path: Path, serve: obje
     rv = Reverie.open(db)
     try:
         client = serve(rv, key)  # type: ignore[operator]
-        middle = db.stat().st_size // 2 // 4096 * 4096
+        data = db.read_bytes()  # the episodes' own pages, wherever the schema put them
+        middle = data.index(b"x" * 3000, len(data) // 3) // 4096 * 4096
         with db.open("r+b") as fh:  # zeros over live pages, behind the open store's back
             fh.seek(middle)
             fh.write(b"\0" * 16384)

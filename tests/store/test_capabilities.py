@@ -25,6 +25,7 @@ from reverie.store.base import (
     Observation,
     PageWrite,
     Promotion,
+    RecallTally,
     ScheduleStore,
 )
 from reverie.store.records import BundleInfo, PendingPlan, PlanStatus, VectorUnit, is_stub
@@ -119,6 +120,32 @@ def test_tallies_add_up_per_scope(store: BrainStore, make_episode: EpisodeFactor
         "model down",
     )
     assert [s.scope for s in store.dream_stats()] == [SCOPE]
+
+
+def test_recall_counts_add_up_per_scope_and_hour(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    store.append([make_episode()])  # SCOPE exists; OTHER has never been written
+    hour = NOW.replace(minute=0, second=0, microsecond=0)
+    later = hour + timedelta(hours=2)
+    store.record_recalls([RecallTally(SCOPE, hour, recalls=3, hits=2, units=5, tokens=90)])
+    store.record_recalls(
+        [
+            RecallTally(SCOPE, hour, recalls=1, hits=1, units=2, tokens=40),  # the same hour adds
+            RecallTally(SCOPE, later, recalls=2, hits=0),
+            RecallTally(OTHER, hour, recalls=7, hits=7),  # no such brain: dropped
+        ]
+    )
+    store.record_recalls([])
+    assert store.recall_stats(SCOPE) == [
+        RecallTally(SCOPE, hour, recalls=4, hits=3, units=7, tokens=130),
+        RecallTally(SCOPE, later, recalls=2, hits=0),
+    ]
+    assert store.recall_stats(SCOPE, since=hour + timedelta(hours=1)) == [
+        RecallTally(SCOPE, later, recalls=2, hits=0)
+    ]
+    assert store.recall_stats(OTHER) == []
+    assert OTHER not in store.scopes()
 
 
 def test_promotions_write_into_the_org_brain_only(

@@ -38,6 +38,8 @@ QUERY = "kubectl rollout status timeout"
 TENANT_IDS = "0014_tenant_ids"
 
 DOWN = """
+DROP TABLE IF EXISTS recall_stats;
+DELETE FROM _migrations WHERE name = '0017_recall_stats';
 DROP TABLE IF EXISTS brain_meta;
 DELETE FROM _migrations WHERE name = '0015_brain_meta';
 DROP INDEX scopes_tenant;
@@ -109,8 +111,8 @@ CREATE INDEX vector_units_scope ON vector_units(scope_key, model, n);
 CREATE INDEX vector_units_hash ON vector_units(scope_key, model, hash);
 DELETE FROM _migrations WHERE name = '0014_tenant_ids';
 """
-"""The inverse of migration 0014 (and of 0015 after it, which only adds a table), run with foreign
-keys off as 0014 itself is."""
+"""The inverse of migration 0014 (and of 0015 and 0017 after it, which only add tables), run with
+foreign keys off as 0014 itself is."""
 
 
 def _day(day: int, n: int = 3) -> list[dict[str, Any]]:
@@ -261,6 +263,8 @@ def test_a_migration_that_would_leave_a_key_pointing_at_nothing_changes_nothing(
 
 
 PG_DOWN = """
+DROP TABLE IF EXISTS recall_stats;
+DELETE FROM _migrations WHERE name = '0017_recall_stats';
 DROP TRIGGER IF EXISTS archive_bundles_blob ON archive_bundles;
 DROP FUNCTION IF EXISTS archive_blob_unindexed();
 DROP TABLE IF EXISTS archive_blobs;
@@ -290,8 +294,8 @@ ALTER TABLE episodes DROP COLUMN tenant;
 ALTER TABLE scopes DROP CONSTRAINT scopes_tenant;
 DELETE FROM _migrations WHERE name = '0014_tenant_ids';
 """
-"""The inverse of the PostgreSQL port of migration 0014 (and of 0015 and 0016 after it, which
-only add tables)."""
+"""The inverse of the PostgreSQL port of migration 0014 (and of 0015, 0016 and 0017 after it,
+which only add tables)."""
 
 
 def _pg_schema(url: str) -> dict[str, Any]:

@@ -166,6 +166,7 @@ class AsyncReverie:
     edit_page = offload(Reverie.edit_page)
     verify = offload(Reverie.verify)
     dream_stats = offload(Reverie.dream_stats)
+    recall_stats = offload(Reverie.recall_stats)
     journal = offload(Reverie.journal)
     export_markdown = offload(Reverie.export_markdown)
     import_markdown = offload(Reverie.import_markdown)

@@ -1,4 +1,5 @@
-"""The ASGI app: the JSON API (``/v1``), ``/health``, the OpenAPI schema and the dashboard.
+"""The ASGI app: the JSON API (``/v1``), ``/health``, the OpenAPI schema and the dashboard
+(and its icon at ``/favicon.ico``).
 
 One :class:`reverie.Reverie` serves every request. SQLite serializes writers itself (WAL, one
 write transaction at a time), so sync routes run on the server's thread pool and dreams on their
@@ -14,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import RedirectResponse
+from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from reverie import __version__
@@ -89,5 +90,9 @@ def create_app(
     @app.get("/", include_in_schema=False)
     def root() -> RedirectResponse:
         return RedirectResponse("/dashboard/")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:  # what browsers ask for at the root, whatever the page says
+        return FileResponse(_static_dir() / "favicon.svg", media_type="image/svg+xml")
 
     return app

@@ -34,7 +34,7 @@ from reverie.server.schemas import (
     ScopesOut,
     TranscriptsIn,
 )
-from reverie.server.views import cycle_dream, entry_view, journal
+from reverie.server.views import cycle_dream, entry_view, journal, recall_days
 
 __all__ = ["public", "router"]
 
@@ -63,8 +63,13 @@ def health(rv: Brain) -> dict[str, Any]:
 @router.get("/scopes", tags=["service"])
 def scopes(rv: Brain, key: Reader) -> ScopesOut:
     """The scopes this key may read, and what it is bound to."""
-    mine = [s.key for s in rv.scopes() if allows(key, s)]
-    return ScopesOut(bound_to=key.bound_to, rights=str(key.rights), scopes=mine)
+    mine = [s for s in rv.scopes() if allows(key, s)]
+    return ScopesOut(
+        bound_to=key.bound_to,
+        rights=str(key.rights),
+        scopes=[s.key for s in mine],
+        orgs=[s.key for s in mine if s.is_org],
+    )
 
 
 # -- episodes --------------------------------------------------------------------------------
@@ -278,9 +283,11 @@ def stats(scope: ScopeQuery, rv: Brain, key: Reader) -> dict[str, Any]:
 
 @router.get("/journal", tags=["stats"])
 def dream_journal(scope: ScopeQuery, rv: Brain, key: Reader, limit: Limit = 200) -> dict[str, Any]:
-    """The dashboard's dream journal: cycles with counts and timings, and a growth series."""
+    """The dashboard's dream journal: cycles with counts and timings, a growth series, and
+    recall use per day (``recalls``: recalls, hits and misses, units and tokens packed)."""
     target = scope_for(key, scope)
     cycles = rv.cycles(target, limit)
     stats = rv.status(target)
     shown = journal(cycles, stats, scope=target.key, complete=len(cycles) < limit)
-    return {**shown, "entries": [entry_view(e) for e in reversed(rv.journal(target, limit))]}
+    entries = [entry_view(e) for e in reversed(rv.journal(target, limit))]
+    return {**shown, "entries": entries, "recalls": recall_days(rv.recall_stats(target))}

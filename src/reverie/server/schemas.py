@@ -124,6 +124,10 @@ class PageOut(BaseModel):
 
 
 class ScopesOut(BaseModel):
+    """The scopes a key may read; ``orgs``: those of them that are org brains (``tenant/_org``,
+    internal: no agent writes there, promotion copies what the tenant's agents learnt alike)."""
+
     bound_to: str
     rights: str
     scopes: list[str]
+    orgs: list[str] = []

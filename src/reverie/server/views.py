@@ -9,19 +9,23 @@ but add nothing to the series: an undo puts back what stood before, and is refus
 later change of the same page stands, so skipping the undone cycle replays the same state.
 When older cycles than those shown exist, ``active_pages`` is offset so that its last point is
 the scope's count of active pages now.
+
+Recall use (:func:`recall_days`) is the store's hourly counts summed per UTC day, oldest first:
+the days on which something recalled, not a row for every day in between.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
+from datetime import UTC
 from typing import Any
 
 from reverie.models import Cycle, CycleStatus
 from reverie.server.schemas import DreamOut
-from reverie.store.base import JournalEntry, StoreStats
+from reverie.store.base import JournalEntry, RecallTally, StoreStats
 
-__all__ = ["cycle_dream", "entry_view", "journal"]
+__all__ = ["cycle_dream", "entry_view", "journal", "recall_days"]
 
 _COUNTS = ("scanned", "collected", "deferred", "groups", "created", "revised", "merged")
 _MORE = ("superseded", "retired", "unchanged", "episodes_marked", "model_calls", "cache_hits")
@@ -124,3 +128,16 @@ def journal(
 def entry_view(entry: JournalEntry) -> dict[str, Any]:
     """One entry of the dream journal (a cycle, an undo, a restore, an edit) for the console."""
     return {"at": entry.created_at.isoformat(), "cycle_id": entry.cycle_id, "text": entry.text}
+
+
+def recall_days(tallies: Sequence[RecallTally]) -> list[dict[str, Any]]:
+    """Recall use per UTC day: recalls, hits (at least one unit packed), misses, units, tokens."""
+    days: dict[str, dict[str, Any]] = {}
+    for t in tallies:
+        day = t.hour.astimezone(UTC).replace(hour=0).isoformat()
+        row = days.setdefault(day, {"at": day, "recalls": 0, "hits": 0, "units": 0, "tokens": 0})
+        for name in ("recalls", "hits", "units", "tokens"):
+            row[name] += getattr(t, name)
+    for row in days.values():
+        row["misses"] = row["recalls"] - row["hits"]
+    return [days[d] for d in sorted(days)]

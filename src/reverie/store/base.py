@@ -43,6 +43,7 @@ from reverie.store.records import (
     PlanStatus,
     Promotion,
     PromotionRecord,
+    RecallTally,
     Receipt,
     ScheduleRecord,
     StepHook,
@@ -69,6 +70,7 @@ __all__ = [
     "PageWrite",
     "Promotion",
     "PromotionRecord",
+    "RecallTally",
     "ResponseCache",
     "ScheduleStore",
     "Stats",
@@ -216,7 +218,8 @@ class History(Protocol):
 
 @runtime_checkable
 class Stats(Protocol):
-    """Counts and health: what the store holds, what dreaming has cost, whether it is sound."""
+    """Counts and health: what the store holds, what dreaming has cost, how often recall
+    found something, whether it is sound."""
 
     def stats(self, scope: Scope | None = None) -> StoreStats: ...
 
@@ -227,6 +230,15 @@ class Stats(Protocol):
     def record_tally(self, tally: CycleTally) -> None:
         """Add a failed cycle's tally to its scope's stats, in a small transaction of its own
         (a committed cycle's tally lands in its commit)."""
+        ...
+
+    def record_recalls(self, tallies: Sequence[RecallTally]) -> None:
+        """Add recall counts to their scopes' hours, in one small transaction; a tally of a
+        scope the store does not hold is dropped."""
+        ...
+
+    def recall_stats(self, scope: Scope, since: datetime | None = None) -> list[RecallTally]:
+        """The recall use of ``scope`` per hour (from ``since``), oldest first."""
         ...
 
     def integrity_check(self) -> str:

@@ -485,6 +485,7 @@ _SCOPE_TABLES = {
     "schedule_state": "schedule",
     "checkpoints": "checkpoints",
     "dream_stats": "stats",
+    "recall_stats": "recall_stats",
     "journal": "journal",
     "cycles": "cycle_reports",
     "exports": "exports",

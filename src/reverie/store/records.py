@@ -40,6 +40,7 @@ __all__ = [
     "PlanStatus",
     "Promotion",
     "PromotionRecord",
+    "RecallTally",
     "Receipt",
     "RevisionRewrite",
     "Rights",
@@ -133,6 +134,19 @@ class DreamStats(ModelCost):
     last_completed_at: datetime | None = None
     last_failed_at: datetime | None = None
     last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class RecallTally:
+    """Recalls of one scope within one hour (``hour``: its start, UTC): how many asked, how many
+    packed at least one unit (``hits``), and the units and tokens they packed, summed."""
+
+    scope: Scope
+    hour: datetime
+    recalls: int = 0
+    hits: int = 0
+    units: int = 0
+    tokens: int = 0
 
 
 @dataclass(frozen=True)

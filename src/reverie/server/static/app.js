@@ -60,9 +60,9 @@ async function start() {
   } catch (err) {
     return logout(err.message);
   }
-  Object.assign(session, { rights: me.rights, boundTo: me.bound_to, scopes: me.scopes });
+  Object.assign(session, { rights: me.rights, boundTo: me.bound_to, scopes: me.scopes, orgs: me.orgs || [] });
   const select = document.getElementById("scope-select");
-  select.replaceChildren(...me.scopes.map((s) => el("option", { value: s, text: s })));
+  select.replaceChildren(...me.scopes.map(scopeOption));
   const saved = sessionStorage.getItem(SCOPE);
   if (saved && me.scopes.includes(saved)) select.value = saved;
   document.getElementById("whoami").textContent = `key for ${me.bound_to} (${me.rights})`;
@@ -78,7 +78,7 @@ async function start() {
 
 function logout(message) {
   sessionStorage.removeItem(KEY);
-  Object.assign(session, { rights: "read", boundTo: "", scopes: [] });
+  Object.assign(session, { rights: "read", boundTo: "", scopes: [], orgs: [] });
   document.getElementById("nav").hidden = true;
   document.getElementById("login").hidden = false;
   document.getElementById("login-error").textContent = message || "";

@@ -1,9 +1,10 @@
 // Reverie console, pictures: time series, bars per cycle and a page's provenance graph, drawn
 // as plain SVG at the width of their box (redrawn when the window is resized), with axes,
-// ticks and dates. Labels are SVG text nodes (textContent), never markup.
+// ticks and dates. Labels are SVG text nodes (textContent), never markup. A picture with
+// nothing but zeros to draw says why instead (its spec's `empty`).
 "use strict";
 
-const COLORS = { episodes: "#4b5bd6", pages: "#1a9e6f", active: "#0b7d8c", ratio: "#c2410c", calls: "#7c3aed", hits: "#a3a3c2", tokens: "#b45309" };
+const COLORS = { episodes: "#4b5bd6", pages: "#1a9e6f", active: "#0b7d8c", ratio: "#c2410c", calls: "#7c3aed", hits: "#a3a3c2", tokens: "#b45309", hit: "#13795b", miss: "#c4544b" };
 const PAD = { left: 46, right: 46, top: 18, bottom: 34 };
 const HOUR = 3600e3, DAY = 24 * HOUR;
 const TIME_STEPS = [HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY, 30 * DAY, 91 * DAY, 365 * DAY];
@@ -39,6 +40,14 @@ function timeTicks(t0, t1, width, room) {
     return step < DAY ? `${fmt.day(d)} ${String(d.getUTCHours()).padStart(2, "0")}:00` : fmt.day(d);
   };
   return ticks.map((t) => ({ t, label: label(t) }));
+}
+
+/** Say why a picture has nothing to draw (``spec.empty``) instead of drawing empty axes;
+ * true when it did. */
+function saidEmpty(container, spec, values) {
+  if (values.some((v) => v)) return false;
+  container.replaceChildren(el("p", { class: "muted chart-empty", text: spec.empty || "Nothing to draw yet." }));
+  return true;
 }
 
 function chartBox(container, height) {
@@ -85,9 +94,9 @@ function legend(items) {
 
 /** Lines over time. `series`: [{key, label, color, axis: "left"|"right", points: [{t, v, title}]}]. */
 function timeChart(container, spec) {
-  const box = chartBox(container, spec.height || 240);
   const all = spec.series.flatMap((s) => s.points);
-  if (!all.length) return;
+  if (saidEmpty(container, spec, all.map((p) => p.v))) return;
+  const box = chartBox(container, spec.height || 240);
   let t0 = Math.min(...all.map((p) => p.t)), t1 = Math.max(...all.map((p) => p.t));
   if (t1 - t0 < HOUR) { t0 -= HOUR / 2; t1 += HOUR / 2; }
   const x = timeAxis(box, t0, t1);
@@ -113,10 +122,10 @@ function timeChart(container, spec) {
 
 /** Grouped bars, one group per cycle, dated under the axis. `groups`: [{t, label, values: {key: v}}]. */
 function barChart(container, spec) {
-  const box = chartBox(container, spec.height || 220);
   const groups = spec.groups;
-  if (!groups.length) return;
   const keys = spec.series.map((s) => s.key);
+  if (saidEmpty(container, spec, groups.flatMap((g) => keys.map((k) => g.values[k])))) return;
+  const box = chartBox(container, spec.height || 220);
   const max = Math.max(...groups.flatMap((g) => keys.map((k) => g.values[k] || 0)));
   const y = yAxis(box, valueTicks(max, 4), "left", spec.leftLabel);
   const slot = box.plotW / groups.length;

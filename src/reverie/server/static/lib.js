@@ -7,7 +7,7 @@
 const KEY = "reverie.apiKey";
 const SCOPE = "reverie.scope";
 const RIGHTS = ["read", "write", "admin"];
-const session = { rights: "read", boundTo: "", scopes: [] };
+const session = { rights: "read", boundTo: "", scopes: [], orgs: [] };
 
 /** Whether the key logged in may do what needs `right` (read < write < admin). */
 function can(right) {
@@ -79,6 +79,18 @@ const fmt = {
 };
 
 function currentScope() { return document.getElementById("scope-select").value; }
+
+/** A scope as headings name it: an org brain says what it is (no agent of that name exists). */
+function scopeLabel(key) {
+  const scope = key || currentScope();
+  return session.orgs.includes(scope) ? `${scope} (org brain, internal)` : scope;
+}
+
+/** A scope as the brain menu offers it. */
+function scopeOption(key) {
+  const org = session.orgs.includes(key);
+  return el("option", { value: key, text: scopeLabel(key), title: org ? "internal: what promotion copies from the tenant's agents, who all recall it" : null });
+}
 
 function link(href, text, cls) { return el("a", { href, class: cls || null, text }); }
 function pageHref(id) { return "#/page/" + encodeURIComponent(id); }

@@ -25,24 +25,72 @@ function render(children, drawers) {
 
 // -- review inbox --------------------------------------------------------------------------------
 
-function planCard(p) {
+function planCard(p, selectable) {
   const counts = Object.entries(p.counts).filter(([, v]) => v).map(([k, v]) => `${v} ${k}`).join(", ");
+  const pick = selectable ? el("input", { type: "checkbox", class: "plan-select", value: p.id, "aria-label": `select plan ${p.id}` }) : null;
   return el("article", { class: "card plan", "data-plan": p.id },
-    el("h3", {}, link("#/plan/" + encodeURIComponent(p.id), "Plan " + p.id, "plan-link"), " ", badge(p.status)),
-    el("p", { class: "muted", text: `made ${fmt.when(p.created_at)} · ${p.pages} pages · ${p.episodes} episodes · ${counts || "no changes"}` }),
+    el("h3", {}, pick, pick ? " " : null, link("#/plan/" + encodeURIComponent(p.id), "Plan " + p.id, "plan-link"), " ", badge(p.status)),
+    el("p", { class: "muted", text: `${scopeLabel(p.scope)} · made ${fmt.when(p.created_at)} · ${p.pages} pages · ${p.episodes} episodes · ${counts || "no changes"}` }),
     p.reason ? el("p", { text: "reason: " + p.reason }) : null);
 }
 
-async function showInbox() {
+/** Apply or reject each of `ids` through its own endpoint, one after another: what became of each. */
+async function settleEach(ids, apply, reason) {
+  const done = [];
+  for (const id of ids) {
+    const path = `/v1/plans/${encodeURIComponent(id)}/${apply ? "apply" : "reject"}`;
+    try {
+      const answer = await api(path, { method: "POST", body: apply ? undefined : { reason: reason || null } });
+      done.push({ id, ok: true, text: apply ? `applied: ${answer.created} created, ${answer.revised} revised, ${answer.merged} merged (cycle ${answer.cycle_id})` : "rejected" });
+    } catch (err) {
+      done.push({ id, ok: false, text: `${err.code === "plan_stale" ? "stale" : "failed"}: ${err.message}` });
+    }
+  }
+  return done;
+}
+
+/** Apply or reject the checked plans, after a confirmation that names them. */
+function bulkActions(box) {
+  const reason = el("input", { id: "bulk-reason", type: "text", placeholder: "why not (kept with each rejected plan)", "aria-label": "reason for rejecting the selected plans" });
+  const out = el("ul", { id: "bulk-result" });
+  const run = (apply) => async () => {
+    const ids = [...box.querySelectorAll("input.plan-select:checked")].map((c) => c.value);
+    if (!ids.length) return flash("Select the plans first.", "error");
+    const what = apply ? "Apply" : "Reject";
+    const consequence = apply ? "Each commits exactly as it was made (undo it like a cycle); a plan the brain moved under is refused as stale." : "Their episodes stay eligible for the next dream.";
+    if (!(await confirmAction(`${what} ${ids.length} plan${ids.length === 1 ? "" : "s"} (${ids.join(", ")})? ${consequence}`, `${what} ${ids.length}`))) return;
+    const done = await settleEach(ids, apply, reason.value);
+    out.replaceChildren(...done.map((d) => el("li", { "data-plan": d.id, class: d.ok ? "ok" : "error" }, link("#/plan/" + encodeURIComponent(d.id), d.id), ": " + d.text)));
+    flash(`${apply ? "Applied" : "Rejected"} ${done.filter((d) => d.ok).length} of ${ids.length} plans.`, done.every((d) => d.ok) ? "ok" : "error");
+    await refreshInboxCount();
+    await showInbox(out);
+  };
+  const all = el("input", { type: "checkbox", id: "select-all-plans", onchange: () => box.querySelectorAll("input.plan-select").forEach((c) => { c.checked = all.checked; }) });
+  return el("div", { class: "actions", id: "bulk-actions" },
+    el("label", { for: "select-all-plans" }, all, " all"),
+    actionButton("Apply selected", run(true), { id: "bulk-apply", class: "primary" }),
+    reason,
+    actionButton("Reject selected", run(false), { id: "bulk-reject" }), out);
+}
+
+/** The pending plans of every brain the key reads (a brain holds at most one at a time). */
+async function pendingEverywhere() {
+  const each = await Promise.all(session.scopes.map((scope) => api("/v1/plans", { params: { scope, status: "pending", limit: 100 } })));
+  return each.flat();
+}
+
+async function showInbox(results) {
   setActive("inbox");
-  const plans = await api("/v1/plans", { params: { scope: currentScope(), status: "all", limit: 100 } });
-  const pending = plans.filter((p) => p.status === "pending");
+  const [pending, plans] = await Promise.all([pendingEverywhere(), api("/v1/plans", { params: { scope: currentScope(), status: "all", limit: 100 } })]);
   const settled = plans.filter((p) => p.status !== "pending");
+  const box = el("div", { id: "plans-pending" }, pending.length ? pending.map((p) => planCard(p, can("write"))) : muted("Nothing waits for review."));
+  const bulk = pending.length ? needs("write", bulkActions(box)) : null;
+  if (bulk && results) bulk.querySelector("#bulk-result").replaceWith(results);
   render([
-    heading(`Review inbox of ${currentScope()}`),
-    muted("Plans a dream held for review (Actions → dream in review mode). Apply one to commit it exactly as it was made, or reject it with a reason: its episodes stay eligible for the next dream."),
-    el("div", { id: "plans-pending" }, pending.length ? pending.map(planCard) : muted("Nothing waits for review.")),
-    settled.length ? heading("Settled plans") : null,
+    heading(`Review inbox · every brain of ${session.boundTo}`),
+    muted("Plans a dream held for review (Actions → dream in review mode), in every brain this key reads. Apply one to commit it exactly as it was made, or reject it with a reason: its episodes stay eligible for the next dream. Tick several to apply or reject them together."),
+    bulk, box,
+    settled.length ? heading(`Settled plans of ${scopeLabel()}`) : null,
     settled.length ? table([["made"], ["plan"], ["status"], ["reason"]], settled.map((p) => row([
       ["made", fmt.when(p.created_at)],
       ["plan", link("#/plan/" + encodeURIComponent(p.id), p.id)],
@@ -134,7 +182,20 @@ function budgetBar(trace, packed) {
     packed.forEach((u, i) => part(u.tokens, "unit u" + (i % 4), `${u.kind} ${u.id}: ${u.tokens} tokens`));
     b.root.append(svg("rect", { x: 0, y: 6, width: b.width - 1, height: 22, class: "outline" }));
   };
-  return { box, draw };
+  return { box, draw, legend: budgetLegend(trace, packed) };
+}
+
+/** What the bar's colours stand for, with their tokens: the three parts add up to the budget. */
+function budgetLegend(trace, packed) {
+  const header = trace.used_tokens ? trace.header_tokens : 0;
+  const units = packed.reduce((sum, u) => sum + u.tokens, 0);
+  const free = Math.max(0, trace.budget_tokens - header - units);
+  const part = (key, swatch, text, tokens) => el("span", { "data-part": key, "data-tokens": tokens },
+    el("i", { class: swatch }), `${text}: ${tokens} tokens`);
+  return el("p", { class: "legend", id: "budget-legend" },
+    part("header", "header", "header and fence", header),
+    part("units", "u0", `${packed.length} packed unit${packed.length === 1 ? "" : "s"} (one colour each, in order)`, units),
+    part("free", "free", "free", free));
 }
 
 function signalsText(signals) {
@@ -164,6 +225,7 @@ function showTrace(result) {
   out.replaceChildren(...[
     el("p", { id: "recall-summary" }, `${trace.used_tokens} of ${trace.budget_tokens} tokens · ${packed.length} packed · ${trace.units.length - packed.length} cut · terms (weight): ${terms || "—"} · relevance floor ${trace.floor}${trace.vectors ? " · vectors on" : ""}`),
     bar.box,
+    bar.legend,
     trace.notes.map((n) => el("p", { class: "note", text: n })),
     result.warning ? el("p", { class: "error", text: result.warning }) : null,
     el("h3", { text: "The prompt section" }),
@@ -184,6 +246,12 @@ function showRecall() {
     el("label", { for: "recall-query", text: "Question" }), query,
     el("label", { for: "recall-budget", text: "Budget (tokens)" }), budget,
     el("button", { type: "submit", id: "recall-run", class: "primary" }, "Recall, and explain"));
+  query.addEventListener("keydown", (event) => { // Enter asks, Shift+Enter starts a new line
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
@@ -194,40 +262,56 @@ function showRecall() {
       showTrace(result);
     } catch (err) { flash(err.message, "error"); }
   });
-  render([heading(`Recall playground · ${currentScope()}`),
-    muted("Ask what an agent would ask: see the exact section recall would put in its prompt, and why each unit was packed or cut (its signals and the budget decision)."),
+  render([heading(`Recall playground · ${scopeLabel()}`),
+    muted("Ask what an agent would ask: see the exact section recall would put in its prompt, and why each unit was packed or cut (its signals and the budget decision). Enter asks; Shift+Enter starts a new line."),
     form, el("div", { id: "recall-result" })]);
 }
 
 // -- journal and cycles --------------------------------------------------------------------------
 
+const EMPTY = {
+  growth: "No cycles yet: pages appear once a dream consolidates episodes (Actions → Dream now).",
+  calls: "No model calls in these cycles: no model is configured (the extractive distiller needs none), or nothing needed distilling.",
+  cost: "No provider tokens spent: no model was called in these cycles.",
+  compression: "No page touched by these cycles yet.",
+  recalls: "No recalls yet: agents recall through POST /v1/recall, the MCP recall tool or reverie recall (explained recalls in the playground are not counted).",
+};
+
 function journalCharts(data) {
   const series = data.series.map((p) => ({ ...p, t: Date.parse(p.at) }));
   const oldest = data.cycles.slice().reverse().map((c) => ({ ...c, t: Date.parse(c.started_at) }));
-  const boxes = ["growth", "calls", "cost", "compression"].map((k) => el("div", { id: "chart-" + k, class: "chart-box" }));
-  const [growth, calls, cost, compression] = boxes;
+  const perCycle = (values) => oldest.map((c) => ({ t: c.t, label: `${fmt.when(c.started_at)} ${c.cycle_id}`, values: values(c) }));
+  const days = data.recalls.map((d) => ({ t: Date.parse(d.at), label: fmt.day(new Date(d.at)), values: d }));
+  const names = ["growth", "calls", "cost", "compression", "recalls"];
+  const boxes = Object.fromEntries(names.map((k) => [k, el("div", { id: "chart-" + k, class: "chart-box" })]));
   const draw = [
-    () => timeChart(growth, {
-      leftLabel: "episodes consolidated", rightLabel: "active pages",
+    () => timeChart(boxes.growth, {
+      leftLabel: "episodes consolidated", rightLabel: "active pages", empty: EMPTY.growth,
       series: [
         { key: "episodes", label: "episodes consolidated", color: COLORS.episodes, axis: "left", points: series.map((p) => ({ t: p.t, v: p.episodes, title: `${fmt.when(p.at)}: ${p.episodes} episodes consolidated` })) },
         { key: "active_pages", label: "active pages", color: COLORS.active, axis: "right", points: series.map((p) => ({ t: p.t, v: p.active_pages, title: `${fmt.when(p.at)}: ${p.active_pages} active pages` })) },
       ],
     }),
-    () => barChart(calls, { leftLabel: "model calls", series: [
+    () => barChart(boxes.calls, { leftLabel: "model calls", empty: EMPTY.calls, series: [
       { key: "model_calls", label: "model calls", color: COLORS.calls }, { key: "cache_hits", label: "answered from the cache", color: COLORS.hits }],
-    groups: oldest.map((c) => ({ t: c.t, label: `${fmt.when(c.started_at)} ${c.cycle_id}`, values: c })) }),
-    () => barChart(cost, { leftLabel: "model tokens", series: [
+    groups: perCycle((c) => c) }),
+    () => barChart(boxes.cost, { leftLabel: "model tokens", empty: EMPTY.cost, series: [
       { key: "input_tokens", label: "input tokens", color: COLORS.tokens }, { key: "output_tokens", label: "output tokens", color: COLORS.active }],
-    groups: oldest.map((c) => ({ t: c.t, label: `${fmt.when(c.started_at)} ${c.cycle_id}`, values: c })) }),
-    () => barChart(compression, { leftLabel: "episodes per page", series: [{ key: "compression", label: "episodes consolidated per page touched", color: COLORS.ratio }],
-      groups: oldest.map((c) => ({ t: c.t, label: `${fmt.when(c.started_at)} ${c.cycle_id}`, values: { compression: c.compression || 0 } })) }),
+    groups: perCycle((c) => c) }),
+    () => barChart(boxes.compression, { leftLabel: "episodes per page", empty: EMPTY.compression,
+      series: [{ key: "compression", label: "episodes consolidated per page touched", color: COLORS.ratio }],
+      groups: perCycle((c) => ({ compression: c.compression || 0 })) }),
+    () => barChart(boxes.recalls, { leftLabel: "recalls", empty: EMPTY.recalls, series: [
+      { key: "hits", label: "found memory (a unit packed)", color: COLORS.hit }, { key: "misses", label: "found nothing", color: COLORS.miss }],
+    groups: days }),
   ];
+  const figure = (key, caption) => el("figure", {}, el("figcaption", { text: caption }), boxes[key]);
   const pictures = el("div", { class: "pictures" },
-    el("figure", {}, el("figcaption", { text: "Episodes and active pages over time" }), growth),
-    el("figure", {}, el("figcaption", { text: "Model calls per cycle" }), calls),
-    el("figure", {}, el("figcaption", { text: "Model cost per cycle (provider tokens)" }), cost),
-    el("figure", {}, el("figcaption", { text: "Compression per cycle" }), compression));
+    figure("growth", "Episodes and active pages over time"),
+    figure("calls", "Model calls per cycle"),
+    figure("cost", "Model cost per cycle (provider tokens)"),
+    figure("compression", "Compression per cycle"),
+    figure("recalls", "Recall hits over time: is memory being used? (per day)"));
   return { pictures, draw };
 }
 
@@ -250,10 +334,10 @@ function cycleRow(c) {
 async function showJournal() {
   setActive("journal");
   const data = await api("/v1/journal", { params: { scope: currentScope() } });
-  const charts = data.series.length ? journalCharts(data) : null;
+  const charts = journalCharts(data);
   render([
-    heading(`Dream journal of ${data.scope}`),
-    charts ? charts.pictures : muted("No cycles yet."),
+    heading(`Dream journal of ${scopeLabel(data.scope)}`),
+    charts.pictures,
     heading("Cycles"),
     table([["started"], ["cycle"], ["status"], ["took", "num"], ["scanned", "num"], ["consolidated", "num"], ["pages"], ["ep/page", "num"], ["model calls", "num"]],
       data.cycles.map(cycleRow), { id: "cycles-table" }),
@@ -262,7 +346,7 @@ async function showJournal() {
       el("span", { class: "muted", text: fmt.when(e.at) + " " }),
       e.cycle_id ? link(cycleHref(e.cycle_id), e.cycle_id, "cycle-link") : null,
       el("div", { class: "entry-text", text: e.text })))),
-  ], charts ? charts.draw : []);
+  ], charts.draw);
 }
 
 function reportFacts(r) {
@@ -307,22 +391,68 @@ async function showCycle(id) {
 
 // -- pages ---------------------------------------------------------------------------------------
 
+const PAGE_COLUMNS = [
+  ["title", "title", (p) => p.revision.title.toLowerCase()],
+  ["kind", "kind", (p) => p.revision.kind],
+  ["status", "status", (p) => p.revision.status],
+  ["confidence", "confidence", (p) => p.revision.confidence, "num"],
+  ["rev", "rev", (p) => p.revision.number, "num"],
+  ["updated", "updated", (p) => p.updated_at],
+];
+
+/** The pages whose title, kind or claims hold every word of `q` (any case), sorted by `sort`. */
+function pagesShown(pages, q, sort, dir) {
+  const words = q.toLowerCase().split(/\s+/).filter(Boolean);
+  const text = (p) => [p.revision.title, p.revision.kind, ...p.revision.claims.map((c) => c.text)].join("\n").toLowerCase();
+  const found = pages.filter((p) => words.every((w) => text(p).includes(w)));
+  const column = PAGE_COLUMNS.find(([key]) => key === sort);
+  if (!column) return found;
+  const value = column[2], sign = dir === "desc" ? -1 : 1;
+  return found.slice().sort((a, b) => (value(a) < value(b) ? -sign : value(a) > value(b) ? sign : 0));
+}
+
+function pageRow(p) {
+  return row([
+    ["title", link(pageHref(p.id), p.revision.title, "page-link")],
+    ["kind", badge(p.revision.kind, "kind")],
+    ["status", badge(p.revision.status)],
+    ["confidence", p.revision.confidence.toFixed(2), "num"],
+    ["rev", String(p.revision.number), "num"],
+    ["updated", fmt.when(p.updated_at)],
+  ], { class: "page-row", "data-page": p.id });
+}
+
 async function showPages() {
   setActive("pages");
-  const all = new URLSearchParams(window.location.hash.split("?")[1] || "").get("status") === "all";
+  const query = episodeQuery();
+  const all = query.get("status") === "all";
   const pages = await api("/v1/pages", { params: { scope: currentScope(), status: all ? "all" : "active" } });
+  const state = { q: query.get("q") || "", sort: query.get("sort") || "", dir: query.get("dir") === "desc" ? "desc" : "asc" };
+  const search = el("input", { id: "pages-q", type: "search", value: state.q, placeholder: "words in a title or a claim", "aria-label": "search pages" });
+  const count = el("p", { id: "pages-count", "aria-live": "polite" });
+  const holder = el("div", {});
+  const redraw = () => {
+    const shown = pagesShown(pages, state.q, state.sort, state.dir);
+    count.textContent = `${shown.length} of ${pages.length} page${pages.length === 1 ? "" : "s"}${state.q ? " match" : ""}.`;
+    const headers = PAGE_COLUMNS.map(([key, label, , cls]) => {
+      const next = state.sort === key && state.dir === "asc" ? "desc" : "asc";
+      const th = el("th", { class: cls || null, scope: "col", "data-sort": key, "aria-sort": state.sort === key ? (state.dir === "asc" ? "ascending" : "descending") : null },
+        el("button", { type: "button", class: "sort", title: `sort by ${label}`, onclick: () => { Object.assign(state, { sort: key, dir: next }); redraw(); } }, label));
+      return th;
+    });
+    holder.replaceChildren(el("table", { id: "pages-table" }, el("thead", {}, el("tr", {}, headers)), el("tbody", {}, shown.map(pageRow))));
+    const params = new URLSearchParams({ ...(all ? { status: "all" } : {}), ...(state.q ? { q: state.q } : {}), ...(state.sort ? { sort: state.sort, dir: state.dir } : {}) });
+    history.replaceState(null, "", "#/pages" + (params.toString() ? "?" + params : ""));
+  };
+  search.addEventListener("input", () => { state.q = search.value; redraw(); });
   render([
-    heading(`Pages of ${currentScope()} (${pages.length})`),
-    el("p", {}, all ? link("#/pages", "Show active pages only") : link("#/pages?status=all", "Show superseded and retired pages too")),
-    table([["title"], ["kind"], ["status"], ["confidence", "num"], ["rev", "num"], ["updated"]], pages.map((p) => row([
-      ["title", link(pageHref(p.id), p.revision.title, "page-link")],
-      ["kind", badge(p.revision.kind, "kind")],
-      ["status", badge(p.revision.status)],
-      ["confidence", p.revision.confidence.toFixed(2), "num"],
-      ["rev", String(p.revision.number), "num"],
-      ["updated", fmt.when(p.updated_at)],
-    ])), { id: "pages-table" }),
+    heading(`Pages of ${scopeLabel()} (${pages.length})`),
+    el("div", { class: "actions", role: "search" }, search,
+      all ? link("#/pages", "Show active pages only") : link("#/pages?status=all", "Show superseded and retired pages too")),
+    count,
+    holder,
   ]);
+  redraw();
 }
 
 /** What changed from revision `a` to `b`: fields, and claim lines added and removed. */
@@ -463,7 +593,7 @@ async function showEpisodes() {
   const found = await api("/v1/episodes", { params });
   const where = found.complete ? "" : " among the newest 5000 (or best 5000 matches): narrow the search to see older ones";
   render([
-    heading(`Episodes of ${currentScope()}`),
+    heading(`Episodes of ${scopeLabel()}`),
     searchForm(query),
     el("p", { id: "ep-count", "aria-live": "polite", text: `${found.matched} matched${where}; showing ${found.episodes.length}, ${query.get("q") ? "best match first" : "newest first"}.` }),
     table([["when"], ["episode"], ["outcome"], ["situation"], ["tools"], ["consolidated"]], found.episodes.map((e) => row([
@@ -587,7 +717,7 @@ function showActions() {
   setActive("actions");
   const query = episodeQuery();
   render([
-    heading(`Actions on ${currentScope()}`),
+    heading(`Actions on ${scopeLabel()}`),
     can("write") ? dreamPanel() : muted("This key reads only: dreaming, undo, restore and edits need a write key."),
     can("admin") ? forgetPanel(query) : muted("Erasure needs an admin key (reverie keys create --rights admin)."),
   ]);
@@ -598,6 +728,6 @@ function showActions() {
 async function showStats() {
   setActive("stats");
   const stats = await api("/v1/stats", { params: { scope: currentScope() } });
-  render([heading(`Stats of ${stats.scope}`), el("table", { id: "stats-table", class: "pairs" },
+  render([heading(`Stats of ${scopeLabel(stats.scope)}`), el("table", { id: "stats-table", class: "pairs" },
     el("tbody", {}, Object.entries(stats).map(([k, v]) => el("tr", {}, el("th", { scope: "row", text: k }), el("td", { class: "num", text: String(v) })))))]);
 }

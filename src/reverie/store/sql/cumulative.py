@@ -1,4 +1,4 @@
-"""What a dream cycle records besides its pages: cumulative stats and org promotions.
+"""What the store counts besides the brain: cumulative dream stats, recall use, promotions.
 
 *Stats* (migration 0009): one ``dream_stats`` row per scope, apart from the checkpoint —
 cycles completed and failed, model calls, cache hits, tokens, seconds, episodes consolidated.
@@ -6,6 +6,11 @@ A committed cycle's :class:`~reverie.store.base.CycleTally` is added inside the 
 transaction (``Changeset.tally``); a failed cycle has no transaction to join, so its tally is
 added by :meth:`record_tally`, a small write of its own made after the failure. Undo subtracts
 nothing: the stats count work done, not what the brain holds.
+
+*Recall use* (migration 0017): one ``recall_stats`` row per scope and hour, to which batches
+of :class:`~reverie.store.base.RecallTally` are added (``ON CONFLICT`` adds, so two processes
+counting the same hour both count). A tally of a scope that has no row in ``scopes`` (a
+recall of a brain that does not exist) is dropped, never registering the scope.
 
 *Promotions* (migration 0010): the org copies in ``Changeset.promotions`` are the only
 page writes a changeset may make outside its scope, and only into that scope's org brain
@@ -15,15 +20,24 @@ commit that would carry a stray cross-scope write rolls back whole (DESIGN invar
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from reverie.models import Scope
-from reverie.store.base import CycleTally, DreamStats, PromotionRecord
+from reverie.store.base import CycleTally, DreamStats, PromotionRecord, RecallTally
 from reverie.store.sql.base import Database
 from reverie.store.sql.dialect import Dialect
 from reverie.store.sql.rows import PROMOTION_COLUMNS
 
-__all__ = ["dream_stats", "insert_tally", "promotions", "record_tally"]
+__all__ = [
+    "dream_stats",
+    "insert_tally",
+    "promotions",
+    "recall_stats",
+    "record_recalls",
+    "record_tally",
+]
 
 _STATS_COLUMNS = (
     "scope_key, cycles_completed, cycles_failed, model_calls, cache_hits, input_tokens,"
@@ -96,6 +110,43 @@ def dream_stats(db: Database, scope: Scope | None = None) -> list[DreamStats]:
         )
         for r in rows
     ]
+
+
+_RECALL_ADDED = ("recalls", "hits", "units", "tokens")
+_RECALL_UPSERT = (
+    "INSERT INTO recall_stats (scope_key, hour, recalls, hits, units, tokens)"
+    " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM scopes WHERE scope_key = ?)"
+    " ON CONFLICT (scope_key, hour) DO UPDATE SET "
+    + ", ".join(f"{c} = recall_stats.{c} + excluded.{c}" for c in _RECALL_ADDED)
+)
+
+
+def record_recalls(db: Database, tallies: Sequence[RecallTally]) -> None:
+    """Add ``tallies`` to their scopes' hours, in one small transaction."""
+    if not tallies:
+        return
+    ts = db.dialect.ts
+    with db.write() as c:
+        c.executemany(
+            _RECALL_UPSERT,
+            [
+                (t.scope.key, ts(t.hour), t.recalls, t.hits, t.units, t.tokens, t.scope.key)
+                for t in sorted(tallies, key=lambda t: (t.scope.key, t.hour))
+            ],
+        )
+
+
+def recall_stats(db: Database, scope: Scope, since: datetime | None = None) -> list[RecallTally]:
+    """The recall use of ``scope`` per hour (from ``since``), oldest first."""
+    where, params = "scope_key = ?", [scope.key]
+    if since is not None:
+        where, params = where + " AND hour >= ?", [*params, db.dialect.ts(since)]
+    rows = db.read(
+        f"SELECT hour, recalls, hits, units, tokens FROM recall_stats WHERE {where} ORDER BY hour",
+        params,
+    )
+    at = db.dialect.at
+    return [RecallTally(scope, at(r[0]), *(int(v) for v in r[1:])) for r in rows]
 
 
 def promotions(db: Database, scope: Scope) -> list[PromotionRecord]:

@@ -62,6 +62,8 @@ class SQLStore(Database):
     revoke_api_key = _keys.revoke_api_key
     record_tally = _stats.record_tally
     dream_stats = _stats.dream_stats
+    record_recalls = _stats.record_recalls
+    recall_stats = _stats.recall_stats
     promotions = _stats.promotions
     meta_get = _vectors.meta_get
     meta_put = _vectors.meta_put
