@@ -25,7 +25,6 @@ from reverie.models import now_utc
 from reverie.runtime.daemon import config_from_mapping, load_schedules, run_daemon
 from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Schedules
-from reverie.store.base import ScheduleStore
 
 __all__ = ["daemon", "schedule"]
 
@@ -152,8 +151,7 @@ def schedule(
     schedules = _schedules(schedule_file, interval, cron, moon, {}, None)
     now = now_utc()
     with open_brain(ctx) as rv:
-        store = rv.store
-        records = store.schedule_records(now) if isinstance(store, ScheduleStore) else []
+        records = rv.store.schedule_records(now)
     rows: list[dict[str, Any]] = []
     for r in records:
         config: ScheduleConfig = schedules.of(r.scope)

@@ -357,7 +357,7 @@ class PendingPlan:
         }
 
 
-# -- the cold tier's bundles (reverie.store.sqlite.archive) ----------------------------------------
+# -- the cold tier's bundles (reverie.store.sql.archive) -------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -404,7 +404,7 @@ class VectorRow:
     vector: bytes
 
 
-# -- the scheduler's row per scope (reverie.store.sqlite.schedule) ---------------------------------
+# -- the scheduler's row per scope (reverie.store.sql.schedule) ------------------------------------
 
 
 @dataclass(frozen=True)

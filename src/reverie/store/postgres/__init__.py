@@ -191,8 +191,8 @@ def _tsquery(count: int) -> str:
 class PostgresStore(SQLStore):
     """A :class:`reverie.store.base.BrainStore` on a PostgreSQL database with pgvector, which
     answers nearest-neighbour queries itself (:class:`~reverie.store.base.NearestNeighbours`),
-    keeps the cold tier with its bundles' bytes (:mod:`.archive`,
-    :class:`~reverie.store.base.BundleBytes`) and the scheduler's rows (:mod:`.schedule`).
+    keeps the cold tier's bundles' bytes in the database (:mod:`.archive`,
+    :class:`~reverie.store.base.BundleBytes`).
 
     ``lease_owner`` names the worker this store commits for: a commit to a scope whose live
     lease another owner holds is refused (see :mod:`reverie.store.sql.leases`).

@@ -8,8 +8,7 @@ sort as they compare.
 
 The SQL it shares with PostgreSQL is :class:`reverie.store.sql.store.SQLStore`'s; what is
 SQLite's own is here: the connection, ``seq``, the contentless FTS5 tables and their BM25
-search, the read-then-write lease claim, the cold-tier stubs (:mod:`.archive`) and the
-scheduler's rows (:mod:`reverie.store.sqlite.schedule`).
+search (which the cold tier's stubs leave and rejoin), and the read-then-write lease claim.
 """
 
 from __future__ import annotations
@@ -61,9 +60,8 @@ _DUE = (
 
 
 class SQLiteStore(SQLStore):
-    """A :class:`reverie.store.base.BrainStore` on one SQLite file (or ``:memory:``), with the
-    cold tier (:class:`~reverie.store.base.ArchiveStore`) and the scheduler's rows
-    (:class:`~reverie.store.base.ScheduleStore`), which only SQLite keeps."""
+    """A :class:`reverie.store.base.BrainStore` on one SQLite file (or ``:memory:``); the cold
+    tier's bundles are files beside it."""
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000) -> None:
         """Open ``path``: a file (its folder created if missing), ``:memory:``, or a SQLite
