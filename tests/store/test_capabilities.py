@@ -1,6 +1,7 @@
 """The store contract beyond the core, on every backend: history, stats, plans, vectors, keys,
-the response cache, and the capabilities only one backend has (archive and schedule on SQLite,
-nearest neighbours on PostgreSQL), each checked where ``isinstance`` says the store has it."""
+the response cache, the cold tier and the schedule, and the capabilities only PostgreSQL has
+(nearest neighbours, bundles in the database), each checked where ``isinstance`` says the store
+has it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from reverie.keys import mint_key
 from reverie.models import Episode
 from reverie.store import base
 from reverie.store.base import (
-    ArchiveStore,
     BrainStore,
     BundleBytes,
     CycleTally,
@@ -26,7 +26,6 @@ from reverie.store.base import (
     PageWrite,
     Promotion,
     RecallTally,
-    ScheduleStore,
 )
 from reverie.store.records import BundleInfo, PendingPlan, PlanStatus, VectorUnit, is_stub
 from reverie.store.sql.plans import plan_id_for
@@ -276,8 +275,6 @@ def test_response_cache_replaces_an_answer(store: BrainStore) -> None:
 def test_archive_where_the_store_keeps_stubs(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
-    if not isinstance(store, ArchiveStore):
-        pytest.skip(f"{type(store).__name__} has no cold tier")
     eps = _dreamed(store, make_episode)
     old = store.archive_candidates(SCOPE, NOW + timedelta(days=999), 10)
     assert [e.id for e in old] == [eps[0].id, eps[1].id]
@@ -297,8 +294,6 @@ def test_archive_where_the_store_keeps_stubs(
 def test_archived_text_is_no_longer_found_and_comes_back_on_restore(
     store: BrainStore, make_episode: EpisodeFactory
 ) -> None:
-    if not isinstance(store, ArchiveStore):
-        pytest.skip(f"{type(store).__name__} has no cold tier")
     eps = _dreamed(store, make_episode)
     word = eps[0].situation.split()[0]
     found = {e.id for e, _s in store.search_episodes(SCOPE, [word], 10)}
@@ -315,15 +310,13 @@ def test_archived_text_is_no_longer_found_and_comes_back_on_restore(
 def test_bundle_bytes_where_the_database_keeps_them(store: BrainStore) -> None:
     if not isinstance(store, BundleBytes):
         pytest.skip(f"{type(store).__name__} keeps bundles as files beside the database")
-    assert isinstance(store, ArchiveStore) and store.bundle_get("sha256:ab") is None
+    assert store.bundle_get("sha256:ab") is None
     store.bundle_put("sha256:ab", b"\x1f\x8b bytes")
     store.bundle_put("sha256:ab", b"\x1f\x8b bytes")  # the same name holds the same bytes
     assert store.bundle_get("sha256:ab") == b"\x1f\x8b bytes"
 
 
 def test_schedule_where_the_store_keeps_one(store: BrainStore) -> None:
-    if not isinstance(store, ScheduleStore):
-        pytest.skip(f"{type(store).__name__} keeps no schedule")
     record = store.schedule_record(SCOPE, NOW)
     assert record.first_seen == NOW and record.last_run is None
     assert store.schedule_claim(record, "w1", NOW)

@@ -161,13 +161,11 @@ def schedule(
 ) -> None:
     """When each scope dreams next, and how its last scheduled run went."""
     from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
-    from reverie.store.base import ScheduleStore
 
     schedules = _schedules(schedule_file, interval, cron, moon, {}, None)
     now = datetime.now(UTC)
     with open_brain(ctx) as rv:
-        store = rv.store
-        records = store.schedule_records(now) if isinstance(store, ScheduleStore) else []
+        records = rv.store.schedule_records(now)
     rows: list[dict[str, Any]] = []
     for r in records:
         config: ScheduleConfig = schedules.of(r.scope)

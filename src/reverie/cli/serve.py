@@ -66,12 +66,11 @@ def _dreaming(
     except ReverieError as exc:
         fail(exc)
     background = BackgroundScheduler(resolve_db(ctx.obj), schedules, like=rv, max_sleep=max_sleep)
-    started = background.start()
+    background.start()
     try:
         yield
     finally:
-        if started:
-            background.stop()
+        background.stop()
 
 
 def serve_command(  # noqa: PLR0913 (typer: one parameter per CLI option)

@@ -16,7 +16,7 @@ whose clients share no folder, it is a row of the database under the same name
 **Verification** reads the file back from disk before anything changes: the bytes must hash to
 the name, decompress, parse as the same episodes (every fingerprint equal to the stored one), in
 the same order. Only then does one transaction index the bundle and turn the episodes into stubs
-(:mod:`reverie.store.sqlite.archive`). A failed verification raises and removes nothing.
+(:mod:`reverie.store.sql.archive`). A failed verification raises and removes nothing.
 
 Unconsolidated episodes, and episodes of undone cycles, are never archived. ``why``, the cycle's
 page history and the training export read archived episodes back through :func:`resolve`.
@@ -45,7 +45,7 @@ from reverie.errors import (
 from reverie.files import write_atomically
 from reverie.limits import MAX_METADATA_DEPTH, json_depth
 from reverie.models import Episode, Scope
-from reverie.store.base import ArchiveStore, BrainStore, BundleBytes
+from reverie.store.base import BrainStore, BundleBytes
 from reverie.store.records import BundleInfo, is_stub
 
 __all__ = [
@@ -141,15 +141,13 @@ class StoredBundles:
 def has_cold_tier(store: BrainStore) -> bool:
     """Whether ``store`` can archive: it keeps the index, and the bytes somewhere lasting (in
     the database, or as files beside a database file)."""
-    if not isinstance(store, ArchiveStore):
-        return False
     return isinstance(store, BundleBytes) or getattr(store, "path", ":memory:") != ":memory:"
 
 
 def archive_root(store: BrainStore) -> Path:
     """``<folder of the database>/archive``, where a file store keeps its bundles."""
     path = getattr(store, "path", ":memory:")
-    if not isinstance(store, ArchiveStore) or isinstance(store, BundleBytes) or path == ":memory:":
+    if isinstance(store, BundleBytes) or path == ":memory:":
         raise InvalidInput("db", "the cold tier's files need a database file (not :memory:)")
     return Path(path).resolve().parent / "archive"
 
@@ -159,12 +157,6 @@ def bundle_storage(store: BrainStore) -> BundleFiles | StoredBundles:
     if isinstance(store, BundleBytes):
         return StoredBundles(store)
     return BundleFiles(archive_root(store))
-
-
-def _archive_store(store: BrainStore) -> ArchiveStore:
-    if not isinstance(store, ArchiveStore):
-        raise InvalidInput("db", "this store has no cold tier")
-    return store
 
 
 @dataclass
@@ -195,7 +187,7 @@ class Archive:
 
     def __init__(self, store: BrainStore, files: _Files | None = None) -> None:
         self.store = store
-        self.index = _archive_store(store)
+        self.index: BrainStore = store
         self.files: _Files = files or bundle_storage(store)
 
     def run(
@@ -315,7 +307,7 @@ def resolve(store: BrainStore, episodes: list[Episode]) -> list[Episode]:
     empty stubs instead would pass off lost evidence as empty evidence.
     """
     stubs = [e for e in episodes if is_stub(e)]
-    if not stubs or not isinstance(store, ArchiveStore):
+    if not stubs:
         return episodes
     where: dict[tuple[str, str], str] = {}  # (tenant, id): ids are a tenant's own
     for tenant in sorted({e.scope.tenant for e in stubs}):
@@ -342,8 +334,6 @@ def resolve(store: BrainStore, episodes: list[Episode]) -> list[Episode]:
 
 def refuse_undo_of_archived(store: BrainStore, cycle_id: str) -> None:
     """Undo makes a cycle's episodes eligible again, so archived ones must be restored first."""
-    if not isinstance(store, ArchiveStore):
-        return
     bundles = store.archive_bundles_of_cycle(cycle_id)
     if bundles:
         raise UndoRefused(

@@ -55,7 +55,6 @@ from reverie.recall.render import FENCE_CLOSE, header, quoted
 from reverie.runtime.daemon import run_daemon
 from reverie.runtime.schedule import ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.scheduler import Schedules
-from reverie.store.base import ScheduleStore
 
 __all__ = [
     "INDEX_LINES",
@@ -116,10 +115,7 @@ def user_prompt(rv: Reverie, hook: dict[str, Any], scope: Scope) -> dict[str, An
 
 def dream_is_due(rv: Reverie, scope: Scope, now: datetime) -> bool:
     """Whether the default schedule has a dream due for ``scope`` at ``now``."""
-    store = rv.store
-    if not isinstance(store, ScheduleStore):
-        return False
-    state = ScheduleState.of(store.schedule_record(scope, now))
+    state = ScheduleState.of(rv.store.schedule_record(scope, now))
     return next_due(state, ScheduleConfig(), now).ready(now)
 
 

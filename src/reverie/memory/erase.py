@@ -29,7 +29,7 @@ from reverie.memory.claude_code import export_claude_code
 from reverie.memory.forget import ForgetPlan, ForgetRequest, plan_forget
 from reverie.memory.mirror import JOURNAL, export_markdown
 from reverie.models import Scope
-from reverie.store.base import ArchiveStore, BrainStore, StepHook
+from reverie.store.base import BrainStore, StepHook
 from reverie.store.records import Erased, Erasure, Receipt, Tombstone
 
 __all__ = ["finish", "finish_pending", "forget"]
@@ -88,7 +88,7 @@ def _dry_receipt(e: Erasure, erased: Erased) -> Receipt:
 
 def _write_bundles(store: BrainStore, plan: ForgetPlan) -> None:
     """Write each rebuilt bundle and read it back before the transaction names it."""
-    if not plan.bundle_data or not isinstance(store, ArchiveStore):
+    if not plan.bundle_data:
         return
     archive = Archive(store)
     for bundle_hash, data in sorted(plan.bundle_data.items()):
@@ -126,7 +126,7 @@ def _rewrite(store: BrainStore, folder: Path, scope: Scope, kind: str) -> None:
 
 def _remove_bundles(store: BrainStore, paths: Sequence[str]) -> None:
     """Remove old bundle files, unless a bundle the store still indexes has that name."""
-    if not paths or not isinstance(store, ArchiveStore):
+    if not paths:
         return
     kept = {b.file_name for b in store.archive_bundles()}
     for path in paths:

@@ -21,7 +21,6 @@ from collections.abc import Callable
 
 from reverie.engine import Reverie
 from reverie.runtime.scheduler import Event, Scheduler, Schedules
-from reverie.store.base import ScheduleStore
 
 __all__ = ["BackgroundScheduler"]
 
@@ -48,17 +47,11 @@ class BackgroundScheduler:
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
 
-    def start(self) -> bool:
-        """Start the thread; False (and a log line) when the store keeps no schedule."""
-        if not isinstance(self.like.store, ScheduleStore):
-            log.warning(
-                "this store keeps no schedule: dream with `reverie worker` or POST /v1/dreams"
-            )
-            return False
+    def start(self) -> None:
+        """Start the thread, and wait until its scheduler runs."""
         self._thread = threading.Thread(target=self._run, name="reverie scheduler", daemon=True)
         self._thread.start()
         self._ready.wait(timeout=30)
-        return True
 
     def stop(self, timeout: float = 60.0) -> None:
         """Stop cleanly: a running cycle finishes and its lease is released."""

@@ -1,7 +1,7 @@
 """Dreaming on its own: an asyncio scheduler an agent starts in-process, and ``reverie daemon``.
 
 Each pass asks :func:`reverie.runtime.schedule.next_due` about every scope (the state comes
-from the store, :mod:`reverie.store.sqlite.schedule`), runs the scopes that are due one after
+from the store, :mod:`reverie.store.sql.schedule`), runs the scopes that are due one after
 another, then sleeps until the earliest next due time (at most ``max_sleep``) or until
 :meth:`Scheduler.stop`.
 
@@ -36,12 +36,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reverie.engine import Reverie
-from reverie.errors import InvalidInput, ReverieError
+from reverie.errors import ReverieError
 from reverie.models import CycleReport, Scope, ScopeLike
 from reverie.runtime.heartbeat import Heartbeat
 from reverie.runtime.schedule import Due, ScheduleConfig, ScheduleState, next_due
 from reverie.runtime.worker import dreamed, new_owner
-from reverie.store.base import BrainStore, ScheduleStore
+from reverie.store.base import BrainStore
 from reverie.store.records import ScheduleRecord
 
 __all__ = ["Event", "Scheduler", "Schedules"]
@@ -63,12 +63,6 @@ class Schedules:
 
     def wants(self, scope: Scope) -> bool:
         return self.scopes is None or scope.key in self.scopes
-
-
-def _control(store: BrainStore) -> ScheduleStore:
-    if not isinstance(store, ScheduleStore):
-        raise InvalidInput("db", "this store cannot keep a schedule")
-    return store
 
 
 class Scheduler:
@@ -99,7 +93,6 @@ class Scheduler:
             schedules = Schedules(default=schedules or ScheduleConfig(), scopes=keys)
         self.rv, self.schedules = rv, schedules
         self.control: BrainStore = control or rv.store
-        self.book = _control(self.control)
         self.leases = self.control
         self.owner = owner or new_owner()
         self.lease_ttl, self.max_sleep = lease_ttl, max_sleep
@@ -157,7 +150,7 @@ class Scheduler:
     async def run_pending(self, *, first: bool = False) -> datetime:
         """Run every due scope once; return when the next one may be due."""
         now = self.clock()
-        records = await asyncio.to_thread(self.book.schedule_records, now)
+        records = await asyncio.to_thread(self.control.schedule_records, now)
         wake = now + timedelta(seconds=self.max_sleep)
         for record in records:
             if self._stopping.is_set():
@@ -177,7 +170,7 @@ class Scheduler:
         if first and due.missed(now, config.grace):
             if not config.catch_up:
                 await asyncio.to_thread(
-                    self.book.schedule_claim, record, self.owner, now, skip=True
+                    self.control.schedule_claim, record, self.owner, now, skip=True
                 )
                 self._emit("skipped", record.scope, slot=_iso(due.slot))
                 return now
@@ -213,10 +206,10 @@ class Scheduler:
     async def _claim_and_dream(self, scope: Scope) -> None:
         """Re-read the state under the lease (another process may have just run it), claim, run."""
         now = self.clock()
-        record = await asyncio.to_thread(self.book.schedule_record, scope, now)
+        record = await asyncio.to_thread(self.control.schedule_record, scope, now)
         due = next_due(ScheduleState.of(record), self.schedules.of(scope), now)
         if not due.ready(now) or not await asyncio.to_thread(
-            self.book.schedule_claim, record, self.owner, now
+            self.control.schedule_claim, record, self.owner, now
         ):
             self._emit("busy", scope, reason="ran elsewhere")
             return
@@ -237,7 +230,7 @@ class Scheduler:
     def _finish(
         self, scope: Scope, ok: bool, status: str, cycle_id: str | None, message: str
     ) -> None:
-        self.book.schedule_finish(
+        self.control.schedule_finish(
             scope, self.owner, ok=ok, status=status, cycle_id=cycle_id, message=message
         )
 

@@ -10,11 +10,9 @@ was. The same changeset shape undoes a cycle.
 Collection trusts only ``seq``: a store-assigned, strictly increasing integer.
 
 :class:`Store` is what recall needs. :class:`BrainStore` is what every backend is: the core,
-history and stats, leases, plans, vectors, API keys, the response cache and erasure. Both shipped
-backends also keep the cold tier (:class:`ArchiveStore`) and the schedule
-(:class:`ScheduleStore`), which a store may go without (it then dreams on demand and keeps every
-episode hot). How one backend does a job the other does another way is a capability checked with
-``isinstance``: :class:`NearestNeighbours` (vector search in the database) and
+history and stats, leases, plans, vectors, API keys, the response cache, erasure, the cold tier
+and the schedule. How one backend does a job the other does another way is a capability checked
+with ``isinstance``: :class:`NearestNeighbours` (vector search in the database) and
 :class:`BundleBytes` (bundles in the database), both PostgreSQL's. docs/store.md has the table.
 """
 
@@ -55,7 +53,6 @@ from reverie.store.records import (
 )
 
 __all__ = [
-    "ArchiveStore",
     "BrainStore",
     "BundleBytes",
     "Changeset",
@@ -72,7 +69,6 @@ __all__ = [
     "PromotionRecord",
     "RecallTally",
     "ResponseCache",
-    "ScheduleStore",
     "Stats",
     "StepHook",
     "Store",
@@ -268,9 +264,9 @@ class ResponseCache(Protocol):
 @runtime_checkable
 class BrainStore(Store, History, Stats, ResponseCache, Protocol):
     """Everything both backends do: the core, history and stats, leases, plans held for review,
-    vectors, API keys, the response cache and erasure. The engine, the dream cycle, workers and
-    the edges hold one; only :class:`NearestNeighbours`, :class:`ArchiveStore` and
-    :class:`ScheduleStore` are optional, asked for with ``isinstance``."""
+    vectors, API keys, the response cache, erasure, the cold tier and the schedule. The engine,
+    the dream cycle, workers and the edges hold one; only :class:`NearestNeighbours` and
+    :class:`BundleBytes` are optional, asked for with ``isinstance``."""
 
     # -- leases: at most one worker dreams a scope at a time (reverie.store.sql.leases); a commit to
     # a scope whose live lease another owner than ``lease_owner`` holds is refused
@@ -434,6 +430,70 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
 
     def exports(self, scopes: Sequence[Scope]) -> list[ExportRecord]: ...
 
+    # -- the cold tier's index and the hot-store stubs (reverie.store.sql.archive). Where a
+    # bundle's bytes live is the backend's: files beside SQLite's database file (its ``path``),
+    # the database itself where the store is a BundleBytes (PostgreSQL, whose clients share no
+    # folder)
+
+    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
+        """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
+        before ``before``, by seq."""
+        ...
+
+    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
+        """Index ``bundle`` and turn ``episodes`` (the originals) into stubs, all or nothing."""
+        ...
+
+    def archive_restore(
+        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
+    ) -> int:
+        """Put the bundle's ``episodes`` back into the hot store; the number restored."""
+        ...
+
+    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
+
+    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
+        """``{episode id: bundle hash}`` for those of ``tenant``'s ``episode_ids`` that are
+        archived."""
+        ...
+
+    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
+        """The bundles holding episodes that ``cycle_id`` consolidated."""
+        ...
+
+    # -- the scheduler's memory, one row per scope (reverie.store.sql.schedule): every scheduler
+    # on one database (``reverie serve``'s, ``reverie daemon``'s, on any number of machines)
+    # agrees on what is due, and leases keep two of them off one scope. ``reverie worker``
+    # needs none of it: it claims whatever is pending (claim_due)
+
+    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
+        """The scope's record, created (first seen ``now``) when missing."""
+        ...
+
+    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
+        """Every scope's record (created when missing), by scope key."""
+        ...
+
+    def schedule_claim(
+        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
+    ) -> bool:
+        """Mark a run of ``owner`` starting ``now`` (``skip``: record a missed slot as skipped
+        instead). False when the record changed since it was read (compare-and-set)."""
+        ...
+
+    def schedule_finish(
+        self,
+        scope: Scope,
+        owner: str,
+        *,
+        ok: bool,
+        status: str,
+        cycle_id: str | None,
+        message: str,
+    ) -> bool:
+        """End ``owner``'s run; False when the run is no longer ``owner``'s."""
+        ...
+
 
 # -- optional capabilities: what one backend has and the other has not --------------------------
 
@@ -475,42 +535,8 @@ class NearestNeighbours(Protocol):
 
 
 @runtime_checkable
-class ArchiveStore(Protocol):
-    """The cold tier's index and the hot-store stubs (:mod:`reverie.store.sqlite.archive`,
-    :mod:`reverie.store.postgres.archive`). Where a bundle's bytes live is the backend's: files
-    beside SQLite's database file (its ``path``), the database itself where the store is a
-    :class:`BundleBytes` (PostgreSQL, whose clients share no folder)."""
-
-    def archive_candidates(self, scope: Scope, before: datetime, limit: int) -> list[Episode]:
-        """Consolidated (by a cycle not undone), not yet archived episodes of ``scope`` created
-        before ``before``, by seq."""
-        ...
-
-    def archive_commit(self, bundle: BundleInfo, episodes: Sequence[Episode]) -> None:
-        """Index ``bundle`` and turn ``episodes`` (the originals) into stubs, all or nothing."""
-        ...
-
-    def archive_restore(
-        self, bundle: BundleInfo, episodes: Sequence[Episode], now: datetime
-    ) -> int:
-        """Put the bundle's ``episodes`` back into the hot store; the number restored."""
-        ...
-
-    def archive_bundles(self, scope: Scope | None = None) -> list[BundleInfo]: ...
-
-    def archive_locations(self, episode_ids: Iterable[str], *, tenant: str) -> dict[str, str]:
-        """``{episode id: bundle hash}`` for those of ``tenant``'s ``episode_ids`` that are
-        archived."""
-        ...
-
-    def archive_bundles_of_cycle(self, cycle_id: str) -> list[str]:
-        """The bundles holding episodes that ``cycle_id`` consolidated."""
-        ...
-
-
-@runtime_checkable
 class BundleBytes(Protocol):
-    """An :class:`ArchiveStore` that keeps the bundles' bytes in the database, content-addressed
+    """A store that keeps the bundles' bytes in the database, content-addressed
     (``sha256:<hex>`` of the bytes), so that every client of a server reads the same cold tier.
     Deleting a bundle's index row (an erasure) deletes its bytes in the same transaction."""
 
@@ -521,42 +547,4 @@ class BundleBytes(Protocol):
 
     def bundle_get(self, bundle_hash: str) -> bytes | None:
         """The bytes stored under ``bundle_hash``, or None."""
-        ...
-
-
-@runtime_checkable
-class ScheduleStore(Protocol):
-    """The scheduler's memory, one row per scope in the database
-    (:mod:`reverie.store.sqlite.schedule` on SQLite, :mod:`reverie.store.postgres.schedule` on
-    PostgreSQL): every scheduler on one database — ``reverie serve``'s, ``reverie daemon``'s, on
-    any number of machines — agrees on what is due, and leases keep two of them off one scope.
-    ``reverie worker`` needs none of it: it claims whatever is pending
-    (:meth:`BrainStore.claim_due`)."""
-
-    def schedule_record(self, scope: Scope, now: datetime) -> ScheduleRecord:
-        """The scope's record, created (first seen ``now``) when missing."""
-        ...
-
-    def schedule_records(self, now: datetime) -> list[ScheduleRecord]:
-        """Every scope's record (created when missing), by scope key."""
-        ...
-
-    def schedule_claim(
-        self, record: ScheduleRecord, owner: str, now: datetime, *, skip: bool = False
-    ) -> bool:
-        """Mark a run of ``owner`` starting ``now`` (``skip``: record a missed slot as skipped
-        instead). False when the record changed since it was read (compare-and-set)."""
-        ...
-
-    def schedule_finish(
-        self,
-        scope: Scope,
-        owner: str,
-        *,
-        ok: bool,
-        status: str,
-        cycle_id: str | None,
-        message: str,
-    ) -> bool:
-        """End ``owner``'s run; False when the run is no longer ``owner``'s."""
         ...

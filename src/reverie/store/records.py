@@ -371,7 +371,7 @@ class PendingPlan:
         }
 
 
-# -- the cold tier's bundles (reverie.store.sqlite.archive) ----------------------------------------
+# -- the cold tier's bundles (reverie.store.sql.archive) -------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -418,7 +418,7 @@ class VectorRow:
     vector: bytes
 
 
-# -- the scheduler's row per scope (reverie.store.sqlite.schedule) ---------------------------------
+# -- the scheduler's row per scope (reverie.store.sql.schedule) ------------------------------------
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.postgres import archive as _archive
-from reverie.store.postgres import schedule as _schedule
 from reverie.store.postgres import vectors as _vectors
 from reverie.store.sql.base import Rows
 from reverie.store.sql.dialect import Dialect, PostgresDialect
@@ -192,8 +191,8 @@ def _tsquery(count: int) -> str:
 class PostgresStore(SQLStore):
     """A :class:`reverie.store.base.BrainStore` on a PostgreSQL database with pgvector, which
     answers nearest-neighbour queries itself (:class:`~reverie.store.base.NearestNeighbours`),
-    keeps the cold tier with its bundles' bytes (:mod:`.archive`,
-    :class:`~reverie.store.base.BundleBytes`) and the scheduler's rows (:mod:`.schedule`).
+    keeps the cold tier's bundles' bytes in the database (:mod:`.archive`,
+    :class:`~reverie.store.base.BundleBytes`).
 
     ``lease_owner`` names the worker this store commits for: a commit to a scope whose live
     lease another owner holds is refused (see :mod:`reverie.store.sql.leases`).
@@ -209,18 +208,8 @@ class PostgresStore(SQLStore):
     has_vectors = _vectors.has_vectors
     vector_search = _vectors.vector_search
     vector_cosines = _vectors.vector_cosines
-    archive_candidates = _archive.archive_candidates
-    archive_commit = _archive.archive_commit
-    archive_restore = _archive.archive_restore
-    archive_bundles = _archive.archive_bundles
-    archive_locations = _archive.archive_locations
-    archive_bundles_of_cycle = _archive.archive_bundles_of_cycle
     bundle_put = _archive.bundle_put
     bundle_get = _archive.bundle_get
-    schedule_record = _schedule.schedule_record
-    schedule_records = _schedule.schedule_records
-    schedule_claim = _schedule.schedule_claim
-    schedule_finish = _schedule.schedule_finish
 
     def stream(self, sql: str) -> Iterator[Any]:
         """The rows of ``sql``, read through a server-side cursor (a table at a time)."""
@@ -325,6 +314,9 @@ class PostgresBackend:
 
     def unindex_page(self, c: Cursor, rid: int) -> None:
         """Nothing: a page's search vector goes with its row."""
+
+    def index_episodes(self, c: Cursor, episodes: Sequence[Episode]) -> None:
+        """Nothing: an episode's search vector is generated from its row."""
 
     def unindex_episodes(self, c: Cursor, seqs: Sequence[int]) -> None:
         """Nothing: an episode's search vector is generated from its row and goes with it."""

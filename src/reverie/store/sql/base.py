@@ -85,8 +85,13 @@ class Backend(Protocol):
 
     def unindex_page(self, c: Any, rid: int) -> None: ...
 
+    def index_episodes(self, c: Any, episodes: Sequence[Episode]) -> None:
+        """Make stored ``episodes`` findable by their text (new, or restored from the cold
+        tier)."""
+
     def unindex_episodes(self, c: Any, seqs: Sequence[int]) -> None:
-        """Forget erased episodes' text in the text index, read inside the transaction."""
+        """Forget episodes' text in the text index (erased or archived), read inside the
+        transaction."""
 
     def compact_text_index(self, c: Any) -> None:
         """Merge the text index so that erased terms leave it."""

@@ -24,11 +24,13 @@ from reverie.store import erasure as _erasure
 from reverie.store.base import JournalEntry, StoreStats, Strength
 from reverie.store.migrations import load_migrations
 from reverie.store.records import Lease
+from reverie.store.sql import archive as _archive
 from reverie.store.sql import commit as _commit
 from reverie.store.sql import cumulative as _stats
 from reverie.store.sql import keys_cache as _keys
 from reverie.store.sql import leases as _leases
 from reverie.store.sql import plans as _plans
+from reverie.store.sql import schedule as _schedule
 from reverie.store.sql import vectors as _vectors
 from reverie.store.sql.base import Database
 from reverie.store.sql.rows import CYCLE_COLUMNS, EPISODE_COLUMNS, PAGE_SELECT, REVISION_COLUMNS
@@ -54,6 +56,16 @@ class SQLStore(Database):
     plan = _plans.plan
     plans = _plans.plans
     settle_plan = _plans.settle_plan
+    schedule_record = _schedule.schedule_record
+    schedule_records = _schedule.schedule_records
+    schedule_claim = _schedule.schedule_claim
+    schedule_finish = _schedule.schedule_finish
+    archive_candidates = _archive.archive_candidates
+    archive_commit = _archive.archive_commit
+    archive_restore = _archive.archive_restore
+    archive_bundles = _archive.archive_bundles
+    archive_locations = _archive.archive_locations
+    archive_bundles_of_cycle = _archive.archive_bundles_of_cycle
     cache_get = _keys.cache_get
     cache_put = _keys.cache_put
     put_api_key = _keys.put_api_key

@@ -8,8 +8,7 @@ sort as they compare.
 
 The SQL it shares with PostgreSQL is :class:`reverie.store.sql.store.SQLStore`'s; what is
 SQLite's own is here: the connection, ``seq``, the contentless FTS5 tables and their BM25
-search, the read-then-write lease claim, the cold-tier stubs (:mod:`.archive`) and the
-scheduler's rows (:mod:`reverie.store.sqlite.schedule`).
+search (which the cold tier's stubs leave and rejoin), and the read-then-write lease claim.
 """
 
 from __future__ import annotations
@@ -42,8 +41,6 @@ from reverie.store.sql.rows import (
     scope_token,
 )
 from reverie.store.sql.store import SQLStore
-from reverie.store.sqlite import archive as _archive
-from reverie.store.sqlite import schedule as _schedule
 from reverie.store.sqlite.target import MEMORY, sqlite_target
 
 __all__ = ["SQLiteBackend", "SQLiteStore"]
@@ -63,9 +60,8 @@ _DUE = (
 
 
 class SQLiteStore(SQLStore):
-    """A :class:`reverie.store.base.BrainStore` on one SQLite file (or ``:memory:``), with the
-    cold tier (:class:`~reverie.store.base.ArchiveStore`) and the scheduler's rows
-    (:class:`~reverie.store.base.ScheduleStore`), which only SQLite keeps."""
+    """A :class:`reverie.store.base.BrainStore` on one SQLite file (or ``:memory:``); the cold
+    tier's bundles are files beside it."""
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000) -> None:
         """Open ``path``: a file (its folder created if missing), ``:memory:``, or a SQLite
@@ -75,17 +71,6 @@ class SQLiteStore(SQLStore):
         self.backend: SQLiteBackend = SQLiteBackend(str(path), busy_timeout_ms)
         super().__init__(self.backend)
         self.path = self.backend.path
-
-    archive_candidates = _archive.archive_candidates
-    archive_commit = _archive.archive_commit
-    archive_restore = _archive.archive_restore
-    archive_bundles = _archive.archive_bundles
-    archive_locations = _archive.archive_locations
-    archive_bundles_of_cycle = _archive.archive_bundles_of_cycle
-    schedule_record = _schedule.schedule_record
-    schedule_records = _schedule.schedule_records
-    schedule_claim = _schedule.schedule_claim
-    schedule_finish = _schedule.schedule_finish
 
     # -- raw tables, for copying a brain elsewhere (reverie.store.copy) -------------------------
 
@@ -204,7 +189,6 @@ class SQLiteBackend:
     def store_episodes(
         self, c: sqlite3.Connection, episodes: Sequence[Episode], at: datetime
     ) -> list[Episode]:
-        tokens = {key: scope_token(key) for key in {e.scope.key for e in episodes}}
         row = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'episodes'").fetchone()
         base = row[0] if row else 0
         stored = list(episodes)
@@ -214,11 +198,15 @@ class SQLiteBackend:
             f"INSERT INTO episodes ({INSERT_COLUMNS}) VALUES ({_EPISODE_MARKS})",
             episode_rows(stored, self.dialect, at),
         )
+        self.index_episodes(c, stored)
+        return stored
+
+    def index_episodes(self, c: sqlite3.Connection, episodes: Sequence[Episode]) -> None:
+        tokens = {key: scope_token(key) for key in {e.scope.key for e in episodes}}
         c.executemany(
             "INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)",
-            [(e.seq, tokens[e.scope.key], episode_search_text(e)) for e in stored],
+            [(e.seq, tokens[e.scope.key], episode_search_text(e)) for e in episodes],
         )
-        return stored
 
     # -- erasure: the contentless index forgets a row only by its values, then a merge ---------
 
