@@ -14,22 +14,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# ``pack`` and ``render`` share their names with their modules: importing the module binds the
+# module object to the package's attribute, so these two are bound here, after their modules.
+from reverie.recall.pack import pack
+from reverie.recall.render import MODEL_GUIDANCE, render
+
 if TYPE_CHECKING:
-    from reverie.recall.pack import pack
     from reverie.recall.query import query_terms
-    from reverie.recall.render import MODEL_GUIDANCE, render
     from reverie.recall.search import recall
     from reverie.recall.tokens import count_tokens
     from reverie.recall.trace import RecallTrace
 
 _HOME_OF = {
-    "MODEL_GUIDANCE": "render",
     "RecallTrace": "trace",
     "count_tokens": "tokens",
-    "pack": "pack",
     "query_terms": "query",
     "recall": "search",
-    "render": "render",
 }
 """Where each public name lives: it loads on first use, so importing one submodule (the token
 estimate, say) does not load the whole pipeline."""
