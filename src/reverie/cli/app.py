@@ -21,7 +21,6 @@ import typer
 from rich.text import Text
 
 from reverie import __version__
-from reverie.cli import complete
 from reverie.cli.common import (
     BENCH_HELP,
     EMBEDDER_KEY,
@@ -43,6 +42,7 @@ from reverie.cli.common import (
     parse_now,
     parse_scope,
     print_result,
+    scope_option,
 )
 from reverie.cli.doctor import doctor as doctor_command
 from reverie.cli.forget import register as register_forget_command
@@ -243,14 +243,7 @@ def ingest(
     ],
     scope: Annotated[
         str | None,
-        typer.Option(
-            "--scope",
-            "-s",
-            envvar="REVERIE_SCOPE",
-            autocompletion=complete.scopes,
-            metavar="TENANT/AGENT[/USER]",
-            help="Scope for lines without one.",
-        ),
+        scope_option("Scope for lines without one."),
     ] = None,
     fmt: Annotated[
         str,

@@ -85,28 +85,24 @@ EDGE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, RecursionErr
 REPORTED: tuple[type[Exception], ...] = (ReverieError, *EDGE_ERRORS)
 """Everything a command reports in one red line (exit 2)."""
 
+
+def scope_option(help: str = "The brain to use.", metavar: str = "TENANT/AGENT[/USER]") -> Any:
+    """The ``--scope``/``-s`` option every command takes: ``REVERIE_SCOPE`` as its default, and
+    Tab offering the brain's scopes."""
+    return typer.Option(
+        "--scope", "-s", envvar="REVERIE_SCOPE", metavar=metavar, help=help,
+        autocompletion=complete.scopes,
+    )  # fmt: skip
+
+
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 ScopeOpt = Annotated[
     str | None,
-    typer.Option(
-        "--scope",
-        "-s",
-        envvar="REVERIE_SCOPE",
-        metavar="TENANT/AGENT[/USER]",
-        help="The brain to use.",
-        autocompletion=complete.scopes,
-    ),
+    scope_option(),
 ]
 ScopeReq = Annotated[
     str,
-    typer.Option(
-        "--scope",
-        "-s",
-        envvar="REVERIE_SCOPE",
-        metavar="TENANT/AGENT[/USER]",
-        help="The brain to use.",
-        autocompletion=complete.scopes,
-    ),
+    scope_option(),
 ]
 NowOpt = Annotated[
     str | None,

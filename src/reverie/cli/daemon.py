@@ -18,8 +18,14 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli import complete
-from reverie.cli.common import chosen_embedder, fail, new_console, open_brain, parse_scope
+from reverie.cli.common import (
+    chosen_embedder,
+    fail,
+    new_console,
+    open_brain,
+    parse_scope,
+    scope_option,
+)
 from reverie.config import resolve_db
 from reverie.errors import ReverieError
 
@@ -43,14 +49,7 @@ MoonOpt = Annotated[
 ]
 Scopes = Annotated[
     list[str] | None,
-    typer.Option(
-        "--scope",
-        "-s",
-        envvar="REVERIE_SCOPE",
-        autocompletion=complete.scopes,
-        metavar="TENANT/AGENT[/USER]",
-        help="Only these brains.",
-    ),
+    scope_option("Only these brains."),
 ]
 
 

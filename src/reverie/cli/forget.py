@@ -18,8 +18,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli import complete
-from reverie.cli.common import JsonFlag, NowOpt, fail, new_console, open_brain, parse_now
+from reverie.cli.common import (
+    JsonFlag,
+    NowOpt,
+    fail,
+    new_console,
+    open_brain,
+    parse_now,
+    scope_option,
+)
 from reverie.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -126,14 +133,7 @@ def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
     ] = None,
     scope: Annotated[
         str | None,
-        typer.Option(
-            "--scope",
-            "-s",
-            envvar="REVERIE_SCOPE",
-            autocompletion=complete.scopes,
-            metavar="T/A[/U]",
-            help="This scope exactly (alone: all).",
-        ),
+        scope_option("This scope exactly (alone: all).", metavar="T/A[/U]"),
     ] = None,
     agent: Annotated[
         str | None,

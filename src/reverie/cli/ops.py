@@ -19,7 +19,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli import complete
 from reverie.cli.common import (
     CycleArg,
     JsonFlag,
@@ -32,6 +31,7 @@ from reverie.cli.common import (
     parse_now,
     parse_scope,
     print_result,
+    scope_option,
 )
 from reverie.cli.daemon import daemon, schedule
 from reverie.cli.memory import export_app
@@ -54,14 +54,7 @@ archive_app = typer.Typer(
 BundleArg = Annotated[str, typer.Argument(metavar="HASH", help="sha256:… or the bare hex.")]
 ScopeList = Annotated[
     list[str] | None,
-    typer.Option(
-        "--scope",
-        "-s",
-        envvar="REVERIE_SCOPE",
-        autocompletion=complete.scopes,
-        metavar="TENANT/AGENT[/USER]",
-        help="Only these brains.",
-    ),
+    scope_option("Only these brains."),
 ]
 
 

@@ -17,7 +17,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.common import JsonFlag, emit_json, json_data, new_console, open_brain
+from reverie.cli.common import JsonFlag, ScopeOpt, emit_json, json_data, new_console, open_brain
 from reverie.cli.render import report_table, shorten
 
 if TYPE_CHECKING:
@@ -73,16 +73,7 @@ def plans_table(plans: Sequence[PendingPlan]) -> Table:
 
 def plans_command(
     ctx: typer.Context,
-    scope: Annotated[
-        str | None,
-        typer.Option(
-            "--scope",
-            "-s",
-            envvar="REVERIE_SCOPE",
-            metavar="TENANT/AGENT[/USER]",
-            help="The brain to use.",
-        ),
-    ] = None,
+    scope: ScopeOpt = None,
     status: Annotated[
         str,
         typer.Option(

@@ -16,8 +16,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli import complete
-from reverie.cli.common import fail, maybe_scope, new_console, open_brain
+from reverie.cli.common import fail, maybe_scope, new_console, open_brain, scope_option
 from reverie.config import resolve_db
 from reverie.errors import MissingExtra, ReverieError
 from reverie.server.ratelimit import SPEC_HELP
@@ -122,14 +121,7 @@ def mcp_command(
     ctx: typer.Context,
     scope: Annotated[
         str | None,
-        typer.Option(
-            "--scope",
-            "-s",
-            envvar="REVERIE_SCOPE",
-            autocompletion=complete.scopes,
-            metavar="TENANT/AGENT[/USER]",
-            help="Bind every tool to this brain.",
-        ),
+        scope_option("Bind every tool to this brain."),
     ] = None,
     dream: Dreaming = True,
     schedule_file: ScheduleFile = None,
