@@ -51,6 +51,22 @@ def _first_claim(proc: subprocess.Popen[str], timeout: float = 30) -> dict[str, 
     raise AssertionError("the worker claimed nothing")
 
 
+def _outputs(procs: list[subprocess.Popen[str]], timeout: float) -> list[tuple[str, str]]:
+    """Each worker's (stdout, stderr); past ``timeout`` the rest are killed and what each had
+    said is the failure message, so a stalled worker shows which scope it waited on."""
+    outputs: list[tuple[str, str]] = []
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        try:
+            outputs.append(p.communicate(timeout=max(1.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            for rest in procs[len(outputs) :]:
+                rest.kill()
+            said = outputs + [rest.communicate() for rest in procs[len(outputs) :]]
+            raise AssertionError(f"workers still running after {timeout} s: {said}") from None
+    return outputs
+
+
 def _no_overlap(events: list[dict[str, Any]]) -> None:
     """Per scope, each holder's [claimed, released] interval is disjoint from every other's."""
     spans: dict[str, list[tuple[datetime, datetime, str]]] = defaultdict(list)
@@ -80,7 +96,7 @@ def test_four_workers_one_killed(make_episode: EpisodeFactory) -> None:
         victim.send_signal(signal.SIGKILL)
         victim.communicate(timeout=10)  # reap it and close its pipes
         workers = [_worker(url, f"w{i}", hold=0.05) for i in range(3)]
-        outputs = [w.communicate(timeout=90) for w in workers]
+        outputs = _outputs(workers, timeout=180)
         assert [w.returncode for w in workers] == [0, 0, 0], [err for _o, err in outputs]
         events = sorted(
             (e for out, _err in outputs for e in _events(out)), key=lambda e: str(e["at"])
