@@ -27,6 +27,7 @@ from reverie.bench.chat_gen import ChatConfig
 from reverie.bench.chat_gen import dump as dump_chats
 from reverie.bench.chat_gen import generate as generate_chats
 from reverie.bench.chat_render import render_chat
+from reverie.bench.chat_signals import render_signals, run_signals
 from reverie.bench.core import render_core, run_core
 from reverie.bench.crash import run_crash
 from reverie.bench.floor import render_floor_bench, run_floor_bench
@@ -418,6 +419,13 @@ def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
         Path | None,
         typer.Option(help="Write chats.jsonl and questions.json to this directory and stop."),
     ] = None,
+    signals: Annotated[
+        bool,
+        typer.Option(
+            "--signals",
+            help="Instead: how well each signal of MiniLM tells answerable from never-said.",
+        ),
+    ] = False,
 ) -> None:
     """Facts and preferences said once in chats, asked back in other words; dense, BM25 beside."""
     if days < chats:
@@ -426,6 +434,10 @@ def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
     if dump is not None:
         for path in dump_chats(generate_chats(config), dump):
             typer.echo(f"wrote {path}")
+        return
+    if signals:
+        found = run_signals(config)
+        _report(found, out, as_json, lambda: render_signals(found, Console(highlight=False)))
         return
     err = Console(stderr=True, highlight=False)
     chosen = _systems(systems, CHAT_SYSTEMS)
