@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -220,10 +221,30 @@ def _help(*args: str) -> str:
     return result.output
 
 
-def test_help_groups_every_command_in_a_panel_in_order() -> None:
+_FAST_HELP = """import sys
+sys.argv = ["reverie", "--help"]
+from reverie.cli import main
+try:
+    main()
+except SystemExit as done:
+    print("exit", done.code)
+print("loaded", sorted(m for m in sys.modules if m.startswith(("reverie.", "typer", "click"))))
+"""
+
+
+def _fast_help() -> str:
+    """``reverie --help`` as the console script answers it, and what that loaded."""
+    env = {**os.environ, "COLUMNS": "120"}
+    args = [sys.executable, "-W", "error", "-c", _FAST_HELP]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=True, env=env)
+    return done.stdout
+
+
+@pytest.mark.parametrize("source", ["app", "console script"])
+def test_help_groups_every_command_in_a_panel_in_order(source: str) -> None:
     from reverie.cli.shape import PANELS  # noqa: PLC0415
 
-    text = _help()
+    text = _help() if source == "app" else _fast_help()
     starts = [text.index(f"─ {panel} ") for panel in PANELS]
     assert starts == sorted(starts), "panels appear in PANELS order"
     for panel, names in PANELS.items():
@@ -232,6 +253,29 @@ def test_help_groups_every_command_in_a_panel_in_order() -> None:
         body = text[start : min(following) if following else len(text)]
         for name in names:
             assert f"│ {name} " in body, f"{name} not in the {panel} panel"
+
+
+def test_root_help_loads_no_command_and_no_typer() -> None:
+    text = _fast_help()
+    assert "exit 0" in text and "--db" in text and "--embedder" in text
+    assert "loaded ['reverie.cli', 'reverie.cli.roothelp']" in text
+
+
+def test_root_help_index_is_what_the_app_says() -> None:
+    from reverie.cli import roothelp  # noqa: PLC0415
+
+    stored = json.loads(roothelp.INDEX.read_text(encoding="utf-8"))
+    assert stored == roothelp.index_of(app), (
+        "a command's help changed: python -m reverie.cli.roothelp"
+    )
+
+
+def test_root_help_without_its_index_runs_the_app(tmp_path: Path) -> None:
+    from reverie.cli import roothelp  # noqa: PLC0415
+
+    assert roothelp.show(tmp_path / "missing.json") is False
+    (tmp_path / "torn.json").write_text('{"usage": "reverie"', encoding="utf-8")
+    assert roothelp.show(tmp_path / "torn.json") is False
 
 
 @pytest.mark.parametrize(

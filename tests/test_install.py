@@ -51,10 +51,11 @@ def test_a_wheel_installed_outside_the_checkout_runs(tmp_path: Path) -> None:
         "reverie/data/sample_episodes.jsonl",
         "reverie/data/minilm/tokenizer.json",
         "reverie/server/static/index.html",
+        "reverie/cli/help_index.json",
     ):
         assert needed in names, needed
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "reverie = reverie.cli.app:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "reverie = reverie.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
 
     site = tmp_path / "site"
     _pip("install", "--no-deps", "--no-index", "--target", str(site), str(wheel))

@@ -39,11 +39,14 @@ _REPORT = (
     " 'reverie': sum(m.split('.')[0] == 'reverie' for m in mods),"
     f" 'optional': sorted({{m.split('.')[0] for m in mods}} & set({OPTIONAL!r}))}}))"
 )
-_HELP = "import sys; sys.argv = ['reverie', '--help']\nfrom reverie.cli.app import app\n"
+_HELP = (
+    "import sys; sys.argv = ['reverie', '--help']\nfrom reverie.cli import main\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass\n"
+)
 COMMANDS: dict[str, tuple[list[str], str]] = {
     "python -c pass": (["-c", "pass"], "pass"),
     "import reverie": (["-c", "import reverie"], "import reverie"),
-    "reverie --help": (["-m", "reverie", "--help"], _HELP + "app(standalone_mode=False)"),
+    "reverie --help": (["-m", "reverie", "--help"], _HELP),
 }
 """What is timed, and the same start-up run again to count what it loaded."""
 
