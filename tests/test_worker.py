@@ -96,7 +96,7 @@ def test_four_workers_one_killed(make_episode: EpisodeFactory) -> None:
         victim.send_signal(signal.SIGKILL)
         victim.communicate(timeout=10)  # reap it and close its pipes
         workers = [_worker(url, f"w{i}", hold=0.05) for i in range(3)]
-        outputs = _outputs(workers, timeout=180)
+        outputs = _outputs(workers, timeout=100)
         assert [w.returncode for w in workers] == [0, 0, 0], [err for _o, err in outputs]
         events = sorted(
             (e for out, _err in outputs for e in _events(out)), key=lambda e: str(e["at"])
