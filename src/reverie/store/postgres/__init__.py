@@ -205,7 +205,6 @@ class PostgresStore(SQLStore):
         super().__init__(self.backend)
         self.lease_owner = lease_owner
 
-    has_vectors = _vectors.has_vectors
     vector_search = _vectors.vector_search
     vector_cosines = _vectors.vector_cosines
     bundle_put = _archive.bundle_put

@@ -292,16 +292,6 @@ class SQLStore(Database):
             raise NotFound(f"no page {page_id}")
         return [self.decode.revision(r) for r in rows]
 
-    def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
-        """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``'s pages,
-        nothing decoded: what an integrity check compares across time."""
-        rows = self.read(
-            "SELECT r.page_id, r.number, r.hash, r.author, r.cycle_id FROM revisions r"
-            " JOIN pages p ON p.id = r.page_id WHERE p.scope_key = ? ORDER BY r.page_id, r.number",
-            (scope.key,),
-        )
-        return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
-
     # -- cycles -----------------------------------------------------------------------------
 
     def checkpoint(self, scope: Scope) -> int:
@@ -317,15 +307,6 @@ class SQLStore(Database):
     def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]:
         where, params = (" WHERE scope_key = ?", [scope.key]) if scope else ("", [])
         rows = self.read(_CYCLE_SELECT + where + " ORDER BY n DESC LIMIT ?", [*params, limit])
-        return [self.decode.cycle(r) for r in rows]
-
-    def cycles_after(self, cycle_id: str) -> list[Cycle]:
-        """Cycles of the same scope recorded after ``cycle_id``, oldest first."""
-        rows = self.read(
-            _CYCLE_SELECT + " WHERE scope_key = (SELECT scope_key FROM cycles WHERE id = ?)"
-            " AND n > (SELECT n FROM cycles WHERE id = ?) ORDER BY n",
-            (cycle_id, cycle_id),
-        )
         return [self.decode.cycle(r) for r in rows]
 
     def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:
