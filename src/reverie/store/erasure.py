@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
@@ -77,11 +77,6 @@ class _RolledBack(Exception):
 
 def _ignore(_step: str) -> None:
     return None
-
-
-def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
-    for start in range(0, len(values), size):
-        yield list(values[start : start + size])
 
 
 def erasure_episodes(
