@@ -307,7 +307,7 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         longer pending."""
         ...
 
-    # -- vectors by content hash and the units recall finds by them (reverie.store.sql.vectors),
+    # -- vectors by content hash and the units recall finds by them (reverie.store.sql.embeddings),
     # and the settings a database records about itself (migration 0015), such as the embedder
     # that made its vectors: text values, a write replaces the key's value
 
@@ -366,7 +366,7 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         """Mark the key revoked (idempotent: the first revocation time stays)."""
         ...
 
-    # -- erasure (reverie.store.erasure, docs/privacy.md): what a request reaches, the one
+    # -- erasure (reverie.store.sql.erasure, docs/privacy.md): what a request reaches, the one
     # transaction that removes it, receipts and tombstones, exports, the physical scrub
 
     def erasure_episodes(

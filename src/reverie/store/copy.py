@@ -111,7 +111,7 @@ def _copy_bundles(src: SQLiteStore, c: Cursor) -> int:
     """Store every bundle ``src`` indexes in the target's ``archive_blobs``, each checked
     against its name; the number copied. The files are where :mod:`reverie.dream.archive`
     keeps them: ``<folder of the database>/archive/<hex>.jsonl.gz``."""
-    from reverie.store.postgres.archive import put_bundle  # noqa: PLC0415 (extra: postgres)
+    from reverie.store.postgres.blobs import put_bundle  # noqa: PLC0415 (extra: postgres)
 
     root = Path(src.path).resolve().parent / "archive"
     hashes = [r[0] for r in src.rows("archive_bundles", ["hash"])]

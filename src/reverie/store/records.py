@@ -392,7 +392,7 @@ class BundleInfo:
         return self.hash.removeprefix("sha256:") + ".jsonl.gz"
 
 
-# -- vector units (reverie.store.sql.vectors) ------------------------------------------------------
+# -- vector units (reverie.store.sql.embeddings) ---------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -512,7 +512,7 @@ class ExportRecord:
 @dataclass(frozen=True)
 class Erasure:
     """Everything one erasure removes, as the planner read it; applied by
-    :func:`reverie.store.erasure.erase` all or nothing."""
+    :func:`reverie.store.sql.erasure.erase` all or nothing."""
 
     id: str
     request_id: str

@@ -20,18 +20,18 @@ from typing import Any
 
 from reverie.errors import MigrationError, NotFound, StoreDamaged, StoreReadOnly
 from reverie.models import Cycle, Episode, Page, Revision, Scope
-from reverie.store import erasure as _erasure
 from reverie.store.base import JournalEntry, StoreStats, Strength
 from reverie.store.migrations import load_migrations
 from reverie.store.records import Lease
 from reverie.store.sql import archive as _archive
 from reverie.store.sql import commit as _commit
 from reverie.store.sql import cumulative as _stats
+from reverie.store.sql import embeddings as _embeddings
+from reverie.store.sql import erasure as _erasure
 from reverie.store.sql import keys_cache as _keys
 from reverie.store.sql import leases as _leases
 from reverie.store.sql import plans as _plans
 from reverie.store.sql import schedule as _schedule
-from reverie.store.sql import vectors as _vectors
 from reverie.store.sql.base import Database
 from reverie.store.sql.rows import CYCLE_COLUMNS, EPISODE_COLUMNS, PAGE_SELECT, REVISION_COLUMNS
 
@@ -77,13 +77,13 @@ class SQLStore(Database):
     record_recalls = _stats.record_recalls
     recall_stats = _stats.recall_stats
     promotions = _stats.promotions
-    meta_get = _vectors.meta_get
-    meta_put = _vectors.meta_put
-    vectors_get = _vectors.vectors_get
-    vectors_put = _vectors.vectors_put
-    vector_rows = _vectors.vector_rows
-    unit_vectors = _vectors.unit_vectors
-    unembedded_episodes = _vectors.unembedded_episodes
+    meta_get = _embeddings.meta_get
+    meta_put = _embeddings.meta_put
+    vectors_get = _embeddings.vectors_get
+    vectors_put = _embeddings.vectors_put
+    vector_rows = _embeddings.vector_rows
+    unit_vectors = _embeddings.unit_vectors
+    unembedded_episodes = _embeddings.unembedded_episodes
     erasure_episodes = _erasure.erasure_episodes
     pages_citing_any = _erasure.pages_citing_any
     pages_containing = _erasure.pages_containing

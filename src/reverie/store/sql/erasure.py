@@ -36,7 +36,6 @@ from reverie.store.records import (
     RevisionRewrite,
     Tombstone,
 )
-from reverie.store.scrub import Needles, episode_mentions, scrub_derived
 from reverie.store.sql.base import Database
 from reverie.store.sql.rows import (
     BUNDLE_COLUMNS,
@@ -45,6 +44,7 @@ from reverie.store.sql.rows import (
     bundle_row,
     citation_rows,
 )
+from reverie.store.sql.scrub import Needles, episode_mentions, scrub_derived
 
 __all__ = [
     "erase",

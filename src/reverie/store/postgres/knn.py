@@ -2,7 +2,7 @@
 embedding dimension, with the scope filter in the query and the same scores as the in-memory
 index (cosine similarity, higher is better). SQLite has no such index, so recall loads a
 SQLite scope's vectors into memory instead (:mod:`reverie.recall.vectors`); this is the
-:class:`~reverie.store.sql.vectors.NearestNeighbours` capability only PostgreSQL has.
+:class:`~reverie.store.sql.embeddings.NearestNeighbours` capability only PostgreSQL has.
 """
 
 from __future__ import annotations
