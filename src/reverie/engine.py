@@ -107,8 +107,20 @@ class Reverie:
         self._usage = RecallUsage()
         self._usage_failed = False
         self._vectors = self._vector_search()
-        self.distiller = distiller or _extractive(self.config, store, self.embedder)
+        self._distiller = distiller
         self._on_phase = on_phase
+
+    @property
+    def distiller(self) -> Distiller:
+        """What plans a cycle's pages: the one given, else the extractive distiller, built at
+        first use (remember and recall never need it)."""
+        if self._distiller is None:
+            self._distiller = _extractive(self.config, self.store, self.embedder)
+        return self._distiller
+
+    @distiller.setter
+    def distiller(self, distiller: Distiller) -> None:
+        self._distiller = distiller
 
     def _vector_search(self) -> VectorSearch | None:
         if self.embedder is None:

@@ -65,9 +65,6 @@ def test_pages_are_read_by_id_by_citation_and_by_revision(
     assert [r.hash for r in store.revisions("pg_a")] == [store.page("pg_a").revision.hash]
     with pytest.raises(NotFound):
         store.revisions("pg_none")
-    [(page_id, number, digest, _author, cycle_id)] = store.revision_keys(SCOPE)
-    assert (page_id, number, digest) == ("pg_a", 1, store.page("pg_a").revision.hash)
-    assert cycle_id is None  # the test revision names no cycle
 
 
 def test_cycles_in_order_and_an_undo_stamped_with_the_changeset_time(
@@ -76,7 +73,7 @@ def test_cycles_in_order_and_an_undo_stamped_with_the_changeset_time(
     eps = _dreamed(store, make_episode)
     store.commit(changeset(SCOPE, eps[1].seq or 0, eps[2].seq or 0, [eps[2].id], [], "cy_2"))
     assert store.cycle("cy_1").checkpoint_after == eps[1].seq
-    assert [c.id for c in store.cycles_after("cy_1")] == ["cy_2"]
+    assert [c.id for c in store.cycles(SCOPE)] == ["cy_2", "cy_1"]
     undo_at = NOW + timedelta(days=1)
     undo = base.Changeset(
         scope=SCOPE,
@@ -243,7 +240,6 @@ def test_nearest_neighbours_where_the_store_searches_vectors(store: BrainStore) 
     vectors = _unit_vectors(20)
     units = [VectorUnit(SCOPE, "episode", f"ep{i}", f"h{i}", i + 1) for i in range(20)]
     store.vectors_put("m", {f"h{i}": v.tobytes() for i, v in enumerate(vectors)}, units)
-    assert store.has_vectors(SCOPE, "m") and not store.has_vectors(OTHER, "m")
     hits = store.vector_search(SCOPE, "m", vectors[4].tobytes(), 3, "episode")
     assert hits[0][1] == "ep4" and hits[0][2] == pytest.approx(1.0, abs=1e-5)
     by_ref, by_hash = store.vector_cosines(SCOPE, "m", vectors[4].tobytes(), ["ep4"], ["h5"])

@@ -25,7 +25,6 @@ page history and the training export read archived episodes back through :func:`
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +45,7 @@ from reverie.files import write_atomically
 from reverie.limits import MAX_METADATA_DEPTH, json_depth
 from reverie.models import Episode, Scope
 from reverie.store.base import BrainStore, BundleBytes
-from reverie.store.records import BundleInfo, is_stub
+from reverie.store.records import BundleInfo, bundle_file, bundle_name, is_stub
 
 __all__ = [
     "Archive",
@@ -90,10 +89,6 @@ def _parse_bundle(data: bytes) -> list[Episode]:
     return [Episode.model_validate_json(line) for line in text.split("\n") if line]
 
 
-def _name(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
 class BundleFiles:
     """Bundles on disk under one folder. Tests subclass it to fail a read or a write."""
 
@@ -101,10 +96,7 @@ class BundleFiles:
         self.root = root
 
     def path(self, bundle_hash: str) -> Path:
-        digest = bundle_hash.removeprefix("sha256:")
-        if len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest):
-            raise InvalidInput("bundle", f"{bundle_hash!r} is not a sha256 bundle name")
-        return self.root / f"{digest}.jsonl.gz"
+        return self.root / bundle_file(bundle_hash)
 
     def write(self, bundle_hash: str, data: bytes) -> None:
         write_atomically(self.path(bundle_hash), data, field="bundle")
@@ -240,7 +232,7 @@ class Archive:
     def verify(self, bundle_hash: str, expected: Sequence[Episode]) -> None:
         """Read the bundle back and compare; :class:`VerificationFailed` on any difference."""
         data = self.files.read(bundle_hash)
-        if _name(data) != bundle_hash:
+        if bundle_name(data) != bundle_hash:
             raise VerificationFailed(f"bundle {bundle_hash} does not hash to its name")
         try:
             found = _parse_bundle(data)
@@ -257,7 +249,7 @@ class Archive:
         """The episodes of a bundle, checked against its name."""
         bundle_hash = bundle_hash if bundle_hash.startswith("sha256:") else "sha256:" + bundle_hash
         data = self.files.read(bundle_hash)
-        if _name(data) != bundle_hash:
+        if bundle_name(data) != bundle_hash:
             raise VerificationFailed(f"bundle {bundle_hash} does not hash to its name")
         return _parse_bundle(data)
 
@@ -289,7 +281,7 @@ class Archive:
 
 def _info(scope: Scope, batch: Sequence[Episode], data: bytes, now: datetime) -> BundleInfo:
     return BundleInfo(
-        hash=_name(data),
+        hash=bundle_name(data),
         scope=scope,
         episodes=len(batch),
         bytes=len(data),

@@ -26,10 +26,19 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from reverie.adapters.task import RunCall, run_result, task_fields
+from reverie.integrations.scoping import CallScope
 from reverie.models import Episode, Recall, ScopeLike
 from reverie.recall.render import MODEL_GUIDANCE
 
-__all__ = ["AgentHook", "Memory", "Turn", "recall_text", "with_context"]
+__all__ = [
+    "NOTHING_RECALLED",
+    "AgentHook",
+    "Memory",
+    "Turn",
+    "recall_text",
+    "save_fact",
+    "with_context",
+]
 
 log = logging.getLogger("reverie.integrations.hook")
 
@@ -82,18 +91,39 @@ class Turn:
 def recall_text(
     memory: Memory,
     query: str,
-    scope: ScopeLike,
+    scope: ScopeLike | Callable[[], ScopeLike],
     budget_tokens: int | None = None,
     *,
     logger: logging.Logger = log,
 ) -> str:
     """The recall section for ``query``; ``""`` when there is nothing, or — with a warning on
-    ``logger`` — when recall fails: it never raises into the agent's turn."""
+    ``logger`` — when recall fails: it never raises into the agent's turn. ``scope`` may be the
+    function that finds the call's scope in the framework's context, whose failure is skipped
+    the same way."""
     try:
-        return memory.recall(query, scope, budget_tokens).text
+        where = scope() if callable(scope) else scope
+        return memory.recall(query, where, budget_tokens).text
     except Exception as exc:
         logger.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
         return ""
+
+
+NOTHING_RECALLED = "Nothing remembered about that."
+"""What a search tool answers when recall finds nothing (or fails)."""
+
+
+def save_fact(
+    memory: Any, where: Callable[[], CallScope], fact: str, source: str, logger: logging.Logger
+) -> str:
+    """A save tool's body: ``fact`` added as one episode of the call's scope (``memory`` needs
+    the facade's ``add``), and the sentence the model reads back; a failure is logged."""
+    try:
+        call = where()
+        memory.add(fact, scope=call.scope, run_id=call.run_id, metadata={"source": source})
+    except Exception as exc:
+        logger.warning("reverie save skipped: %s: %s", type(exc).__name__, exc)
+        return "Could not save that to memory."
+    return "Saved to memory."
 
 
 def with_context(task: str, context: str) -> str:

@@ -77,13 +77,9 @@ class ReverieMemoryBlock(BaseMemoryBlock[str]):
         users = [m for m in messages or [] if m.role == MessageRole.USER and m.content]
         if not users:
             return ""
-        try:
-            where = self._where(kwargs).scope
-        except Exception as exc:
-            log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
-            return ""
         memory: Memory = self.memory
-        return recall_text(memory, str(users[-1].content), where, self.budget_tokens, logger=log)
+        query, budget = str(users[-1].content), self.budget_tokens
+        return recall_text(memory, query, lambda: self._where(kwargs).scope, budget, logger=log)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         context = next((m.additional_kwargs for m in messages if m.additional_kwargs), {})

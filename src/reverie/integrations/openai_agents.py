@@ -38,7 +38,7 @@ from agents.memory import Session, SQLiteSession
 
 from reverie.adapters import parse
 from reverie.adapters.shared import episode_id, excerpt, looks_failed, text_of
-from reverie.integrations.hook import Memory, recall_text
+from reverie.integrations.hook import NOTHING_RECALLED, Memory, recall_text, save_fact
 from reverie.integrations.scoping import CallScope, call_scope
 from reverie.models import ScopeLike
 
@@ -77,12 +77,7 @@ def _recall(
 ) -> str:
     if not query:
         return ""
-    try:
-        where = _scope_of(scope, context).scope
-    except Exception as exc:
-        log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
-        return ""
-    return recall_text(memory, query, where, budget, logger=log)
+    return recall_text(memory, query, lambda: _scope_of(scope, context).scope, budget, logger=log)
 
 
 class ReverieRunHooks(RunHooks[Any]):
@@ -166,8 +161,7 @@ def recall_tool(
         Args:
             query: What you want to know, in a few words.
         """
-        recalled = _recall(memory, scope, context, query, budget_tokens)
-        return recalled or "Nothing remembered about that."
+        return _recall(memory, scope, context, query, budget_tokens) or NOTHING_RECALLED
 
     return function_tool(search_memory)
 
@@ -182,13 +176,7 @@ def save_tool(memory: Any, scope: ScopeLike | None = None) -> FunctionTool:
         Args:
             fact: What to remember, as one short statement.
         """
-        try:
-            where = _scope_of(scope, context)
-            memory.add(fact, scope=where.scope, run_id=where.run_id, metadata={"source": SOURCE})
-        except Exception as exc:
-            log.warning("reverie save skipped: %s: %s", type(exc).__name__, exc)
-            return "Could not save that to memory."
-        return "Saved to memory."
+        return save_fact(memory, lambda: _scope_of(scope, context), fact, SOURCE, log)
 
     return function_tool(save_memory)
 

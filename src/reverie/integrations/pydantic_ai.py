@@ -40,7 +40,7 @@ from pydantic_ai.messages import (
 from reverie.adapters import parse
 from reverie.adapters.shared import text_of
 from reverie.intake import IngestResult
-from reverie.integrations.hook import Memory, recall_text
+from reverie.integrations.hook import NOTHING_RECALLED, Memory, recall_text, save_fact
 from reverie.integrations.scoping import CallScope, call_scope
 from reverie.models import Scope, ScopeLike
 
@@ -61,12 +61,7 @@ def _recall(
 ) -> str:
     if not query:
         return ""
-    try:
-        where = _scope_of(scope, ctx).scope
-    except Exception as exc:
-        log.warning("reverie recall skipped: %s: %s", type(exc).__name__, exc)
-        return ""
-    return recall_text(memory, query, where, budget, logger=log)
+    return recall_text(memory, query, lambda: _scope_of(scope, ctx).scope, budget, logger=log)
 
 
 def _prompt(ctx: RunContext[Any]) -> str:
@@ -100,7 +95,7 @@ def reverie_toolset(
         Args:
             query: What you want to know, in a few words.
         """
-        return _recall(memory, scope, ctx, query, budget_tokens) or "Nothing remembered about that."
+        return _recall(memory, scope, ctx, query, budget_tokens) or NOTHING_RECALLED
 
     @toolset.tool
     def save_memory(ctx: RunContext[Any], fact: str) -> str:
@@ -109,13 +104,7 @@ def reverie_toolset(
         Args:
             fact: What to remember, as one short statement.
         """
-        try:
-            where = _scope_of(scope, ctx)
-            memory.add(fact, scope=where.scope, run_id=where.run_id, metadata={"source": SOURCE})
-        except Exception as exc:
-            log.warning("reverie save skipped: %s: %s", type(exc).__name__, exc)
-            return "Could not save that to memory."
-        return "Saved to memory."
+        return save_fact(memory, lambda: _scope_of(scope, ctx), fact, SOURCE, log)
 
     return toolset
 

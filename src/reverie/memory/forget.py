@@ -42,7 +42,7 @@ from reverie.store.records import (
     RevisionRewrite,
     is_stub,
 )
-from reverie.store.scrub import MIN_SUBJECT, Needles, episode_mentions
+from reverie.store.sql.scrub import MIN_SUBJECT, Needles, episode_mentions
 from reverie.text.fold import fold
 
 __all__ = ["ForgetPlan", "ForgetRequest", "plan_forget"]

@@ -30,6 +30,16 @@ class UndoReport:
     message: str
 
 
+def _later_cycles(store: BrainStore, cycle: Cycle) -> list[Cycle]:
+    """The cycles of ``cycle``'s scope recorded after it (``cycles`` lists newest first)."""
+    later = []
+    for other in store.cycles(cycle.scope, limit=2**62):
+        if other.id == cycle.id:
+            break
+        later.append(other)
+    return later
+
+
 def _check_undoable(store: BrainStore, cycle: Cycle) -> None:
     if cycle.undone_at is not None:
         raise UndoRefused(
@@ -40,7 +50,7 @@ def _check_undoable(store: BrainStore, cycle: Cycle) -> None:
             f"cycle {cycle.id} is {cycle.status}; only committed cycles can be undone"
         )
     touched = {c.page_id for c in cycle.report.changes}
-    for later in store.cycles_after(cycle.id):
+    for later in _later_cycles(store, cycle):
         if later.undone_at is not None:
             continue
         clash = touched & {c.page_id for c in later.report.changes}

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from reverie.embed import Embedder
 from reverie.hashing import content_hash
@@ -339,7 +339,9 @@ class StoreNeighbours:
         self.store, self.scope, self.model = store, scope, model
 
     def empty(self) -> bool:
-        return not self.store.has_vectors(self.scope, self.model)
+        """Whether no unit of the scope is embedded with the model (the newest row, if any)."""
+        store = cast("BrainStore", self.store)  # every NearestNeighbours store is a BrainStore
+        return not store.vector_rows(self.scope, self.model, 0, newest=1)
 
     def search(
         self, query: NDArray[np.float32], k: int, kind: str, *, newest: int | None = None

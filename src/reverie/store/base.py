@@ -180,17 +180,9 @@ class History(Protocol):
 
     def revisions(self, page_id: str) -> list[Revision]: ...
 
-    def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
-        """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``."""
-        ...
-
     def cycle(self, cycle_id: str) -> Cycle: ...
 
     def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]: ...
-
-    def cycles_after(self, cycle_id: str) -> list[Cycle]:
-        """Cycles of the same scope recorded after ``cycle_id``, oldest first."""
-        ...
 
     def scopes(self) -> list[Scope]: ...
 
@@ -315,7 +307,7 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         longer pending."""
         ...
 
-    # -- vectors by content hash and the units recall finds by them (reverie.store.sql.vectors),
+    # -- vectors by content hash and the units recall finds by them (reverie.store.sql.embeddings),
     # and the settings a database records about itself (migration 0015), such as the embedder
     # that made its vectors: text values, a write replaces the key's value
 
@@ -374,7 +366,7 @@ class BrainStore(Store, History, Stats, ResponseCache, Protocol):
         """Mark the key revoked (idempotent: the first revocation time stays)."""
         ...
 
-    # -- erasure (reverie.store.erasure, docs/privacy.md): what a request reaches, the one
+    # -- erasure (reverie.store.sql.erasure, docs/privacy.md): what a request reaches, the one
     # transaction that removes it, receipts and tombstones, exports, the physical scrub
 
     def erasure_episodes(
@@ -507,10 +499,6 @@ class NearestNeighbours(Protocol):
     PostgreSQL only: pgvector's HNSW index answers them in the server. SQLite has no vector
     index to ask (no extension is loaded), so recall keeps the scope's vectors in an in-memory
     matrix instead (:mod:`reverie.recall.vectors`), which gives the same scores."""
-
-    def has_vectors(self, scope: Scope, model: str) -> bool:
-        """Whether any unit of ``scope`` is embedded with ``model``."""
-        ...
 
     def vector_search(
         self,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from reverie.errors import ArchiveUnreadable, Conflict, InvalidInput, StoreError
 from reverie.hashing import canonical_json
 from reverie.store import open_store
+from reverie.store.records import bundle_file, bundle_name
 from reverie.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
@@ -111,17 +112,17 @@ def _copy_bundles(src: SQLiteStore, c: Cursor) -> int:
     """Store every bundle ``src`` indexes in the target's ``archive_blobs``, each checked
     against its name; the number copied. The files are where :mod:`reverie.dream.archive`
     keeps them: ``<folder of the database>/archive/<hex>.jsonl.gz``."""
-    from reverie.store.postgres.archive import put_bundle  # noqa: PLC0415 (extra: postgres)
+    from reverie.store.postgres.blobs import put_bundle  # noqa: PLC0415 (extra: postgres)
 
     root = Path(src.path).resolve().parent / "archive"
     hashes = [r[0] for r in src.rows("archive_bundles", ["hash"])]
     for bundle_hash in hashes:
-        path = root / (bundle_hash.removeprefix("sha256:") + ".jsonl.gz")
+        path = root / bundle_file(bundle_hash)
         try:
             data = path.read_bytes()
         except OSError:
             raise ArchiveUnreadable(bundle_hash, str(path), "is missing") from None
-        if "sha256:" + hashlib.sha256(data).hexdigest() != bundle_hash:
+        if bundle_name(data) != bundle_hash:
             raise ArchiveUnreadable(bundle_hash, str(path), "was altered")
         put_bundle(c, bundle_hash, data)
     return len(hashes)

@@ -8,6 +8,7 @@ erasure) import their records from here and re-export them where callers look fo
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reverie.errors import StoreError
+from reverie.errors import InvalidInput, StoreError
 from reverie.models import Cycle, CycleReport, Episode, Revision, Scope
 
 __all__ = [
@@ -389,10 +390,24 @@ class BundleInfo:
 
     @property
     def file_name(self) -> str:
-        return self.hash.removeprefix("sha256:") + ".jsonl.gz"
+        return bundle_file(self.hash)
 
 
-# -- vector units (reverie.store.sql.vectors) ------------------------------------------------------
+def bundle_name(data: bytes) -> str:
+    """A bundle's name: ``sha256:`` and the hex digest of its bytes (what each read checks)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def bundle_file(bundle_hash: str) -> str:
+    """The file name of a bundle kept beside the database (``<hex>.jsonl.gz``); a name that is
+    no sha256 (it could reach outside the folder) is :class:`InvalidInput`."""
+    digest = bundle_hash.removeprefix("sha256:")
+    if len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest):
+        raise InvalidInput("bundle", f"{bundle_hash!r} is not a sha256 bundle name")
+    return f"{digest}.jsonl.gz"
+
+
+# -- vector units (reverie.store.sql.embeddings) ---------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -512,7 +527,7 @@ class ExportRecord:
 @dataclass(frozen=True)
 class Erasure:
     """Everything one erasure removes, as the planner read it; applied by
-    :func:`reverie.store.erasure.erase` all or nothing."""
+    :func:`reverie.store.sql.erasure.erase` all or nothing."""
 
     id: str
     request_id: str

@@ -15,7 +15,7 @@ parametrized over both) and keeps the same invariants with PostgreSQL's tools:
 - **Search.** Full text is a ``tsvector`` (``english``) with a GIN index, ranked by ``ts_rank``:
   positive, higher is better, title weighted twice the body as in SQLite's BM25 weights, and the
   scope filter is in the query. Vectors are pgvector values with HNSW indexes
-  (:mod:`reverie.store.postgres.vectors`).
+  (:mod:`reverie.store.postgres.knn`).
 - **Leases** are claimed with ``SELECT … FOR NO KEY UPDATE SKIP LOCKED`` on the scope rows, so
   concurrent workers never wait for each other and never claim the same scope; the
   ``ON CONFLICT … WHERE`` of the upsert is the compare-and-set that decides.
@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
-from reverie.store.postgres import archive as _archive
-from reverie.store.postgres import vectors as _vectors
+from reverie.store.postgres import blobs as _blobs
+from reverie.store.postgres import knn as _knn
 from reverie.store.sql.base import Rows
 from reverie.store.sql.dialect import Dialect, PostgresDialect
 from reverie.store.sql.leases import LEASE_COLUMNS
@@ -205,11 +205,10 @@ class PostgresStore(SQLStore):
         super().__init__(self.backend)
         self.lease_owner = lease_owner
 
-    has_vectors = _vectors.has_vectors
-    vector_search = _vectors.vector_search
-    vector_cosines = _vectors.vector_cosines
-    bundle_put = _archive.bundle_put
-    bundle_get = _archive.bundle_get
+    vector_search = _knn.vector_search
+    vector_cosines = _knn.vector_cosines
+    bundle_put = _blobs.bundle_put
+    bundle_get = _blobs.bundle_get
 
     def stream(self, sql: str) -> Iterator[Any]:
         """The rows of ``sql``, read through a server-side cursor (a table at a time)."""
@@ -310,7 +309,7 @@ class PostgresBackend:
         self._lock_scopes(c, COMMIT_LOCK, [scope.key])
 
     def ensure_vector_index(self, c: Cursor, dim: int) -> None:
-        _vectors.ensure_hnsw(c, dim)
+        _knn.ensure_hnsw(c, dim)
 
     def unindex_page(self, c: Cursor, rid: int) -> None:
         """Nothing: a page's search vector goes with its row."""

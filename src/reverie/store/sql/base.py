@@ -5,7 +5,7 @@ The store is composed, not assembled from mixins: :class:`~reverie.store.sql.sto
 is a :class:`Database` that owns one backend and calls it explicitly, as httpx's client calls
 its transport. Everything both databases run alike is a function of the :class:`Database` in
 :mod:`reverie.store.sql` (commit, leases, plans, keys and cache, stats, vectors) or
-:mod:`reverie.store.erasure`; :class:`SQLStore` names those functions as its methods. A backend
+:mod:`reverie.store.sql.erasure`; :class:`SQLStore` names those functions as its methods. A backend
 never calls back into the store.
 
 Statements are written with ``?`` placeholders; a backend translates them. ``write()`` is one

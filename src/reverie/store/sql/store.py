@@ -20,18 +20,18 @@ from typing import Any
 
 from reverie.errors import MigrationError, NotFound, StoreDamaged, StoreReadOnly
 from reverie.models import Cycle, Episode, Page, Revision, Scope
-from reverie.store import erasure as _erasure
 from reverie.store.base import JournalEntry, StoreStats, Strength
 from reverie.store.migrations import load_migrations
 from reverie.store.records import Lease
 from reverie.store.sql import archive as _archive
 from reverie.store.sql import commit as _commit
 from reverie.store.sql import cumulative as _stats
+from reverie.store.sql import embeddings as _embeddings
+from reverie.store.sql import erasure as _erasure
 from reverie.store.sql import keys_cache as _keys
 from reverie.store.sql import leases as _leases
 from reverie.store.sql import plans as _plans
 from reverie.store.sql import schedule as _schedule
-from reverie.store.sql import vectors as _vectors
 from reverie.store.sql.base import Database
 from reverie.store.sql.rows import CYCLE_COLUMNS, EPISODE_COLUMNS, PAGE_SELECT, REVISION_COLUMNS
 
@@ -77,13 +77,13 @@ class SQLStore(Database):
     record_recalls = _stats.record_recalls
     recall_stats = _stats.recall_stats
     promotions = _stats.promotions
-    meta_get = _vectors.meta_get
-    meta_put = _vectors.meta_put
-    vectors_get = _vectors.vectors_get
-    vectors_put = _vectors.vectors_put
-    vector_rows = _vectors.vector_rows
-    unit_vectors = _vectors.unit_vectors
-    unembedded_episodes = _vectors.unembedded_episodes
+    meta_get = _embeddings.meta_get
+    meta_put = _embeddings.meta_put
+    vectors_get = _embeddings.vectors_get
+    vectors_put = _embeddings.vectors_put
+    vector_rows = _embeddings.vector_rows
+    unit_vectors = _embeddings.unit_vectors
+    unembedded_episodes = _embeddings.unembedded_episodes
     erasure_episodes = _erasure.erasure_episodes
     pages_citing_any = _erasure.pages_citing_any
     pages_containing = _erasure.pages_containing
@@ -292,16 +292,6 @@ class SQLStore(Database):
             raise NotFound(f"no page {page_id}")
         return [self.decode.revision(r) for r in rows]
 
-    def revision_keys(self, scope: Scope) -> list[tuple[str, int, str, str, str | None]]:
-        """``(page_id, number, hash, author, cycle_id)`` of every revision of ``scope``'s pages,
-        nothing decoded: what an integrity check compares across time."""
-        rows = self.read(
-            "SELECT r.page_id, r.number, r.hash, r.author, r.cycle_id FROM revisions r"
-            " JOIN pages p ON p.id = r.page_id WHERE p.scope_key = ? ORDER BY r.page_id, r.number",
-            (scope.key,),
-        )
-        return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
-
     # -- cycles -----------------------------------------------------------------------------
 
     def checkpoint(self, scope: Scope) -> int:
@@ -317,15 +307,6 @@ class SQLStore(Database):
     def cycles(self, scope: Scope | None = None, limit: int = 50) -> list[Cycle]:
         where, params = (" WHERE scope_key = ?", [scope.key]) if scope else ("", [])
         rows = self.read(_CYCLE_SELECT + where + " ORDER BY n DESC LIMIT ?", [*params, limit])
-        return [self.decode.cycle(r) for r in rows]
-
-    def cycles_after(self, cycle_id: str) -> list[Cycle]:
-        """Cycles of the same scope recorded after ``cycle_id``, oldest first."""
-        rows = self.read(
-            _CYCLE_SELECT + " WHERE scope_key = (SELECT scope_key FROM cycles WHERE id = ?)"
-            " AND n > (SELECT n FROM cycles WHERE id = ?) ORDER BY n",
-            (cycle_id, cycle_id),
-        )
         return [self.decode.cycle(r) for r in rows]
 
     def strengths(self, page_ids: Iterable[str]) -> dict[str, Strength]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
@@ -36,7 +36,6 @@ from reverie.store.records import (
     RevisionRewrite,
     Tombstone,
 )
-from reverie.store.scrub import Needles, episode_mentions, scrub_derived
 from reverie.store.sql.base import Database
 from reverie.store.sql.rows import (
     BUNDLE_COLUMNS,
@@ -45,6 +44,7 @@ from reverie.store.sql.rows import (
     bundle_row,
     citation_rows,
 )
+from reverie.store.sql.scrub import Needles, episode_mentions, scrub_derived
 
 __all__ = [
     "erase",
@@ -77,11 +77,6 @@ class _RolledBack(Exception):
 
 def _ignore(_step: str) -> None:
     return None
-
-
-def _chunks(values: Sequence[Any], size: int = 500) -> Iterator[list[Any]]:
-    for start in range(0, len(values), size):
-        yield list(values[start : start + size])
 
 
 def erasure_episodes(

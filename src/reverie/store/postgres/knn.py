@@ -2,7 +2,7 @@
 embedding dimension, with the scope filter in the query and the same scores as the in-memory
 index (cosine similarity, higher is better). SQLite has no such index, so recall loads a
 SQLite scope's vectors into memory instead (:mod:`reverie.recall.vectors`); this is the
-:class:`~reverie.store.sql.vectors.NearestNeighbours` capability only PostgreSQL has.
+:class:`~reverie.store.sql.embeddings.NearestNeighbours` capability only PostgreSQL has.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from reverie.models import Scope
 from reverie.store.sql.base import Database
 from reverie.store.sql.dialect import PostgresDialect
 
-__all__ = ["EXACT_BELOW", "ensure_hnsw", "has_vectors", "vector_cosines", "vector_search"]
+__all__ = ["EXACT_BELOW", "ensure_hnsw", "vector_cosines", "vector_search"]
 
 EXACT_BELOW = 5_000
 """Vector searches over fewer units of a scope than this compute every distance (exact)."""
@@ -27,14 +27,6 @@ def ensure_hnsw(c: Any, dim: int) -> None:
         f" USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops)"
         f" WHERE vector_dims(vector) = {int(dim)}"
     )
-
-
-def has_vectors(db: Database, scope: Scope, model: str) -> bool:
-    rows = db.read(
-        "SELECT 1 FROM vector_units WHERE scope_key = %s AND model = %s LIMIT 1",
-        (scope.key, model),
-    )
-    return bool(rows)
 
 
 def vector_search(  # noqa: PLR0913 (the NearestNeighbours protocol's keyword options)
