@@ -270,7 +270,9 @@ def newest_values(
 
     * a unit stating a value of a sentence some newer unit states with another value ("the
       index is X", later "the index is Y"; :func:`reverie.text.slots.slot_of`, sentence by
-      sentence, one sentence's slot inside another's counting as the same) is left out;
+      sentence, one sentence's slot inside another's counting as the same) is left out; a
+      failure is never the newer side (the value it tried is a mention: a stray call of the
+      old value after a change does not make the current one stale);
     * so is a unit naming a value that is no longer current — one a candidate page's lesson
       replaced (``PageSupport.superseded``) or one left out by the rule above — when it is older
       than the change, or is a failure that used the old value (a stray later mention, not an
@@ -280,9 +282,11 @@ def newest_values(
       that holds the value's slot now answer, worth what that unit was worth: a question that
       found the old value (a stray failure that still used it) asks for the current one.
 
-    A unit's time is its ``created_at`` (an episode's, or a claim's last evidence)."""
-    stated = [(u, _time(u), _slot_values(u.text)) for u in units]
-    said = [(when, value) for _u, when, values in stated for value in values]
+    A unit's time is its ``created_at`` (an episode's, or a claim's last evidence); at one time
+    an episode is the newer side of a claim, as a claim is never newer than its newest evidence
+    (a claim worded with an old value, dated by an episode stating the new one, is stale)."""
+    stated = [(u, (_time(u), u.kind == "episode"), _slot_values(u.text)) for u in units]
+    said = [(when, value) for u, when, values in stated if not _failure(u) for value in values]
     gone, holders = _superseded(pages), _holders(pages)
     if replaced is not None:
         for value, since in replaced.since.items():
@@ -295,8 +299,9 @@ def newest_values(
             kept.append(unit)
         for old, new in zip(values, newer, strict=True):
             if new is not None:
+                since = new[0][0]
                 for token in set(old.value.split()) - set(new[1].value.split()):
-                    gone[token.casefold()] = max(gone.get(token.casefold(), new[0]), new[0])
+                    gone[token.casefold()] = max(gone.get(token.casefold(), since), since)
     kept, left_out = _without_names(kept, gone)
     return _in_place(kept, left_out, holders, gone, trace)
 
@@ -434,11 +439,15 @@ def _superseded(pages: Iterable[Page]) -> dict[str, datetime]:
     return gone
 
 
+_Stamp = tuple[datetime, bool]
+"""When a unit was said, and whether it is an episode (the newer side at one time)."""
+
+
 def _newer(
-    value: SlotValue, when: datetime, said: Sequence[tuple[datetime, SlotValue]]
-) -> tuple[datetime, SlotValue] | None:
+    value: SlotValue, when: _Stamp, said: Sequence[tuple[_Stamp, SlotValue]]
+) -> tuple[_Stamp, SlotValue] | None:
     """The newest statement of the same slot holding another value, if newer than ``when``."""
-    best: tuple[datetime, SlotValue] | None = None
+    best: tuple[_Stamp, SlotValue] | None = None
     for other, held in said:
         later = other > when and (best is None or other > best[0])
         if later and held.value_key != value.value_key and _same_slot(held.key, value.key):
@@ -472,9 +481,10 @@ def _without_names(
 ) -> tuple[list[RecallItem], list[tuple[RecallItem, set[str]]]]:
     """``units`` but those naming a replaced value (:func:`newest_values`), and those, each
     with the replaced values it names."""
-    if not gone:
+    names = [v for v in gone if not _COUNT.fullmatch(v)]
+    if not names:
         return list(units), []
-    alternatives = "|".join(re.escape(v) for v in sorted(gone, key=len, reverse=True))
+    alternatives = "|".join(re.escape(v) for v in sorted(names, key=len, reverse=True))
     pattern = re.compile(rf"(?<![\w.#@-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
     out, left_out = [], []
     for unit in units:
@@ -484,6 +494,11 @@ def _without_names(
         else:
             left_out.append((unit, named))
     return out, left_out
+
+
+_COUNT = re.compile(r"\d{1,2}")
+"""A replaced value token that names nothing by itself: one or two digits (a part of ``05:30
+UTC``, a tally's count), which any line may hold."""
 
 
 def _failure(unit: RecallItem) -> bool:

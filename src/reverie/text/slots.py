@@ -5,8 +5,9 @@ are about one *slot* when they are the same sentence except for their *value tok
 
 * URLs, quoted strings (``"…"``, ``'…'``, `````…`````), IP addresses and hostnames (with an
   optional ``:port``), ports (``:5432``), versions (``1.2.3``, ``v2``), numbers (``30``, ``2.5``,
-  ``90%``), identifiers with digits (``node-3``, ``py311``, ``us-east-1``) and upper-case names
-  joined by underscores (``TRANSFORM_WH``: a constant, as written, never a word of prose).
+  ``90%``), identifiers with digits (``node-3``, ``py311``, ``us-east-1``, and with dots,
+  ``ubuntu-22.04-8core``) and upper-case names joined by underscores (``TRANSFORM_WH``: a
+  constant, as written, never a word of prose).
 
 The slot key is the sentence with each value token masked as ``<v>``, lowercased, punctuation
 gone, and lightly normalised so that wording around a change does not split a slot:
@@ -52,6 +53,8 @@ _VALUE = re.compile(
     | (?<![\w.]):\d{2,5}\b                                # :port
     | (?<![\w\#])\#[a-z][\w-]*                             # #channel
     | (?<![\w@])@[a-z][\w.-]*                               # @handle
+    | \b(?=[a-z0-9.-]*\d)[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+\b
+                                                          # dotted label (ubuntu-22.04-8core)
     | \b[a-z][a-z0-9]*(?:-[a-z0-9]+){1,4}\b                # hyphenated name (svc-bi-reader)
     | (?-i:\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){1,4}\b)          # CONSTANT_NAME (TRANSFORM_WH)
     | \bv?\d+(?:\.\d+)+[a-z0-9-]*\b | \bv\d+\b           # version
