@@ -143,6 +143,41 @@ def test_a_lesson_taught_by_many_episodes_of_one_problem_is_not_filler() -> None
     assert all(learnt.is_stop(text) for text in world.fillers)
 
 
+def test_a_timeout_line_is_filler_though_timeouts_gather_in_few_problems() -> None:
+    """Timeouts strike five problems, most of them one; the framework's timeout line is on
+    some of them whatever the problem, so its few episodes may spread little, but it is no more
+    common near them than among all timeouts (lift near 1); one problem's own timeout lesson
+    is said only there."""
+    missed_by_spread = 0
+    for seed in range(4):
+        world, line, lesson = _timeouts(seed)
+        learnt = learn_boilerplate(episodes(world.rows), THRESHOLD)
+        assert learnt.is_stop(line) and not learnt.is_stop(lesson), seed
+        missed_by_spread += (learnt.spreads or {})[phrase_key(line)] < THRESHOLD
+    assert missed_by_spread >= 2
+
+
+def _timeouts(seed: int) -> tuple[World, str, str]:
+    rng = random.Random(100 + seed)
+    world = make_world(seed)
+    slow = world.problems[-5:]
+    line, lesson = _phrase(rng, 3, 5), _phrase(rng, 6, 9)
+    for n in range(len(world.rows) + 1, len(world.rows) + 81):
+        problem = rng.choices(slow, weights=[6, 3, 2, 2, 2])[0]
+        row = _row(rng, world, n, n % 14)
+        row.update(
+            situation=f"{rng.choice(problem.situations)} {n}", action=f"{problem.tool} run",
+            tools=[problem.tool], category=problem.category, outcome="timeout", error=None,
+            lesson=None, outcome_details=None,
+        )  # fmt: skip
+        if problem is slow[1] and rng.random() < 0.6:
+            row["lesson"] = lesson
+        elif rng.random() < 0.15:
+            row["outcome_details"] = line
+        world.rows.append(row)
+    return world, line, lesson
+
+
 def test_a_young_brain_does_not_take_a_real_lesson_for_filler() -> None:
     """Three mentions can be three unrelated contexts at most: the spread of n episodes is at
     most n, below the threshold."""
