@@ -29,8 +29,8 @@ document frequency, not by a list of words:
   share of that outcome, is near 1, where a lesson's is many times that (it is said where its
   problem is). A lesson or outcome text (never an action: a call that failed everywhere is
   still the call) with more episodes than ``boilerplate_spread``, of an outcome whose episodes
-  spread over at least that many contexts, is a stop phrase when its lift is at most
-  ``DreamConfig.boilerplate_lift``.
+  spread over at least two unrelated contexts (:data:`MIN_CONTEXTS`), is a stop phrase when
+  its lift is at most ``DreamConfig.boilerplate_lift``.
 * **Tenant.** A framework writes the same status lines for every agent it runs, so a brain's
   statistics also read a share of the newest episodes of a few other brains of its tenant
   (:data:`SIBLINGS`); two brains' contexts never share a channel. A young brain thus knows its
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIELDS",
+    "MIN_CONTEXTS",
     "SAME_CHANNEL",
     "SIBLINGS",
     "Boilerplate",
@@ -90,6 +91,10 @@ is the cosine of what they are about)."""
 SIBLINGS = 4
 """A brain's statistics also read this many other brains of its tenant, each an eighth of the
 window: a framework writes the same status lines for every agent it runs."""
+
+MIN_CONTEXTS = 2.0
+"""A phrase's lift is only read when its outcome's episodes spread over at least this many
+unrelated contexts: where one problem is all a brain knows, nothing tells filler from lesson."""
 
 _WORDS = re.compile(r"[^\W_]+")
 _PRIOR = frozenset({"n a", "na", "none", "null", "nil", "ok", "okay", "tbd", "todo"})
@@ -192,7 +197,7 @@ def learn_boilerplate(
         if key in stops or key in actions:
             continue
         outcome, same = classes.majority(eps)
-        diverse = len(same) > threshold and classes.spread(outcome) >= threshold
+        diverse = len(same) > threshold and classes.spread(outcome) >= MIN_CONTEXTS
         if diverse and lift(same, classes.sums[outcome], contexts) <= most_lift:
             stops.add(key)
     return Boilerplate(frozenset(stops), {k: round(s, 3) for k, s in spreads.items()})

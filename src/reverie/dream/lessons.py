@@ -369,13 +369,13 @@ def _of_the_case(tries: list[_Attempt]) -> list[_Attempt]:
     varying = _varying_args(calls)
     if not varying:
         return tries
-    return [
-        t if t.call is None else replace(
-            t, words=_call_words(t.call.tool, t.call.args, varying),
-            call=ToolCall(t.call.tool, _masked(t.call, varying), t.call.ok),
-        )
-        for t in tries
-    ]  # fmt: skip
+    return [t if t.call is None else _case_free(t, t.call, varying) for t in tries]
+
+
+def _case_free(t: _Attempt, call: ToolCall, varying: frozenset[tuple[str, str]]) -> _Attempt:
+    masked = ToolCall(call.tool, _masked(call, varying), call.ok)
+    words = _call_words(call.tool, call.args, varying)
+    return replace(t, words=words, call=masked, action=masked.text)
 
 
 _OK = {True: Outcome.SUCCESS, False: Outcome.FAILURE}
@@ -469,8 +469,7 @@ def _fix_of(
     before = [e for e in ordered if _failed_in(e) and e.created_at <= start]
     classes = Counter(c for e in before if (c := error_of(e)) and c != "error")
     error = min(classes, key=lambda c: (-classes[c], c)) if classes else None
-    situations = Counter(" ".join(e.situation.split()) for e in before if e.situation.strip())
-    situation = min(situations, key=lambda s: (-situations[s], s)) if situations else ""
+    situation = _usual_situation([e.situation for e in before])
     return Fix(
         action=_fit(cand.action, 200).rstrip(" ."),
         error=error,
@@ -480,6 +479,25 @@ def _fix_of(
         since=start,
         change=cand.change,
     )
+
+
+_ID = re.compile(r"\b[\w-]*\d[\w-]*\b")
+"""A token with a digit: an order, a ticket, a date, a version (:func:`_usual_situation`)."""
+
+
+def _usual_situation(texts: Sequence[str]) -> str:
+    """The situation the failures were usually in, as a sentence of the problem, not of one
+    case: the most common wording once tokens with digits are masked, each masked token given
+    back where all its failures share it (a version, a port) and read ``…`` where they vary
+    (an order, a ticket, a date)."""
+    flat = [" ".join(t.split()) for t in texts if t.strip()]
+    forms = Counter(_ID.sub(_CASE, t) for t in flat)
+    if not forms:
+        return ""
+    form = min(forms, key=lambda f: (-forms[f], f))
+    tokens = [_ID.findall(t) for t in flat if _ID.sub(_CASE, t) == form]
+    kept = iter([ts[0] if len(set(ts)) == 1 else _CASE for ts in zip(*tokens, strict=True)])
+    return _ID.sub(lambda _m: next(kept), form.replace(_CASE, "0"))
 
 
 def _failed_in(ep: Episode) -> bool:
