@@ -260,3 +260,23 @@ def test_routine_work_founds_no_page_of_its_own(tmp_path: Path) -> None:
     for page in rv.pages(SCOPE.key, "active"):
         tools = {tool_of[e] for e in page.citations if e in tool_of}
         assert not tools <= routine, page.title
+
+
+def test_a_note_naming_routine_work_founds_no_page(tmp_path: Path) -> None:
+    """A routine problem whose successes carry a note made of their own words (what was done,
+    not what was learnt) teaches nothing; a note with a word the work does not say is kept."""
+    world = make_world(4)
+    routine = [p for p in world.problems if p.lesson is None]
+    noted, told = routine[0], routine[1]
+    note = " ".join(noted.core).capitalize()  # the words of its situation and action
+    tip = f"{told.core[0]} before {_word(random.Random(9))}".capitalize()
+    for row in world.rows:
+        problem = (
+            noted if noted.tool in row["tools"] else told if told.tool in row["tools"] else None
+        )
+        if problem is not None and row["outcome"] == "success" and "lesson" not in row:
+            row["lesson"] = note if problem is noted else tip
+    rv = _engine(tmp_path / "brain.db")
+    _dream_daily(rv, world)
+    claims = {c.text.rstrip(".") for p in rv.pages(SCOPE.key, "active") for c in p.revision.claims}
+    assert note not in claims and tip in claims

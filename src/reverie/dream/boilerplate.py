@@ -46,7 +46,10 @@ left it. Filler is frequent by nature, so the newest episodes hold it.
 
 The cycle then works on a **view** of its episodes with the stop phrases blanked
 (:meth:`Boilerplate.strip`): grouping, knowledge, lessons, titles and claims all see the episode
-without them. Episodes themselves are never changed.
+without them. So is a success's lesson that only restates the episode (:func:`restates`): a
+note naming routine work ("Posting the weekly uptime summary") makes no page of its own; its
+episodes are a tally of their problem's page, if it has one. Episodes themselves are never
+changed.
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.dream.cluster import STOP_WORDS, order_key
-from reverie.models import TEACHING_ROLES
+from reverie.models import TEACHING_ROLES, Outcome
 from reverie.recall.query import stem
+from reverie.text.slots import slot_of
 
 if TYPE_CHECKING:
     from reverie.config import DreamConfig
@@ -79,6 +83,7 @@ __all__ = [
     "learn_boilerplate",
     "lift",
     "phrase_key",
+    "restates",
     "spread",
 ]
 
@@ -149,13 +154,27 @@ class Boilerplate:
 
     def _view(self, ep: Episode) -> Episode:
         update: dict[str, object] = {}
-        if ep.lesson is not None and self.is_stop(ep.lesson):
+        if ep.lesson is not None and (self.is_stop(ep.lesson) or restates(ep)):
             update["lesson"] = None
         if ep.outcome_details is not None and self.is_stop(ep.outcome_details):
             update["outcome_details"] = None
         if ep.action and phrase_key(ep.action) in self.stops:
             update["action"] = ""
         return ep.model_copy(update=update) if update else ep
+
+
+def restates(ep: Episode) -> bool:
+    """Whether a success's lesson only says what the episode already says: every content word
+    of it is in its situation, action, outcome, tools or category ("Tagging chats for the QA
+    sample" on ``tag_conversation {"tag": "qa_sample"}`` for "Sampling chats for review"). Such
+    a note names the routine work; it teaches nothing. A value it states is a fact, kept."""
+    if ep.outcome is not Outcome.SUCCESS or not ep.lesson:
+        return False
+    said = phrase_key(ep.lesson).split()
+    if not said or slot_of(ep.lesson) is not None:
+        return False
+    fields = (ep.situation, ep.action, ep.outcome_details or "", ep.category or "", *ep.tools)
+    return set(said) <= set(phrase_key(" ".join(fields)).split())
 
 
 def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boilerplate:
