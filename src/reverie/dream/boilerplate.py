@@ -171,7 +171,7 @@ def restates(ep: Episode) -> bool:
     if ep.outcome is not Outcome.SUCCESS or not ep.lesson:
         return False
     said = phrase_key(ep.lesson).split()
-    if not said or slot_of(ep.lesson) is not None:
+    if not said or slot_of(ep.lesson, least=1) is not None:
         return False
     fields = (ep.situation, ep.action, ep.outcome_details or "", ep.category or "", *ep.tools)
     return set(said) <= set(phrase_key(" ".join(fields)).split())
