@@ -159,6 +159,10 @@ class DreamConfig:
     boilerplate_spread: float = 3.25
     """A lesson, outcome or action text whose episodes' contexts are this many unrelated ones
     (their effective number, reverie.dream.boilerplate) is a stop phrase of the brain."""
+    boilerplate_lift: float = 1.6
+    """A lesson or outcome text met at most this many times as often near its episodes as
+    among all episodes of their outcome (reverie.dream.boilerplate, chosen on `reverie bench
+    agent`'s ops and support worlds) is a stop phrase of the brain."""
     boilerplate_window: int = 1000
     """Stop phrases are learnt from the scope's newest this-many episodes each cycle (0: off,
     only the universal prior)."""

@@ -143,6 +143,41 @@ def test_a_lesson_taught_by_many_episodes_of_one_problem_is_not_filler() -> None
     assert all(learnt.is_stop(text) for text in world.fillers)
 
 
+def test_a_timeout_line_is_filler_though_timeouts_gather_in_few_problems() -> None:
+    """Timeouts strike five problems, most of them one; the framework's timeout line is on
+    some of them whatever the problem, so its few episodes may spread little, but it is no more
+    common near them than among all timeouts (lift near 1); one problem's own timeout lesson
+    is said only there."""
+    missed_by_spread = 0
+    for seed in range(4):
+        world, line, lesson = _timeouts(seed)
+        learnt = learn_boilerplate(episodes(world.rows), THRESHOLD)
+        assert learnt.is_stop(line) and not learnt.is_stop(lesson), seed
+        missed_by_spread += (learnt.spreads or {})[phrase_key(line)] < THRESHOLD
+    assert missed_by_spread >= 2
+
+
+def _timeouts(seed: int) -> tuple[World, str, str]:
+    rng = random.Random(100 + seed)
+    world = make_world(seed)
+    slow = world.problems[-5:]
+    line, lesson = _phrase(rng, 3, 5), _phrase(rng, 6, 9)
+    for n in range(len(world.rows) + 1, len(world.rows) + 81):
+        problem = rng.choices(slow, weights=[6, 3, 2, 2, 2])[0]
+        row = _row(rng, world, n, n % 14)
+        row.update(
+            situation=f"{rng.choice(problem.situations)} {n}", action=f"{problem.tool} run",
+            tools=[problem.tool], category=problem.category, outcome="timeout", error=None,
+            lesson=None, outcome_details=None,
+        )  # fmt: skip
+        if problem is slow[1] and rng.random() < 0.6:
+            row["lesson"] = lesson
+        elif rng.random() < 0.15:
+            row["outcome_details"] = line
+        world.rows.append(row)
+    return world, line, lesson
+
+
 def test_a_young_brain_does_not_take_a_real_lesson_for_filler() -> None:
     """Three mentions can be three unrelated contexts at most: the spread of n episodes is at
     most n, below the threshold."""
@@ -225,3 +260,23 @@ def test_routine_work_founds_no_page_of_its_own(tmp_path: Path) -> None:
     for page in rv.pages(SCOPE.key, "active"):
         tools = {tool_of[e] for e in page.citations if e in tool_of}
         assert not tools <= routine, page.title
+
+
+def test_a_note_naming_routine_work_founds_no_page(tmp_path: Path) -> None:
+    """A routine problem whose successes carry a note made of their own words (what was done,
+    not what was learnt) teaches nothing; a note with a word the work does not say is kept."""
+    world = make_world(4)
+    routine = [p for p in world.problems if p.lesson is None]
+    noted, told = routine[0], routine[1]
+    note = " ".join(noted.core).capitalize()  # the words of its situation and action
+    tip = f"{told.core[0]} before {_word(random.Random(9))}".capitalize()
+    for row in world.rows:
+        problem = (
+            noted if noted.tool in row["tools"] else told if told.tool in row["tools"] else None
+        )
+        if problem is not None and row["outcome"] == "success" and "lesson" not in row:
+            row["lesson"] = note if problem is noted else tip
+    rv = _engine(tmp_path / "brain.db")
+    _dream_daily(rv, world)
+    claims = {c.text.rstrip(".") for p in rv.pages(SCOPE.key, "active") for c in p.revision.claims}
+    assert note not in claims and tip in claims

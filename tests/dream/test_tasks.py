@@ -168,6 +168,39 @@ def test_a_call_that_failed_then_worked_with_an_argument_added_is_a_fix(
     assert fixed is not None and fixed.change == 'service: "api" → "web"'
 
 
+def test_an_argument_the_successes_vary_names_the_case_not_the_fix(make_episode: Any) -> None:
+    """Each order is its own case: another order id is neither a fix nor another fix."""
+    from reverie.dream.lessons import current_fix  # noqa: PLC0415
+
+    def call(n: int, tool: str, args: dict[str, Any], outcome: str) -> Any:
+        return make_episode(
+            situation=f"order {n} should be stopped",
+            action=f"{tool} {json.dumps(args)}",
+            outcome=outcome,
+            error="409: cannot cancel, status is shipped" if outcome == "failure" else None,
+            created_at=START + timedelta(minutes=n),
+            session_id=f"s{n // 2}",
+        )
+
+    eps = [
+        step
+        for i, order in enumerate(["W1", "W2", "W3", "W4"])
+        for step in (
+            call(2 * i, "cancel_order", {"order_id": order}, "failure"),
+            call(2 * i + 1, "return_label", {"order_id": order, "method": "dropoff"}, "success"),
+        )
+    ]
+    fix = current_fix(eps, lambda ep: "409")
+    assert fix is not None and len(fix.successes) == fix.attempts == 4  # one fix, four times
+    assert '"method":"dropoff"' in fix.action
+    lookups = [
+        call(0, "lookup_stock", {"sku": "A"}, "failure"),
+        call(1, "lookup_stock", {"sku": "B"}, "success"),
+        call(2, "lookup_stock", {"sku": "C"}, "success"),
+    ]
+    assert current_fix(lookups, lambda ep: None) is None  # another sku: a retry, not a fix
+
+
 def test_the_hook_records_a_whole_run_with_its_result(tmp_path: Path) -> None:
     from reverie.integrations.hook import AgentHook  # noqa: PLC0415
 

@@ -22,6 +22,15 @@ document frequency, not by a list of words:
 * **Stop phrase.** A phrase whose spread reaches ``DreamConfig.boilerplate_spread`` is a stop
   phrase of that brain. The spread of ``n`` episodes is at most ``n``, so a small brain, where a
   real lesson has been taught a few times, cannot mistake it for filler.
+* **Lift.** A framework's timeout line is written after every timeout, and timeouts gather in a
+  few problems, so its spread stays low. What gives it away is that it is no more common near
+  its episodes than anywhere among episodes of the same outcome: its **lift** (:func:`lift`),
+  the likeness-weighted share of its episodes' same-outcome neighbours that carry it, over its
+  share of that outcome, is near 1, where a lesson's is many times that (it is said where its
+  problem is). A lesson or outcome text (never an action: a call that failed everywhere is
+  still the call) with more episodes than ``boilerplate_spread``, of an outcome whose episodes
+  spread over at least two unrelated contexts (:data:`MIN_CONTEXTS`), is a stop phrase when
+  its lift is at most ``DreamConfig.boilerplate_lift``.
 * **Tenant.** A framework writes the same status lines for every agent it runs, so a brain's
   statistics also read a share of the newest episodes of a few other brains of its tenant
   (:data:`SIBLINGS`); two brains' contexts never share a channel. A young brain thus knows its
@@ -37,7 +46,10 @@ left it. Filler is frequent by nature, so the newest episodes hold it.
 
 The cycle then works on a **view** of its episodes with the stop phrases blanked
 (:meth:`Boilerplate.strip`): grouping, knowledge, lessons, titles and claims all see the episode
-without them. Episodes themselves are never changed.
+without them. So is a success's lesson that only restates the episode (:func:`restates`): a
+note naming routine work ("Posting the weekly uptime summary") makes no page of its own; its
+episodes are a tally of their problem's page, if it has one. Episodes themselves are never
+changed.
 """
 
 from __future__ import annotations
@@ -51,8 +63,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.dream.cluster import STOP_WORDS, order_key
-from reverie.models import TEACHING_ROLES
+from reverie.models import TEACHING_ROLES, Outcome
 from reverie.recall.query import stem
+from reverie.text.slots import slot_of
 
 if TYPE_CHECKING:
     from reverie.config import DreamConfig
@@ -61,13 +74,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIELDS",
+    "MIN_CONTEXTS",
     "SAME_CHANNEL",
     "SIBLINGS",
     "Boilerplate",
     "boilerplate_of",
     "is_template_lesson",
     "learn_boilerplate",
+    "lift",
     "phrase_key",
+    "restates",
     "spread",
 ]
 
@@ -80,6 +96,10 @@ is the cosine of what they are about)."""
 SIBLINGS = 4
 """A brain's statistics also read this many other brains of its tenant, each an eighth of the
 window: a framework writes the same status lines for every agent it runs."""
+
+MIN_CONTEXTS = 2.0
+"""A phrase's lift is only read when its outcome's episodes spread over at least this many
+unrelated contexts: where one problem is all a brain knows, nothing tells filler from lesson."""
 
 _WORDS = re.compile(r"[^\W_]+")
 _PRIOR = frozenset({"n a", "na", "none", "null", "nil", "ok", "okay", "tbd", "todo"})
@@ -134,13 +154,27 @@ class Boilerplate:
 
     def _view(self, ep: Episode) -> Episode:
         update: dict[str, object] = {}
-        if ep.lesson is not None and self.is_stop(ep.lesson):
+        if ep.lesson is not None and (self.is_stop(ep.lesson) or restates(ep)):
             update["lesson"] = None
         if ep.outcome_details is not None and self.is_stop(ep.outcome_details):
             update["outcome_details"] = None
         if ep.action and phrase_key(ep.action) in self.stops:
             update["action"] = ""
         return ep.model_copy(update=update) if update else ep
+
+
+def restates(ep: Episode) -> bool:
+    """Whether a success's lesson only says what the episode already says: every content word
+    of it is in its situation, action, outcome, tools or category ("Tagging chats for the QA
+    sample" on ``tag_conversation {"tag": "qa_sample"}`` for "Sampling chats for review"). Such
+    a note names the routine work; it teaches nothing. A value it states is a fact, kept."""
+    if ep.outcome is not Outcome.SUCCESS or not ep.lesson:
+        return False
+    said = phrase_key(ep.lesson).split()
+    if not said or slot_of(ep.lesson, least=1) is not None:
+        return False
+    fields = (ep.situation, ep.action, ep.outcome_details or "", ep.category or "", *ep.tools)
+    return set(said) <= set(phrase_key(" ".join(fields)).split())
 
 
 def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boilerplate:
@@ -152,7 +186,7 @@ def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boil
     episodes = store.recent_episodes(scope, window)
     for sibling in _siblings(store, scope):
         episodes += store.recent_episodes(sibling, max(1, window // (2 * SIBLINGS)))
-    return learn_boilerplate(episodes, config.boilerplate_spread)
+    return learn_boilerplate(episodes, config.boilerplate_spread, config.boilerplate_lift)
 
 
 def _siblings(store: BrainStore, scope: Scope) -> list[Scope]:
@@ -163,18 +197,29 @@ def _siblings(store: BrainStore, scope: Scope) -> list[Scope]:
     return others[:SIBLINGS]
 
 
-def learn_boilerplate(episodes: Sequence[Episode], threshold: float) -> Boilerplate:
-    """The stop phrases of ``episodes``: keys whose spread reaches ``threshold``. Pure and
-    order-independent."""
+def learn_boilerplate(
+    episodes: Sequence[Episode], threshold: float, most_lift: float = 1.6
+) -> Boilerplate:
+    """The stop phrases of ``episodes``: keys whose spread reaches ``threshold``, or whose lift
+    is at most ``most_lift`` (module docstring). Pure and order-independent."""
     ordered = sorted(episodes, key=order_key)
     carriers = _carriers(ordered)
     candidates = {k: eps for k, eps in carriers.items() if len(eps) >= threshold}
     if not candidates:
         return Boilerplate()
-    contexts = _contexts({ep.id: ep for eps in candidates.values() for ep in eps}, ordered)
+    contexts = _contexts({ep.id: ep for ep in ordered}, ordered)
     spreads = {k: spread(eps, contexts) for k, eps in sorted(candidates.items())}
-    stops = frozenset(k for k, s in spreads.items() if s >= threshold)
-    return Boilerplate(stops, {k: round(s, 3) for k, s in spreads.items()})
+    stops = {k for k, s in spreads.items() if s >= threshold}
+    actions = {phrase_key(ep.action) for ep in ordered}
+    classes = _Classes(ordered, contexts)
+    for key, eps in sorted(candidates.items()):
+        if key in stops or key in actions:
+            continue
+        outcome, same = classes.majority(eps)
+        diverse = len(same) > threshold and classes.spread(outcome) >= MIN_CONTEXTS
+        if diverse and lift(same, classes.sums[outcome], contexts) <= most_lift:
+            stops.add(key)
+    return Boilerplate(frozenset(stops), {k: round(s, 3) for k, s in spreads.items()})
 
 
 def _carriers(episodes: Sequence[Episode]) -> dict[str, list[Episode]]:
@@ -227,6 +272,71 @@ def _contexts(wanted: Mapping[str, Episode], everyone: Sequence[Episode]) -> dic
         channel = (ep.scope.key, category, *sorted(t.lower() for t in ep.tools))
         out[ep_id] = _Context({t: v / norm for t, v in raw.items()}, channel)
     return out
+
+
+@dataclass
+class _Sums:
+    """The sum of some episodes' context vectors, and their count per channel."""
+
+    terms: defaultdict[str, float]
+    channels: Counter[tuple[str, ...]]
+    n: int = 0
+
+    @classmethod
+    def of(cls, eps: Iterable[Episode], contexts: Mapping[str, _Context]) -> _Sums:
+        sums = cls(defaultdict(float), Counter())
+        for ep in eps:
+            context = contexts[ep.id]
+            sums.channels[context.channel] += 1
+            sums.n += 1
+            for term, value in context.vector.items():
+                sums.terms[term] += value
+        return sums
+
+    def likeness(self, context: _Context) -> float:
+        """``Σⱼ Zᵢⱼ`` of one context against the summed episodes (:func:`spread`)."""
+        cosine = sum(v * self.terms.get(t, 0.0) for t, v in context.vector.items())
+        return (1 - SAME_CHANNEL) * cosine + SAME_CHANNEL * self.channels[context.channel]
+
+
+class _Classes:
+    """The episodes of each outcome, summed: what a phrase's lift is measured against."""
+
+    def __init__(self, episodes: Sequence[Episode], contexts: Mapping[str, _Context]) -> None:
+        by: defaultdict[str, list[Episode]] = defaultdict(list)
+        for ep in episodes:
+            by[str(ep.outcome)].append(ep)
+        self.members = dict(by)
+        self.sums = {o: _Sums.of(eps, contexts) for o, eps in by.items()}
+        self._contexts = contexts
+        self._spreads: dict[str, float] = {}
+
+    def majority(self, eps: Sequence[Episode]) -> tuple[str, list[Episode]]:
+        """The outcome most of ``eps`` have (ties: by name), and those episodes."""
+        counts = Counter(str(ep.outcome) for ep in eps)
+        outcome = min(counts, key=lambda o: (-counts[o], o))
+        return outcome, [ep for ep in eps if str(ep.outcome) == outcome]
+
+    def spread(self, outcome: str) -> float:
+        if outcome not in self._spreads:
+            self._spreads[outcome] = spread(self.members[outcome], self._contexts)
+        return self._spreads[outcome]
+
+
+def lift(eps: Sequence[Episode], outcome: _Sums, contexts: Mapping[str, _Context]) -> float:
+    """How much more often ``eps``' phrase is met near them than among all ``outcome``
+    episodes: the mean over ``eps`` of ``Σⱼ Zᵢⱼ [j carries it] / Σⱼ Zᵢⱼ`` over the outcome's
+    episodes ``j ≠ i``, divided by the phrase's share of the outcome. Near 1 for text written
+    whatever the problem; a lesson said where its problem is scores many times that."""
+    if len(eps) < 2 or outcome.n < 2:
+        return math.inf
+    own = _Sums.of(eps, contexts)
+    local = []
+    for ep in eps:
+        near = outcome.likeness(contexts[ep.id]) - 1.0  # itself out
+        local.append((own.likeness(contexts[ep.id]) - 1.0) / near if near > 0 else 1.0)
+    share = (len(eps) - 1) / (outcome.n - 1)
+    return (sum(local) / len(local)) / share if share > 0 else math.inf
 
 
 def spread(eps: Sequence[Episode], contexts: Mapping[str, _Context]) -> float:

@@ -25,6 +25,13 @@ call is another action when one argument is added, removed or changed; after a f
 the *same* tool, the claim states what changed (``timeout: "10m" added``). An episode that
 records several calls (a chat turn, a whole run) contributes each call as a try, in order, and
 there only a call of the tool that failed can be its fix.
+
+**The case, not the fix.** An argument whose value the problem's successful calls of a tool do
+not agree on (``order_id``, ``sku``, an amount: two or more values among its successes) names
+the case a call was about, not what made it work. Calls are compared, and a change is stated,
+by whether they pass it, never by its value: ``lookup_stock {"sku": "A"}`` failing, then
+``lookup_stock {"sku": "B"}`` working is a retry, and twelve return labels for twelve orders are
+one fix, twelve times. What the successes agree on (``"timeout": "10m"``) stays in the action.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -286,8 +293,35 @@ def action_words(action: str) -> frozenset[str]:
     return frozenset(t.lower().strip(".,;:") for t in _ACTION_TOKEN.findall(action) if len(t) > 1)
 
 
-def _call_words(tool: str, args: Mapping[str, object]) -> frozenset[str]:
-    return frozenset({tool.lower(), *(f"--{k}={compact_value(v)}" for k, v in args.items())})
+def _call_words(
+    tool: str, args: Mapping[str, object], varying: frozenset[tuple[str, str]] = frozenset()
+) -> frozenset[str]:
+    return frozenset(
+        {tool.lower(), *(f"--{k}={_value(tool, k, v, varying)}" for k, v in args.items())}
+    )
+
+
+_CASE = "…"
+"""What a call's argument reads as when its value names the case (module docstring)."""
+
+
+def _value(tool: str, key: str, value: object, varying: frozenset[tuple[str, str]]) -> str:
+    return _CASE if (tool, key) in varying else compact_value(value)
+
+
+def _varying_args(calls: Sequence[ToolCall]) -> frozenset[tuple[str, str]]:
+    """The ``(tool, argument)`` pairs whose value the successful calls do not agree on: two or
+    more values among them, so the value names the case, not the fix (module docstring)."""
+    seen: dict[tuple[str, str], set[str]] = {}
+    for call in calls:
+        if call.ok:
+            for key, value in call.args.items():
+                seen.setdefault((call.tool, key), set()).add(compact_value(value))
+    return frozenset(pair for pair, values in seen.items() if len(values) >= 2)
+
+
+def _masked(call: ToolCall, varying: frozenset[tuple[str, str]]) -> dict[str, object]:
+    return {k: _CASE if (call.tool, k) in varying else v for k, v in call.args.items()}
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -325,6 +359,25 @@ def _attempts(ep: Episode) -> list[_Attempt]:
     return out
 
 
+def _of_the_case(tries: list[_Attempt]) -> list[_Attempt]:
+    """``tries`` compared without the argument values that name the case (module docstring)."""
+    calls = [
+        ToolCall(t.call.tool, t.call.args, t.outcome is Outcome.SUCCESS)
+        for t in tries
+        if t.call is not None
+    ]
+    varying = _varying_args(calls)
+    if not varying:
+        return tries
+    return [t if t.call is None else _case_free(t, t.call, varying) for t in tries]
+
+
+def _case_free(t: _Attempt, call: ToolCall, varying: frozenset[tuple[str, str]]) -> _Attempt:
+    masked = ToolCall(call.tool, _masked(call, varying), call.ok)
+    words = _call_words(call.tool, call.args, varying)
+    return replace(t, words=words, call=masked, action=masked.text)
+
+
 _OK = {True: Outcome.SUCCESS, False: Outcome.FAILURE}
 
 
@@ -355,7 +408,7 @@ class _History:
 def current_fix(work: Sequence[Episode], error_of: Callable[[Episode], str | None]) -> Fix | None:
     """The fix this problem's history supports now, or ``None`` (module docstring)."""
     ordered = sorted(work, key=_time_order)
-    tries = [a for ep in ordered for a in _attempts(ep)]
+    tries = _of_the_case([a for ep in ordered for a in _attempts(ep)])
     first_failure = next((i for i, a in enumerate(tries) if a.outcome in FAILING), None)
     if first_failure is None:
         return None
@@ -416,8 +469,7 @@ def _fix_of(
     before = [e for e in ordered if _failed_in(e) and e.created_at <= start]
     classes = Counter(c for e in before if (c := error_of(e)) and c != "error")
     error = min(classes, key=lambda c: (-classes[c], c)) if classes else None
-    situations = Counter(" ".join(e.situation.split()) for e in before if e.situation.strip())
-    situation = min(situations, key=lambda s: (-situations[s], s)) if situations else ""
+    situation = _usual_situation([e.situation for e in before])
     return Fix(
         action=_fit(cand.action, 200).rstrip(" ."),
         error=error,
@@ -427,6 +479,25 @@ def _fix_of(
         since=start,
         change=cand.change,
     )
+
+
+_ID = re.compile(r"\b[\w-]*\d[\w-]*\b")
+"""A token with a digit: an order, a ticket, a date, a version (:func:`_usual_situation`)."""
+
+
+def _usual_situation(texts: Sequence[str]) -> str:
+    """The situation the failures were usually in, as a sentence of the problem, not of one
+    case: the most common wording once tokens with digits are masked, each masked token given
+    back where all its failures share it (a version, a port) and read ``…`` where they vary
+    (an order, a ticket, a date)."""
+    flat = [" ".join(t.split()) for t in texts if t.strip()]
+    forms = Counter(_ID.sub(_CASE, t) for t in flat)
+    if not forms:
+        return ""
+    form = min(forms, key=lambda f: (-forms[f], f))
+    tokens = [_ID.findall(t) for t in flat if _ID.sub(_CASE, t) == form]
+    kept = iter([ts[0] if len(set(ts)) == 1 else _CASE for ts in zip(*tokens, strict=True)])
+    return _ID.sub(lambda _m: next(kept), form.replace(_CASE, "0"))
 
 
 def _failed_in(ep: Episode) -> bool:
