@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,16 @@ def test_smoke_run_reports_and_renders(tmp_path: Path) -> None:
     text = console.export_text()
     assert "ingest 300" in text and "recall p99" in text and "cycle 300" in text
     assert "ingest per episode:" in text and "admit (parse, validate)" in text
+
+
+def test_the_cycle_is_model_free_whatever_embedder_is_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVERIE_EMBEDDER", "hashing")
+    run_core(sizes=(300,), queries=5, workdir=tmp_path)
+    with sqlite3.connect(tmp_path / "core-300.db") as conn:
+        assert conn.execute("SELECT count(*) FROM vector_units").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM embeddings").fetchone() == (0,)
 
 
 def test_rejects_empty_sizes(tmp_path: Path) -> None:

@@ -345,7 +345,9 @@ def _run_size(
 ) -> tuple[IngestFigure | None, CycleFigure, RecallFigure | None]:
     rows = list(synthetic_episodes(size, seed=0, start=_start(size)))
     path = _fresh(workdir / f"core-{size}.db")
-    with Reverie.open(path, config=_config(size)) as rv:
+    # The cycle is measured model-free: the brain opens with no embedder whatever the
+    # environment configures, and recall's embedder (if any) indexes after the cycle.
+    with Reverie.open(path, config=_config(size), embedder=None) as rv:
         if largest:
             ingest = _ingest_figure(rv, rows, workdir)
         else:
