@@ -12,6 +12,7 @@ import reverie.store.sql.base as sql_base
 from reverie import Reverie
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
+from reverie.store.sqlite.text import scoped
 from tests.conftest import EpisodeFactory
 
 MINE = Scope.parse("acme/coder")
@@ -30,25 +31,36 @@ def store(tmp_path: Path) -> SQLiteStore:
     return s
 
 
+def _scoped_reference(
+    store: SQLiteStore, terms: list[str], limit: int, window: int
+) -> list[tuple[int, float]]:
+    """The ranking by definition, in one table: bm25 with the scope token in the MATCH over
+    the scope's newest ``window`` matches."""
+    return [
+        (r[0], r[1])
+        for r in store.read(
+            "SELECT rowid, rank FROM (SELECT rowid, bm25(episodes_fts, 0, 1.0) AS rank"
+            " FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)"
+            " ORDER BY rank, rowid DESC LIMIT ?",
+            (scoped(MINE, "body", terms), window, limit),
+        )
+    ]
+
+
 @pytest.mark.parametrize("terms", [["deploy"], ["vault", "token"], ["cache", "retry", "rollback"]])
 def test_one_scope_fast_path_ranks_as_the_scoped_query(
     store: SQLiteStore, make_episode: EpisodeFactory, terms: list[str]
 ) -> None:
     store.append([make_episode(situation=t, action="", error=None) for t in _texts(1, 300)])
-    fast = store.backend._ranked_alone(MINE, terms, 15, window=60)
-    assert fast is not None and len(fast) == 15
-    assert fast == store.backend._ranked_scoped(MINE, terms, 15, window=60)
-    newest = store.read(
-        "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY rowid DESC LIMIT 60",
-        (store.backend._match(MINE, "body", terms),),
-    )
-    assert {seq for seq, _ in fast} <= {r[0] for r in newest}  # inside the window
+    fast = store.backend.text.ranked(MINE, terms, 15, window=60)
+    assert len(fast) == 15
+    assert fast == _scoped_reference(store, terms, 15, 60)
     found = store.search_episodes(MINE, terms, 15, window=60)
     assert [e.seq for e, _ in found] == [seq for seq, _ in fast]
     assert [s for _, s in found] == [-rank for _, rank in fast]
 
 
-def test_a_second_scope_turns_the_fast_path_off(
+def test_a_second_scope_is_never_found_and_ranks_as_the_scoped_query(
     store: SQLiteStore, make_episode: EpisodeFactory
 ) -> None:
     mine, theirs = _texts(2, 200), _texts(3, 200)
@@ -59,11 +71,10 @@ def test_a_second_scope_turns_the_fast_path_off(
             make_episode(scope="acme/other", situation=b, action="", error=None),
         ]
     store.append(episodes)
-    assert store.backend._ranked_alone(MINE, ["deploy"], 10, window=40) is None
     found = store.search_episodes(MINE, ["deploy", "vault"], 10, window=40)
     assert len(found) == 10
     assert all(e.scope == MINE for e, _ in found)
-    ranked = store.backend._ranked_scoped(MINE, ["deploy", "vault"], 10, window=40)
+    ranked = _scoped_reference(store, ["deploy", "vault"], 10, 40)
     assert [e.seq for e, _ in found] == [seq for seq, _ in ranked]
 
 

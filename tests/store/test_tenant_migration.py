@@ -38,6 +38,8 @@ QUERY = "kubectl rollout status timeout"
 TENANT_IDS = "0014_tenant_ids"
 
 DOWN = """
+DROP TABLE IF EXISTS episodes_fts_parts;
+DELETE FROM _migrations WHERE name = '0018_episode_text_parts';
 DROP TABLE IF EXISTS recall_stats;
 DELETE FROM _migrations WHERE name = '0017_recall_stats';
 DROP TABLE IF EXISTS brain_meta;
@@ -111,8 +113,8 @@ CREATE INDEX vector_units_scope ON vector_units(scope_key, model, n);
 CREATE INDEX vector_units_hash ON vector_units(scope_key, model, hash);
 DELETE FROM _migrations WHERE name = '0014_tenant_ids';
 """
-"""The inverse of migration 0014 (and of 0015 and 0017 after it, which only add tables), run with
-foreign keys off as 0014 itself is."""
+"""The inverse of migration 0014 (and of 0015, 0017 and 0018 after it, which only add tables),
+run with foreign keys off as 0014 itself is."""
 
 
 def _day(day: int, n: int = 3) -> list[dict[str, Any]]:
@@ -263,6 +265,7 @@ def test_a_migration_that_would_leave_a_key_pointing_at_nothing_changes_nothing(
 
 
 PG_DOWN = """
+DELETE FROM _migrations WHERE name = '0018_episode_text_parts';
 DROP TABLE IF EXISTS recall_stats;
 DELETE FROM _migrations WHERE name = '0017_recall_stats';
 DROP TRIGGER IF EXISTS archive_bundles_blob ON archive_bundles;

@@ -12,7 +12,7 @@ validation, indexing and logic cost rather than how fast the disk is:
 - **cycle** — one model-free ``Reverie.dream`` per size that takes every episode, against
   reading all of the scope's rows (``store.scan``);
 - **recall** — ``Reverie.recall`` latency at the largest size after its cycle, against the raw
-  FTS5 ``MATCH`` queries (pages and episodes) for the same terms.
+  FTS5 ``MATCH`` queries (pages and every part of the episodes' index) for the same terms.
 
 Each size runs on a fresh SQLite file under ``workdir``. Objects that exist before a timed
 phase (the pre-built input rows above all) are frozen out of the garbage collector for its
@@ -47,6 +47,7 @@ from reverie.intake import IngestClock, admit
 from reverie.models import Scope
 from reverie.recall import query_terms
 from reverie.store.sql.rows import fts_phrase, scope_token
+from reverie.store.sqlite.text import part_table
 
 __all__ = [
     "CYCLE_TARGET_S",
@@ -287,13 +288,15 @@ def _recall_times(
 def _fts_times(path: Path, queries: Sequence[str], scope: Scope) -> list[float]:
     token = scope_token(scope.key)
     conn = sqlite3.connect(path)
+    parts = [part_table(r[0]) for r in conn.execute("SELECT low FROM episodes_fts_parts")]
     times: list[float] = []
     try:
         for q in queries:
             terms = " OR ".join(fts_phrase(t) for t in query_terms(q))
             start = time.perf_counter()
             if terms:
-                for table, column in (("pages_fts", "{title body}"), ("episodes_fts", "body")):
+                tables = [("pages_fts", "{title body}"), *((t, "body") for t in parts)]
+                for table, column in tables:
                     conn.execute(
                         f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
                         (f"scope : {token} AND {column} : ({terms})", _CANDIDATES),

@@ -35,13 +35,12 @@ from reverie.store.sql.rows import (
     INSERT_COLUMNS,
     LEAN_REVISION_COLUMNS,
     episode_rows,
-    episode_search_text,
-    fts_phrase,
     marks,
     scope_token,
 )
 from reverie.store.sql.store import SQLStore
 from reverie.store.sqlite.target import MEMORY, sqlite_target
+from reverie.store.sqlite.text import EpisodeText, scoped
 
 __all__ = ["SQLiteBackend", "SQLiteStore"]
 
@@ -106,6 +105,7 @@ class SQLiteBackend:
             raise store_failure(exc).error(self.path) from exc
         self._lock = threading.RLock()
         self._pragmas(busy_timeout_ms)
+        self.text = EpisodeText(self.read)
 
     def _pragmas(self, busy_timeout_ms: int) -> None:
         c = self._conn
@@ -202,11 +202,7 @@ class SQLiteBackend:
         return stored
 
     def index_episodes(self, c: sqlite3.Connection, episodes: Sequence[Episode]) -> None:
-        tokens = {key: scope_token(key) for key in {e.scope.key for e in episodes}}
-        c.executemany(
-            "INSERT INTO episodes_fts(rowid, scope, body) VALUES (?,?,?)",
-            [(e.seq, tokens[e.scope.key], episode_search_text(e)) for e in episodes],
-        )
+        self.text.index(c, episodes)
 
     # -- erasure: the contentless index forgets a row only by its values, then a merge ---------
 
@@ -225,19 +221,14 @@ class SQLiteBackend:
         stub's entry went when it was stubbed)."""
         for where, params in self.dialect.members("seq", list(seqs)):
             rows = c.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
-            live = [e for e in map(self.decode.episode, rows) if not is_stub(e)]
-            c.executemany(
-                "INSERT INTO episodes_fts(episodes_fts, rowid, scope, body)"
-                " VALUES ('delete', ?, ?, ?)",
-                [(e.seq, scope_token(e.scope.key), episode_search_text(e)) for e in live],
-            )
+            self.text.unindex(c, [e for e in map(self.decode.episode, rows) if not is_stub(e)])
 
     def unindex_page(self, c: sqlite3.Connection, rid: int) -> None:
         c.execute("DELETE FROM pages_fts WHERE rowid = ?", (rid,))
 
     def compact_text_index(self, c: sqlite3.Connection) -> None:
         """Merge every segment: a deleted row's terms stay in older segments until then."""
-        for table in ("episodes_fts", "pages_fts"):
+        for table in (*self.text.tables(c), "pages_fts"):
             c.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
     def residue(self, c: sqlite3.Connection) -> list[str]:
@@ -334,20 +325,11 @@ class SQLiteBackend:
 
     # -- search: FTS5 BM25, scope token inside the MATCH -------------------------------------
 
-    @staticmethod
-    def _match(scope: Scope, column: str, terms: Sequence[str]) -> str:
-        return f"scope : {scope_token(scope.key)} AND {SQLiteBackend._any_of(column, terms)}"
-
-    @staticmethod
-    def _any_of(column: str, terms: Sequence[str]) -> str:
-        """An FTS5 expression: any of ``terms`` in ``column``."""
-        return f"{column} : ({' OR '.join(fts_phrase(t) for t in terms)})"
-
     def search_pages(
         self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str]
     ) -> list[tuple[Page, float]]:
         wanted = list(statuses)
-        match = self._match(scope, "{title body}", terms)
+        match = scoped(scope, "{title body}", terms)
         rows = self.read(
             "SELECT f.rowid, -bm25(pages_fts, 0, 0, 2.0, 1.0) AS score FROM pages_fts f"
             " WHERE pages_fts MATCH ? ORDER BY bm25(pages_fts, 0, 0, 2.0, 1.0) LIMIT ?",
@@ -377,14 +359,9 @@ class SQLiteBackend:
     def search_episodes(
         self, scope: Scope, terms: Sequence[str], limit: int, window: int | None
     ) -> list[tuple[Episode, float]]:
-        # Rank inside the FTS table first, then read only the top rows: joining every match
-        # before sorting costs a row lookup per match (tens of thousands for common terms).
-        # With a window, only the newest `window` matches are scored: FTS5 walks the doclists
-        # newest first and stops, so a term matching most of the brain costs the window, not
-        # the brain. Older evidence reaches recall through the pages it was distilled into.
-        ranked = self._ranked_alone(scope, terms, limit, window) if window is not None else None
-        if ranked is None:
-            ranked = self._ranked_scoped(scope, terms, limit, window)
+        # Rank inside the FTS tables first (reverie.store.sqlite.text), then read only the top
+        # rows: joining every match before sorting costs a row lookup per match.
+        ranked = self.text.ranked(scope, terms, limit, window)
         if not ranked:
             return []
         rows = self.read(
@@ -394,56 +371,6 @@ class SQLiteBackend:
         )
         found = {r[0]: self.decode.episode(r) for r in rows}
         return [(found[seq], -rank) for seq, rank in ranked if seq in found]
-
-    def _ranked_scoped(
-        self, scope: Scope, terms: Sequence[str], limit: int, window: int | None
-    ) -> list[tuple[int, float]]:
-        """The ``limit`` best (rowid, bm25) of ``scope`` for ``terms``, best first."""
-        candidates = "SELECT rowid, bm25(episodes_fts, 0, 1.0) AS rank FROM episodes_fts"
-        candidates += " WHERE episodes_fts MATCH ?"
-        params: list[Any] = [self._match(scope, "body", terms)]
-        if window is not None:
-            candidates += " ORDER BY rowid DESC LIMIT ?"
-            params.append(window)
-        return self.read(
-            f"SELECT rowid, rank FROM ({candidates}) ORDER BY rank, rowid DESC LIMIT ?",
-            (*params, limit),
-        )
-
-    def _ranked_alone(
-        self, scope: Scope, terms: Sequence[str], limit: int, window: int
-    ) -> list[tuple[int, float]] | None:
-        """What :meth:`_ranked_scoped` returns, faster when ``scope`` is the only one with
-        episodes (an agent's own brain); None when other scopes share the brain.
-
-        bm25 first counts the documents holding each phrase of the query by walking its whole
-        doclist, the scope token's too, which every episode of the scope carries (about 5 ms
-        at 100,000 episodes). Here the scope token only finds the window's bounds (rowids, no
-        ranking), and bm25 ranks the body terms between them: the same rows (no other scope
-        has any) and the same scores (the scope column weighs 0). Checked after the bounds are
-        read, and rowids only grow (AUTOINCREMENT), so an episode of another scope stored
-        meanwhile lies past the window."""
-        bounds = self.read(
-            "SELECT min(rowid), max(rowid) FROM (SELECT rowid FROM episodes_fts"
-            " WHERE episodes_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
-            (self._match(scope, "body", terms), window),
-        )
-        low, high = bounds[0]
-        if low is None:
-            return []
-        others = self.read(
-            "SELECT EXISTS(SELECT 1 FROM episodes WHERE scope_key < ?)"
-            " OR EXISTS(SELECT 1 FROM episodes WHERE scope_key > ?)",
-            (scope.key, scope.key),
-        )
-        if others[0][0]:
-            return None
-        return self.read(
-            "SELECT rowid, bm25(episodes_fts, 0, 1.0) AS rank FROM episodes_fts"
-            " WHERE episodes_fts MATCH ? AND rowid BETWEEN ? AND ?"
-            " ORDER BY rank, rowid DESC LIMIT ?",
-            (self._any_of("body", terms), low, high, limit),
-        )
 
 
 def _take(
