@@ -90,7 +90,9 @@ class _Packer:
     ) -> None:
         self.room, self.covers, self.trace = room, covers, trace
         self.taken: list[tuple[int, RecallItem]] = []  # (packing rank, unit priced in place)
-        self.covered: set[str] = set()
+        # the citations of each packed page that covers episodes: kept apart, not merged, as a
+        # page can cite thousands and is asked about only the few candidate episodes
+        self.covered: list[frozenset[str]] = []
         self.titled: set[str] = set()  # pages with a line packed: their title is written
         self.excerpts: set[str] = set()  # what the packed episodes say
         self.waiting: list[tuple[int, RecallItem, int]] = []
@@ -101,7 +103,7 @@ class _Packer:
         if item.kind == "episode" and item.text in self.excerpts:
             self._cut(item, "says what a packed episode says, word for word")
             return
-        if item.kind == "episode" and item.id in self.covered:
+        if item.kind == "episode" and any(item.id in cites for cites in self.covered):
             self.waiting.append((rank, item, listed))
             self._cut(item, "a packed page already answers for this episode")
             return
@@ -150,7 +152,7 @@ class _Packer:
     def _cover(self, cites: frozenset[str], page: RecallItem) -> None:
         """``page`` answers for the episodes ``cites``: those already taken are taken out,
         their room given back, and wait with the others."""
-        self.covered |= cites
+        self.covered.append(cites)
         kept = []
         for rank, unit in self.taken:
             if unit.kind == "episode" and unit.id in cites:

@@ -31,6 +31,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from reverie.text.fold import fold
@@ -47,6 +48,29 @@ def _as_is(value: Any) -> Any:
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+def _json_text(text: str) -> Any:
+    """A JSON column's value from its text. The empty object, and lists of strings (an
+    episode's tools and entities, which repeat from episode to episode), skip the parser: a
+    cycle reads every new episode, and a fresh copy of a remembered list shares its strings
+    with every other episode that names them."""
+    if text == "{}":
+        return {}
+    if text.startswith("["):
+        strings = _strings(text)
+        if strings is not None:
+            return list(strings)
+    return json.loads(text)
+
+
+@lru_cache(maxsize=4096)
+def _strings(text: str) -> tuple[str, ...] | None:
+    """The JSON list ``text`` as a tuple, when every item is a string; else None."""
+    value = json.loads(text)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
 
 
 def _parse(value: str | None) -> datetime | None:
@@ -132,7 +156,7 @@ class SQLiteDialect(Dialect):
     when = staticmethod(_parse)
     lease_ts = staticmethod(lease_time)
     lease_at = staticmethod(_lease_parse)
-    json = staticmethod(json.loads)
+    json = staticmethod(_json_text)
     vector_in = vector_out = staticmethod(_as_is)
 
     def members(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
