@@ -163,7 +163,9 @@ def test_run_a_recall_with_explain(live: Live, page: Any) -> None:
     assert page.locator("tr.trace-unit.cut").count() == len(answer["trace"]["units"]) - len(
         answer["items"]
     )
-    assert "no room" in page.locator("#trace-table").inner_text()
+    shown = page.locator("#trace-table").inner_text()
+    cut = [u["reason"] for u in answer["trace"]["units"] if u["decision"] != "packed"]
+    assert cut and all(reason in shown for reason in cut)  # each cut unit says why
     assert page.locator("#budget-bar svg rect.unit").count() == len(answer["items"])
     summary = page.locator("#recall-summary").inner_text()
     assert summary.startswith(f"{answer['used_tokens']} of 250 tokens")
