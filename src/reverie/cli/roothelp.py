@@ -73,15 +73,16 @@ def _panel(title: str, rows: list[list[Any]], first: int | None = None) -> Any:
     return Panel(table, border_style="dim", title=title, title_align="left")
 
 
-def _first_paragraph(text: str | None) -> str:
-    return " ".join((text or "").strip().split("\n\n")[0].split())
-
-
 def index_of(app: Any) -> dict[str, Any]:
     """The root help's content as the Typer ``app`` itself would print it."""
     import typer.main
     from typer import _click
     from typer.core import TyperGroup
+
+    from reverie.cli.shape import unwrapped
+
+    def first_paragraph(text: str | None) -> str:
+        return unwrapped(text or "").split("\n\n")[0]
 
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup), "the reverie app is a group of commands"
@@ -90,7 +91,7 @@ def index_of(app: Any) -> dict[str, Any]:
         [
             ", ".join([*p.opts, *p.secondary_opts]),
             p.metavar or "",
-            _first_paragraph(getattr(p, "help", "")),
+            first_paragraph(getattr(p, "help", "")),
         ]
         for p in group.get_params(ctx)
         if not getattr(p, "hidden", False)
@@ -100,13 +101,13 @@ def index_of(app: Any) -> dict[str, Any]:
         command = group.get_command(ctx, name)
         if command is None or command.hidden:
             continue
-        text = _first_paragraph(command.short_help or command.help)
+        text = first_paragraph(command.short_help or command.help)
         panels.setdefault(getattr(command, "rich_help_panel", None) or "Commands", []).append(
             [name, text]
         )
     return {
         "usage": "reverie [OPTIONS] COMMAND [ARGS]...",
-        "about": _first_paragraph(group.help),
+        "about": first_paragraph(group.help),
         "options": options,
         "panels": [[title, rows] for title, rows in panels.items()],
     }
