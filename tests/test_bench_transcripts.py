@@ -70,5 +70,7 @@ def test_a_title_is_an_utterance_with_or_without_a_speaker_label() -> None:
     assert is_utterance_title("user: I'd like to make some changes if possible.", said)
     assert is_utterance_title("I'd like to make some changes…", said)
     assert is_utterance_title("Hello there, I need help", said)
+    assert is_utterance_title("Make some changes if possible", said)  # quoted mid-sentence
+    assert not is_utterance_title("Making changes", said)
     assert not is_utterance_title("Changing the items of a pending order", said)
     assert not is_utterance_title("note: Changing the items", said)

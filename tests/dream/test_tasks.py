@@ -242,3 +242,25 @@ def test_what_a_run_s_requester_says_is_its_request_not_a_fact_of_the_brain(
         rv.ingest(told.items, scope="acme/chat")
         rv.dream("acme/chat", now=START + timedelta(days=30))
         assert any(p.kind == "fact" for p in rv.pages("acme/chat"))  # no result: a chat turn
+
+
+def test_a_task_title_names_the_action_asked_for_and_never_quotes_the_request() -> None:
+    from reverie.bench.transcripts import is_utterance_title
+    from reverie.dream.tasks import task_title
+    from reverie.models import Episode
+
+    requests = [
+        "Hi! I need to cancel my flights from MCO to CLT and get a refund, please.",
+        "Hello, I need to cancel my flights from MCO to CLT and get my money back.",
+    ]
+    calls = [
+        ("get_reservation_details", {"reservation_id": "X1"}, '{"ok": true}'),
+        ("cancel_reservation", {"reservation_id": "X1"}, '{"ok": true}'),
+    ]
+    runs = [_run(f"r{i}", r, calls, 1.0, i) for i, r in enumerate(requests)]
+    lines = [(n + 1, json.dumps(t)) for n, t in enumerate(runs)]
+    items = parse("openai-chat", lines, scope=Scope.parse(SCOPE)).items
+    work = [Episode.model_validate({**i, "scope": SCOPE}) for i in items]
+    title = task_title(work)
+    assert title == "Canceling flights from MCO to CLT", title
+    assert not is_utterance_title(title, requests)

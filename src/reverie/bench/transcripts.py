@@ -14,8 +14,9 @@ Figures:
   not starting with a read verb, :data:`READ_PREFIXES`); a page's purity is the share of the
   runs it cites that are of its most common kind; the figure is their mean weighted by cited
   runs;
-* **utterance titles** — titles that are a verbatim prefix of a user message, or open with a
-  salutation, with or without a speaker's label before them (:data:`SALUTATIONS`: the
+* **utterance titles** — titles that are a verbatim prefix of a user message, quote
+  :data:`QUOTED_WORDS` or more of its words in a row (case and punctuation aside), or open
+  with a salutation, with or without a speaker's label before them (:data:`SALUTATIONS`: the
   measure, not a mechanism of the product);
 * **coverage** — the share of runs some page cites.
 """
@@ -23,6 +24,7 @@ Figures:
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -45,6 +47,8 @@ SCOPE = "bench/transcripts"
 START = datetime(2026, 1, 5, 8, tzinfo=UTC)
 READ_PREFIXES = ("get_", "search_", "list_", "calculate", "think", "find_")
 SPEAKER_LABEL = 60
+QUOTED_WORDS = 3
+"""A title that runs this many of a user's words in a row, or more, quotes the user."""
 SALUTATIONS = ("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "greetings")
 
 
@@ -95,15 +99,26 @@ def _user_texts(run: dict[str, Any]) -> list[str]:
 
 
 def is_utterance_title(title: str, user_texts: Sequence[str]) -> bool:
-    """Whether a title opens with a greeting or is the start of a user's message, also once a
-    speaker's label (``"user: "``) is taken off."""
+    """Whether a title opens with a greeting, is the start of a user's message, or quotes
+    :data:`QUOTED_WORDS` or more of a message's words in a row, also once a speaker's label
+    (``"user: "``) is taken off."""
     head = title.rstrip("…").strip().lower()
     label, colon, rest = head.partition(": ")
     heads = [head, rest.strip()] if colon and len(label) <= SPEAKER_LABEL else [head]
     texts = [" ".join(t.split()).lower() for t in user_texts]
+    spoken = [f" {' '.join(_WORDS.findall(t))} " for t in texts]
+
+    def quoted(h: str) -> bool:
+        words = _WORDS.findall(h)
+        return len(words) >= QUOTED_WORDS and any(f" {' '.join(words)} " in t for t in spoken)
+
     return any(
-        h.startswith(SALUTATIONS) or (h and any(t.startswith(h) for t in texts)) for h in heads
+        h.startswith(SALUTATIONS) or (h and any(t.startswith(h) for t in texts)) or quoted(h)
+        for h in heads
     )
+
+
+_WORDS = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 
 
 def _dream(rv: Reverie, runs: Sequence[dict[str, Any]], nights: int) -> dict[str, str]:

@@ -211,9 +211,18 @@ def _content(words: Sequence[str]) -> list[str | None]:
 
 
 def task_title(work: Sequence[Episode], limit: int = 120) -> str | None:
-    """The request the group's runs share, as a short phrase: the span of the most typical
-    request holding the :data:`TITLE_WORDS` content words most requests share. None without
-    task episodes."""
+    """What the group's runs were asked to do, named as an activity and never quoted.
+
+    The most typical request of the group (the one holding most of the content words the
+    requests share, a word the runs' tools also name counting as shared) gives the action:
+    a word that opens the name of a tool the runs called (``return`` for
+    ``return_delivered_order_items``; of several, the one fewest tools open), else the verb of
+    its first infinitive ("I need to *change* …"), else its first word where it opens the
+    request (an imperative). The title is that action as a gerund and what it is done to, up
+    to the end of the clause, without the speaker's pronouns: "I need to cancel my flights
+    from MCO to CLT and get a refund" gives "Canceling flights from MCO to CLT". A request
+    with no action is titled by the content words of its span holding the :data:`TITLE_WORDS`
+    words the group's requests share most. None without task episodes."""
     requests = list(dict.fromkeys(" ".join(ep.situation.split()) for ep in work if is_task(ep)))
     if not requests:
         return None
@@ -224,14 +233,119 @@ def task_title(work: Sequence[Episode], limit: int = 120) -> str | None:
     for term in df:  # what the runs did names the request
         df[term] += len(requests) / named[term] if term in named else 0
     best = max(range(len(requests)), key=lambda i: (_typicality(stems[i], df), -i))
-    span, start = _span(words[best], stems[best], df)
-    if not span:
+    request = _Request.of(requests[best])
+    at = request.action(_tool_verbs(work))
+    phrase = (request.activity(at) if at is not None else "") or request.gist(df)
+    if not phrase:
         return None
-    if start == 0:  # the request opens with it: an imperative ("Cancel my flight")
-        span[0] = gerund(span[0])
-    phrase = " ".join(span)
     phrase = phrase[0].upper() + phrase[1:]
     return phrase if len(phrase) <= limit else phrase[: limit - 1].rstrip() + "…"
+
+
+PERSONAL = frozenset(
+    ["i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "you", "your", "yours"]
+)
+"""The speaker's and the listener's pronouns: a title names the problem, not who has it."""
+CLAUSE_WORDS = frozenset(
+    [
+        "and",
+        "but",
+        "or",
+        "so",
+        "because",
+        "that",
+        "which",
+        "who",
+        "since",
+        "while",
+        "if",
+        "as",
+        "when",
+    ]
+)
+"""Words that open another clause: the action's object ends before them."""
+
+
+@dataclass(frozen=True)
+class _Request:
+    words: tuple[str, ...]
+    stems: tuple[str | None, ...]
+    breaks: frozenset[int]
+    """Positions of the words a clause or sentence ends after (punctuation follows them)."""
+    names: frozenset[str]
+    """Words written capitalised where no sentence starts: names and acronyms."""
+
+    @classmethod
+    def of(cls, text: str) -> _Request:
+        found = list(_WORD.finditer(text))
+        words = tuple(m.group() for m in found)
+        breaks = {
+            i
+            for i, m in enumerate(found[:-1])
+            if _PUNCT.search(text[m.end() : found[i + 1].start()])
+        }
+        names = {
+            m.group()
+            for i, m in enumerate(found)
+            if m.group()[:1].isupper() and i > 0 and i - 1 not in breaks
+        }
+        return cls(words, tuple(_content(words)), frozenset(breaks), frozenset(names))
+
+    def action(self, verbs: Mapping[str, int]) -> int | None:
+        """Where the request says what it wants done (:func:`task_title`)."""
+        named = [i for i, s in enumerate(self.stems) if s and s in verbs]
+        if named:
+            return min(named, key=lambda i: (verbs[self.stems[i] or ""], i))
+        for i, w in enumerate(self.words[:-1]):
+            if w.lower() == "to" and self.stems[i + 1] and self.words[i + 1].islower():
+                return i + 1
+        return 0 if self.stems and self.stems[0] else None
+
+    def activity(self, at: int) -> str:
+        """The action at ``at`` as a gerund and its object, to the end of its clause; empty
+        when the clause names no object."""
+        end = at
+        for i in range(at + 1, min(len(self.words), at + SPAN_WORDS)):
+            if at + 1 < i and (i - 1 in self.breaks or self.words[i].lower() in CLAUSE_WORDS):
+                break
+            if self.stems[i]:
+                end = i
+        kept = [
+            self._plain(i)
+            for i in range(at + 1, end + 1)
+            if self.words[i].lower() not in PERSONAL and not _has_digit(self.words[i])
+        ]
+        return " ".join([gerund(self.words[at]), *kept]) if kept else ""
+
+    def gist(self, df: Mapping[str, float]) -> str:
+        """The content words of the request's most shared span."""
+        span, start = _span(self.words, self.stems, df)
+        return " ".join(
+            self._plain(start + i)
+            for i, w in enumerate(span)
+            if self.stems[start + i] and not _has_digit(w)
+        )
+
+    def _plain(self, i: int) -> str:
+        word = self.words[i]
+        return word if word in self.names or (len(word) > 1 and word.isupper()) else word.lower()
+
+
+_PUNCT = re.compile(r"[.,;:!?()\[\]—–]")
+
+
+def _has_digit(word: str) -> bool:
+    return any(c.isdigit() for c in word)
+
+
+def _tool_verbs(work: Sequence[Episode]) -> Counter[str]:
+    """The stems of the words that open the names of the tools the group's runs called, each
+    with the number of those tools it opens: a tool's name is its action, then its object
+    (``cancel_reservation``), and an action many tools share (``get``) is a read, not what a
+    request asks for."""
+    tools = {t for ep in work if is_task(ep) for t in ep.tools}
+    heads = (_WORD.findall(t.replace("_", " ").replace("-", " ")) for t in tools)
+    return Counter(s for s in (_content(h[:1])[0] if h else None for h in heads) if s)
 
 
 def _tool_stems(work: Sequence[Episode]) -> Counter[str]:
