@@ -80,6 +80,7 @@ __all__ = [
     "replaced_values",
     "said",
     "states_value",
+    "values_behind",
 ]
 
 EVIDENCE_SHARE = 0.2
@@ -134,6 +135,78 @@ def lessons_behind(
         claims = [c for c in lead_claims(page) if (page_id, c.text) not in shown]
         out += _through_evidence(page, claims, score, query, trace, stated.get(page_id))
     return out, pages
+
+
+def values_behind(  # noqa: PLR0913 (the search state it reads, as lessons_behind)
+    store: Store,
+    scope: Scope,
+    hits: Sequence[tuple[Episode, float]],
+    candidates: Iterable[Page],
+    have: Sequence[RecallItem],
+    now: datetime,
+    query: QueryTerms,
+    trace: RecallTrace | None = None,
+) -> tuple[list[RecallItem], dict[str, Page]]:
+    """The lead claims of the current pages about a value, reached through the words their
+    slot was stated in: every matching episode (``hits``, whatever its own share of the
+    question) that states the page's value (:func:`states_value`) or a value it replaced
+    (:func:`replaced_values`) speaks of the same attribute, and so do the statements a
+    candidate fact page cites (:func:`_statements_of`); their words join the page's own
+    (:func:`said`). "Clients bootstrap from X" and "enricher connected to W" (an older value)
+    together answer "Which address do clients connect to?". A page answers when those words
+    hold the question as a unit found by full text must (:meth:`QueryTerms.passes`)."""
+    if not isinstance(store, History):
+        return [], {}
+    hits = [*hits, *_statements_of(store, scope, candidates, {e.id for e, _ in hits}, now)]
+    if not hits:
+        return [], {}
+    items = [episode_item(ep, ep.text, bm25) for ep, bm25 in hits]
+    replaced = replaced_values(store, scope, items, now)
+    citing = store.pages_citing(scope, [u.id for u in items])
+    pages = store.pages_by_id(scope, {p for ids in citing.values() for p in ids})
+    words: dict[str, frozenset[str]] = {}
+    found: dict[str, tuple[Page, float]] = {}
+    best = max((u.score for u in items), default=0.0) or 1.0
+    for unit in items:
+        owners = [pages[p] for p in citing.get(unit.id, ()) if p in pages]
+        owners = [p for p in owners if states_value(p, unit)]
+        owners += [page for token, page in replaced.holders.items() if _names(unit.text, token)]
+        for page in owners:
+            if not is_current(page, now):
+                continue
+            words[page.id] = words.get(page.id, said(page)) | stems(unit.text)
+            score = max(found.get(page.id, (page, 0.0))[1], unit.score / best)
+            found[page.id] = (page, score)
+    shown = {(u.id, u.text) for u in have if u.kind != "episode"}
+    need = query.need.of(dialogue=False)  # words of evidence: a stranger needs one more
+    out: list[RecallItem] = []
+    for page_id, (page, evidence) in sorted(found.items()):
+        share = query.share(words[page_id])
+        if not query.passes(share, words[page_id], need):
+            continue
+        claims = [c for c in lead_claims(page) if (page_id, c.text) not in shown]
+        out += _through_evidence(page, claims, evidence, query, trace, share)
+    return out, {p.id: p for p, _ in found.values()}
+
+
+STATEMENTS = 8
+"""The newest statements of a candidate fact page that :func:`values_behind` reads."""
+
+
+def _statements_of(
+    store: Store, scope: Scope, pages: Iterable[Page], known: set[str], now: datetime
+) -> list[tuple[Episode, float]]:
+    """The episodes the fact claim of each current candidate page cites (its newest
+    :data:`STATEMENTS`), but those in ``known``: the words its value was stated in."""
+    wanted: set[str] = set()
+    for page in pages:
+        leads = lead_claims(page)
+        if leads and leads[0].role == "fact" and is_current(page, now):
+            wanted.update(leads[0].episode_ids[-STATEMENTS:])
+    wanted -= known
+    if not wanted:
+        return []
+    return [(ep, 0.0) for ep in store.episodes(wanted, tenant=scope.tenant)]
 
 
 def _stated(
