@@ -1,7 +1,7 @@
 """What a page answers with, and when it answers: ranked by what the page says.
 
 A problem's page answers with its lead claims (its lessons, fixes and warnings, and values);
-the question reaches them two ways besides their own words:
+the question reaches them three ways besides their own words:
 
 - **Through its evidence** (:func:`lessons_behind`). An episode that matches the question is
   the situation; the page citing it may hold the lesson, worded otherwise. Only a page whose
@@ -12,6 +12,10 @@ the question reaches them two ways besides their own words:
   page, a page matching the question by its words outranks one matching it by its evidence,
   and a page whose words do not speak of the question (boilerplate that cites episodes of
   every problem) gets nothing from its evidence, however well that matches.
+- **Through the words its value was stated in** (:func:`values_behind`). A page about a value
+  takes as its own the words of the episodes stating its value or one it replaced: "clients"
+  in its claim and "connected" in an older statement answer "which address do clients
+  connect to?" together.
 - **Through its matching lines** (:func:`leads_lifted`). When a line of a page matches the
   question (one failure as it happened, say), what the page teaches about that problem is the
   answer: each teaching claim of the page is worth at least that line (times its own role's
