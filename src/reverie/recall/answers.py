@@ -1,7 +1,7 @@
 """What a page answers with, and when it answers: ranked by what the page says.
 
 A problem's page answers with its lead claims (its lessons, fixes and warnings, and values);
-the question reaches them two ways besides their own words:
+the question reaches them three ways besides their own words:
 
 - **Through its evidence** (:func:`lessons_behind`). An episode that matches the question is
   the situation; the page citing it may hold the lesson, worded otherwise. Only a page whose
@@ -12,6 +12,10 @@ the question reaches them two ways besides their own words:
   page, a page matching the question by its words outranks one matching it by its evidence,
   and a page whose words do not speak of the question (boilerplate that cites episodes of
   every problem) gets nothing from its evidence, however well that matches.
+- **Through the words its value was stated in** (:func:`values_behind`). A page about a value
+  takes as its own the words of the episodes stating its value or one it replaced: "clients"
+  in its claim and "connected" in an older statement answer "which address do clients
+  connect to?" together.
 - **Through its matching lines** (:func:`leads_lifted`). When a line of a page matches the
   question (one failure as it happened, say), what the page teaches about that problem is the
   answer: each teaching claim of the page is worth at least that line (times its own role's
@@ -80,6 +84,7 @@ __all__ = [
     "replaced_values",
     "said",
     "states_value",
+    "values_behind",
 ]
 
 EVIDENCE_SHARE = 0.2
@@ -134,6 +139,78 @@ def lessons_behind(
         claims = [c for c in lead_claims(page) if (page_id, c.text) not in shown]
         out += _through_evidence(page, claims, score, query, trace, stated.get(page_id))
     return out, pages
+
+
+def values_behind(  # noqa: PLR0913 (the search state it reads, as lessons_behind)
+    store: Store,
+    scope: Scope,
+    hits: Sequence[tuple[Episode, float]],
+    candidates: Iterable[Page],
+    have: Sequence[RecallItem],
+    now: datetime,
+    query: QueryTerms,
+    trace: RecallTrace | None = None,
+) -> tuple[list[RecallItem], dict[str, Page]]:
+    """The lead claims of the current pages about a value, reached through the words their
+    slot was stated in: every matching episode (``hits``, whatever its own share of the
+    question) that states the page's value (:func:`states_value`) or a value it replaced
+    (:func:`replaced_values`) speaks of the same attribute, and so do the statements a
+    candidate fact page cites (:func:`_statements_of`); their words join the page's own
+    (:func:`said`). "Clients bootstrap from X" and "enricher connected to W" (an older value)
+    together answer "Which address do clients connect to?". A page answers when those words
+    hold the question as a unit found by full text must (:meth:`QueryTerms.passes`)."""
+    if not isinstance(store, History):
+        return [], {}
+    hits = [*hits, *_statements_of(store, scope, candidates, {e.id for e, _ in hits}, now)]
+    if not hits:
+        return [], {}
+    items = [episode_item(ep, ep.text, bm25) for ep, bm25 in hits]
+    replaced = replaced_values(store, scope, items, now)
+    citing = store.pages_citing(scope, [u.id for u in items])
+    pages = store.pages_by_id(scope, {p for ids in citing.values() for p in ids})
+    words: dict[str, frozenset[str]] = {}
+    found: dict[str, tuple[Page, float]] = {}
+    best = max((u.score for u in items), default=0.0) or 1.0
+    for unit in items:
+        owners = [pages[p] for p in citing.get(unit.id, ()) if p in pages]
+        owners = [p for p in owners if states_value(p, unit)]
+        owners += [page for token, page in replaced.holders.items() if _names(unit.text, token)]
+        for page in owners:
+            if not is_current(page, now):
+                continue
+            words[page.id] = words.get(page.id, said(page)) | stems(unit.text)
+            score = max(found.get(page.id, (page, 0.0))[1], unit.score / best)
+            found[page.id] = (page, score)
+    shown = {(u.id, u.text) for u in have if u.kind != "episode"}
+    need = query.need.of(dialogue=False)  # words of evidence: a stranger needs one more
+    out: list[RecallItem] = []
+    for page_id, (page, evidence) in sorted(found.items()):
+        share = query.share(words[page_id])
+        if not query.passes(share, words[page_id], need):
+            continue
+        claims = [c for c in lead_claims(page) if (page_id, c.text) not in shown]
+        out += _through_evidence(page, claims, evidence, query, trace, share)
+    return out, {p.id: p for p, _ in found.values()}
+
+
+STATEMENTS = 8
+"""The newest statements of a candidate fact page that :func:`values_behind` reads."""
+
+
+def _statements_of(
+    store: Store, scope: Scope, pages: Iterable[Page], known: set[str], now: datetime
+) -> list[tuple[Episode, float]]:
+    """The episodes the fact claim of each current candidate page cites (its newest
+    :data:`STATEMENTS`), but those in ``known``: the words its value was stated in."""
+    wanted: set[str] = set()
+    for page in pages:
+        leads = lead_claims(page)
+        if leads and leads[0].role == "fact" and is_current(page, now):
+            wanted.update(leads[0].episode_ids[-STATEMENTS:])
+    wanted -= known
+    if not wanted:
+        return []
+    return [(ep, 0.0) for ep in store.episodes(wanted, tenant=scope.tenant)]
 
 
 def _stated(

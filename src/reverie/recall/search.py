@@ -57,6 +57,7 @@ from reverie.recall.answers import (
     lessons_behind,
     newest_values,
     replaced_values,
+    values_behind,
 )
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
@@ -276,6 +277,10 @@ def _units(  # noqa: PLR0913 (keyword-only: how this recall searches, and its tr
         if config.include_pages and not history:  # the lesson behind (reverie.recall.answers)
             stating = found + episode_units(asserted, query)  # never units of their own
             behind, more = lessons_behind(store, scope, stating, units, now, query, trace)
+            units += behind
+            read.update(more)
+            hits, candidates = episodes + asserted, [page for page, _ in pages]
+            behind, more = values_behind(store, scope, hits, candidates, units, now, query, trace)
             units += behind
             read.update(more)
     units = leads_lifted(units, read, trace)
