@@ -53,6 +53,7 @@ from reverie.models import (
     recall_weight,
     utc,
 )
+from reverie.recall.passing import Kin, nearest_kind, passing_names
 from reverie.recall.query import stems
 from reverie.recall.units import (
     PAGE_PREFERENCE,
@@ -66,6 +67,7 @@ from reverie.store.base import BrainStore, History, Store
 from reverie.text.assertions import Assertion, assertions
 from reverie.text.slots import SlotValue, slot_of
 from reverie.text.stated import Stated, durable_statements
+from reverie.text.turns import speaker_of
 
 if TYPE_CHECKING:
     from reverie.recall.trace import RecallTrace
@@ -619,6 +621,8 @@ class _Said:
     value: str
     sentence: str
     episode: Episode
+    shown: str = ""
+    """The value as it was said (``value`` is its comparison key)."""
 
     @property
     def when(self) -> datetime:
@@ -631,9 +635,15 @@ def current_statements(
     units: Sequence[RecallItem],
     now: datetime,
     trace: RecallTrace | None = None,
+    kin: Kin | None = None,
 ) -> list[RecallItem]:
-    """``units`` with every stale statement replaced by the newest one (see the comment above)."""
-    if not isinstance(store, History) or not any(_states_one_value(u.text) for u in units):
+    """``units`` with every stale statement replaced by the newest one (see the comment above);
+    with ``kin``, every unit naming in passing a value of a kind some newer statement replaced
+    too (:mod:`reverie.recall.passing`)."""
+    if not isinstance(store, History):
+        return list(units)
+    names = kin is not None and any(passing_names(u.text) for u in units)
+    if not names and not any(_states_one_value(u.text) for u in units):
         return list(units)
     recent = [e for e in store.recent_episodes(scope, STATED_WINDOW) if utc(e.created_at) <= now]
     by_id = {e.id: e for e in recent}
@@ -642,6 +652,8 @@ def current_statements(
     out: list[RecallItem] = []
     for unit in units:
         newer = _replacement(unit, by_id, newest)
+        if newer is None and kin is not None:
+            newer = _passed(unit, by_id, newest, kin)
         if newer is None:
             out.append(unit)
             continue
@@ -653,6 +665,28 @@ def current_statements(
             if trace is not None:
                 trace.found(out[-1], "the newest statement of what a stale one said")
     return out
+
+
+def _passed(
+    unit: RecallItem, by_id: dict[str, Episode], newest: dict[str, _Said], kin: Kin
+) -> _Said | None:
+    """The newer statement whose value is of the kind of a name ``unit`` says in passing, by
+    the same speaker (:mod:`reverie.recall.passing`), if any."""
+    sources = [
+        by_id[i] for i in ([unit.id] if unit.kind == "episode" else unit.citations) if i in by_id
+    ]
+    for ep in sources:
+        speaker, said = speaker_of(ep), utc(ep.created_at)
+        values = {
+            s.slot: s.shown
+            for s in newest.values()
+            if s.shown and s.when > said and speaker_of(s.episode) == speaker
+        }
+        for name in passing_names(unit.text):
+            slot = nearest_kind(name, values, kin)
+            if slot is not None:
+                return newest[slot]
+    return None
 
 
 def _states_one_value(text: str) -> bool:
@@ -673,7 +707,7 @@ def _single(ep: Episode) -> list[Assertion]:
 
 
 def _from(a: Assertion) -> _Said:
-    return _Said(a.slot, a.value_key, a.said or "", a.episode)
+    return _Said(a.slot, a.value_key, a.said or "", a.episode, a.value)
 
 
 def _newest_by_slot(episodes: Sequence[Episode]) -> dict[str, _Said]:

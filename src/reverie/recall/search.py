@@ -62,6 +62,7 @@ from reverie.recall.answers import (
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
 from reverie.recall.pack import pack
+from reverie.recall.passing import kin_of
 from reverie.recall.query import owner_words, query_terms, stem, stems, unnamed
 from reverie.recall.render import header_tokens, numbered, render
 from reverie.recall.tokens import count_tokens
@@ -175,7 +176,8 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
             units = _hybrid(units, ask, vectors, trace)
         valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
         units = _newest(units, valid, trace, replaced_values(store, scope, units, when))
-        units = current_statements(store, scope, units, when, trace)
+        kin = kin_of(vectors.embedder) if vectors is not None else None
+        units = current_statements(store, scope, units, when, trace, kin)
         if redactor is not None and redactor.handles_personal_data:
             redacted = [_redacted(unit, redactor) for unit in units]
             if trace is not None:
