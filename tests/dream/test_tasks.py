@@ -11,7 +11,9 @@ from typing import Any
 
 from reverie import Reverie
 from reverie.adapters import parse
-from reverie.models import ClaimRole, Scope
+from reverie.bench.transcripts import is_utterance_title
+from reverie.dream.tasks import task_title
+from reverie.models import ClaimRole, Episode, Scope
 
 SCOPE = "acme/support"
 START = datetime(2026, 3, 2, 9, tzinfo=UTC)
@@ -245,10 +247,6 @@ def test_what_a_run_s_requester_says_is_its_request_not_a_fact_of_the_brain(
 
 
 def test_a_task_title_names_the_action_asked_for_and_never_quotes_the_request() -> None:
-    from reverie.bench.transcripts import is_utterance_title
-    from reverie.dream.tasks import task_title
-    from reverie.models import Episode
-
     requests = [
         "Hi! I need to cancel my flights from MCO to CLT and get a refund, please.",
         "Hello, I need to cancel my flights from MCO to CLT and get my money back.",
