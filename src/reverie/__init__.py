@@ -32,7 +32,6 @@ if typing.TYPE_CHECKING:
     from reverie.intake import IngestResult
     from reverie.memory.undo import UndoReport
     from reverie.models import (
-        Citation,
         Claim,
         Cycle,
         CycleReport,
@@ -68,7 +67,6 @@ _HOMES = {
     "reverie.intake": ("IngestResult",),
     "reverie.memory.undo": ("UndoReport",),
     "reverie.models": (
-        "Citation",
         "Claim",
         "Cycle",
         "CycleReport",
@@ -90,7 +88,6 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
     "ArchiveUnreadable",
     "AsyncReverie",
-    "Citation",
     "Claim",
     "Config",
     "Conflict",

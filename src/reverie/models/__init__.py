@@ -28,7 +28,6 @@ from reverie.models.page import ACTIONABLE_ROLES as ACTIONABLE_ROLES
 from reverie.models.page import (
     CONTENT_FIELDS,
     PINNABLE,
-    Citation,
     Claim,
     ClaimRole,
     Page,
@@ -52,7 +51,6 @@ __all__ = [
     "CONTENT_FIELDS",
     "ORG_AGENT",
     "PINNABLE",
-    "Citation",
     "Claim",
     "ClaimRole",
     "Cycle",

@@ -26,7 +26,6 @@ __all__ = [
     "PINNABLE",
     "TEACHING_ROLES",
     "THIN_FIX",
-    "Citation",
     "Claim",
     "ClaimRole",
     "Page",
@@ -237,17 +236,6 @@ class PageSupport(BaseModel):
         return " · ".join(parts)
 
 
-class Citation(BaseModel):
-    """What one page revision cites: the episodes (and pages) its claims came from."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    page_id: str
-    revision: int
-    episode_ids: tuple[str, ...]
-    page_ids: tuple[str, ...] = ()
-
-
 class Revision(BaseModel):
     """An immutable version of a page. ``hash`` covers everything a reader sees."""
 
@@ -287,16 +275,6 @@ class Revision(BaseModel):
     @property
     def citations(self) -> list[str]:
         return sorted({e for c in self.claims for e in c.episode_ids})
-
-    @property
-    def citation(self) -> Citation:
-        pages = sorted({p for c in self.claims for p in c.page_ids})
-        return Citation(
-            page_id=self.page_id,
-            revision=self.number,
-            episode_ids=tuple(self.citations),
-            page_ids=tuple(pages),
-        )
 
 
 def render_body(claims: tuple[Claim, ...] | list[Claim]) -> str:

@@ -421,7 +421,7 @@ _VALUE_WORD = re.compile(r"[^\W_]{2,}")
 
 
 def replaced_values(
-    store: Store, scope: Scope, units: Sequence[RecallItem], now: datetime
+    store: BrainStore, scope: Scope, units: Sequence[RecallItem], now: datetime
 ) -> Replaced:
     """The values the units name that a change of value replaced by ``now``, with when and the
     page holding each one's slot now: read from the superseded pages stating them (whether or
@@ -453,13 +453,11 @@ def replaced_values(
 
 
 def _successors(
-    store: Store, scope: Scope, old: Sequence[Page], now: datetime, hops: int = 4
+    store: BrainStore, scope: Scope, old: Sequence[Page], now: datetime, hops: int = 4
 ) -> dict[str, Page]:
     """Per superseded page, the page that holds its slot at ``now``: its successor, or that
     one's, along ``superseded_by`` (a value changed more than once)."""
     out: dict[str, Page] = {}
-    if not isinstance(store, BrainStore):
-        return out
     at = {p.id: p for p in old}
     for _ in range(hops):
         wanted = {p.revision.superseded_by or "" for p in at.values()}

@@ -158,7 +158,7 @@ class HybridQuery:
     unit can hold all of it: shared words alone do not answer it (no :data:`STRONG_COVERAGE`
     pass), only meaning."""
 
-    store: Store
+    store: BrainStore
     scope: Scope
     text: str
     config: RecallConfig
@@ -178,8 +178,6 @@ def fuse(
 ) -> list[RecallItem]:
     """``lexical`` re-scored with cosine similarity (in place: they are this recall's own
     units), plus the units only vectors found; ``trace`` gets each unit's cosine."""
-    if not isinstance(ask.store, BrainStore):
-        return list(lexical)
     index = vectors.index(ask.store, ask.scope)
     if index.empty():
         return list(lexical)

@@ -110,7 +110,7 @@ log = logging.getLogger("reverie.recall")
 
 
 def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
-    store: Store,
+    store: BrainStore,
     query: str,
     scope: Scope,
     budget_tokens: int,
@@ -299,8 +299,8 @@ def _hybrid(
     """The lexical ``units`` fused with the vector side (the episodes stored since the last
     indexing embedded first, :meth:`VectorSearch.catch_up`), then the knowledge behind the
     episodes only meaning found."""
-    if ask.config.include_episodes and isinstance(ask.store, BrainStore):  # added since the
-        vectors.catch_up(ask.store, ask.scope)  # last cycle: found by meaning too
+    if ask.config.include_episodes:  # added since the last cycle: found by meaning too
+        vectors.catch_up(ask.store, ask.scope)
     lexical_ids = {u.id for u in units if u.kind == "episode"}
     units = fuse(units, ask, vectors, trace=trace)
     if not ask.config.include_pages or ask.history:

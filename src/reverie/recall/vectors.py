@@ -171,9 +171,9 @@ class CachedEmbedder:
         return out
 
 
-def cached(store: object, embedder: Embedder | None) -> Embedder | None:
-    """``embedder`` behind ``store``'s cache when the store keeps vectors, else as it is."""
-    if embedder is None or not isinstance(store, BrainStore):
+def cached(store: BrainStore, embedder: Embedder | None) -> Embedder | None:
+    """``embedder`` behind ``store``'s vector cache, or None without one."""
+    if embedder is None:
         return embedder
     return CachedEmbedder(store, embedder)
 
