@@ -144,7 +144,7 @@ def lessons_behind(
 
 
 def values_behind(  # noqa: PLR0913 (the search state it reads, as lessons_behind)
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     hits: Sequence[tuple[Episode, float]],
     candidates: Iterable[Page],
@@ -161,8 +161,6 @@ def values_behind(  # noqa: PLR0913 (the search state it reads, as lessons_behin
     (:func:`said`). "Clients bootstrap from X" and "enricher connected to W" (an older value)
     together answer "Which address do clients connect to?". A page answers when those words
     hold the question as a unit found by full text must (:meth:`QueryTerms.passes`)."""
-    if not isinstance(store, History):
-        return [], {}
     hits = [*hits, *_statements_of(store, scope, candidates, {e.id for e, _ in hits}, now)]
     if not hits:
         return [], {}

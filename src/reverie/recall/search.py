@@ -237,7 +237,7 @@ def _empty(query: str, scope: Scope, budget: int, warning: str | None = None) ->
 
 
 def _units(  # noqa: PLR0913 (keyword-only: how this recall searches, and its trace)
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     terms: list[str],
     config: RecallConfig,
