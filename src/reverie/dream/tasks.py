@@ -12,10 +12,9 @@ against failures, without a model:
   only failing runs passed where successful runs passed another, each citing those runs.
 
 A step or value counts when at least half of one side shows it and the other side does not
-(:data:`MAJORITY`), so one odd run is no pattern. The page's title names the request, not any
-one utterance: the shortest span of the most typical request that holds the words most of the
-group's requests share (:func:`task_title`), a word the runs' tools also name (``refund``
-for ``refund_order``) counting as shared by all, divided by how many of those tools name it.
+(:data:`MAJORITY`), so one odd run is no pattern. The page's title names the action asked
+for, not any one utterance: the most typical request's action as a gerund and its object
+(:func:`task_title`), "Canceling flights from MCO to CLT".
 """
 
 from __future__ import annotations
