@@ -63,7 +63,7 @@ from reverie.recall.units import (
     is_current,
     is_recallable,
 )
-from reverie.store.base import BrainStore, History, Store
+from reverie.store.base import BrainStore, Store
 from reverie.text.assertions import Assertion, assertions
 from reverie.text.slots import SlotValue, slot_of
 from reverie.text.stated import Stated, durable_statements
@@ -113,7 +113,7 @@ def said(page: Page) -> frozenset[str]:
 
 
 def lessons_behind(
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     episodes: Sequence[RecallItem],
     have: Sequence[RecallItem],
@@ -123,7 +123,7 @@ def lessons_behind(
 ) -> tuple[list[RecallItem], dict[str, Page]]:
     """The lead claims of the pages citing the matching ``episodes`` (module docstring), but
     those already among ``have``; and the pages read."""
-    if not episodes or not isinstance(store, History):
+    if not episodes:
         return [], {}
     citing = store.pages_citing(scope, [u.id for u in episodes])
     best: dict[str, float] = {}
@@ -626,7 +626,7 @@ class _Said:
 
 
 def current_statements(
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     units: Sequence[RecallItem],
     now: datetime,
@@ -636,8 +636,6 @@ def current_statements(
     """``units`` with every stale statement replaced by the newest one (see the comment above);
     with ``kin``, every unit naming in passing a value of a kind some newer statement replaced
     too (:mod:`reverie.recall.passing`)."""
-    if not isinstance(store, History):
-        return list(units)
     names = kin is not None and any(passing_names(u.text) for u in units)
     if not names and not any(_states_one_value(u.text) for u in units):
         return list(units)

@@ -42,7 +42,7 @@ from reverie.recall.units import (
     is_current,
 )
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
-from reverie.store.base import BrainStore, History, Store
+from reverie.store.base import BrainStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -291,7 +291,7 @@ def _vector_units(
 
 
 def _current_pages(
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     page_ids: set[str],
     now: datetime,
@@ -299,10 +299,10 @@ def _current_pages(
     known: Mapping[str, Page],
 ) -> dict[str, Page]:
     """The pages among ``page_ids`` current at ``now``: those the lexical path already decoded,
-    the rest in one batched read (a store without :class:`History` reads none back)."""
+    the rest in one batched read."""
     found = {i: known[i] for i in page_ids if i in known}
     missing = page_ids - found.keys()
-    if missing and isinstance(store, History):
+    if missing:
         found.update(store.pages_by_id(scope, missing))
     allowed = {PageStatus.ACTIVE, PageStatus.SUPERSEDED} if history else {PageStatus.ACTIVE}
     return {i: p for i, p in found.items() if p.status in allowed and is_current(p, now)}

@@ -309,7 +309,7 @@ def _hybrid(
 
 
 def _behind_dense(
-    store: Store,
+    store: BrainStore,
     scope: Scope,
     units: list[RecallItem],
     lexical_ids: set[str],
