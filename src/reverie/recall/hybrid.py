@@ -36,9 +36,9 @@ from reverie.recall.units import (
     cited_by_claims,
     claim_item,
     coverage,
+    episode_excerpt,
     episode_item,
     evidence_at,
-    excerpt,
     is_current,
 )
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
@@ -286,7 +286,7 @@ def _vector_units(
         for ep in store.episodes(cos, tenant=index.scope.tenant):
             if not evidence_at(ep, now, history):  # the lexical path's rule, facts included
                 continue
-            out.append((episode_item(ep, excerpt(ep.text, ask.wanted), 0.0), cos[ep.id]))
+            out.append((episode_item(ep, episode_excerpt(ep, ask.wanted), 0.0), cos[ep.id]))
     return out
 
 

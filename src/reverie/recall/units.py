@@ -14,11 +14,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from reverie.models import Claim, ClaimRole, Episode, Page, RecallItem, recall_weight, utc
+from reverie.models import (
+    Claim,
+    ClaimRole,
+    Episode,
+    Outcome,
+    Page,
+    RecallItem,
+    recall_weight,
+    utc,
+)
 from reverie.recall.query import stems
 from reverie.redaction import redact
 from reverie.text.assertions import asserts_fact
-from reverie.text.turns import is_conversation
+from reverie.text.turns import is_conversation, is_turn
 
 if TYPE_CHECKING:
     from reverie.recall.trace import RecallTrace
@@ -31,6 +40,7 @@ __all__ = [
     "PAGE_PREFERENCE",
     "QUESTION_WEIGHT",
     "SENTENCE",
+    "WORK_EXCERPT_CHARS",
     "QueryTerms",
     "TermNeed",
     "cited_by_claims",
@@ -38,6 +48,7 @@ __all__ = [
     "claim_item",
     "claim_units",
     "coverage",
+    "episode_excerpt",
     "episode_item",
     "episode_units",
     "evidence_at",
@@ -57,6 +68,9 @@ BM25_SHARE = 0.5
 """Share of a unit's relevance taken from normalised BM25; the rest is term coverage."""
 EXCERPT_SENTENCES = 2
 EXCERPT_CHARS = 320
+WORK_EXCERPT_CHARS = 200
+"""A failed attempt's line (situation, action, error) is cut shorter than a statement: it must
+leave room for the knowledge and other evidence in a small budget."""
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -300,6 +314,38 @@ def excerpt(text: str, wanted: Sequence[str]) -> str:
     return _cut(" ".join(sentences[i] for i in sorted(picked)))
 
 
+def episode_excerpt(episode: Episode, wanted: Sequence[str]) -> str:
+    """What a recall line shows of ``episode``: the :func:`excerpt` of its text, and for work
+    that did not succeed also its course: the situation, what was done and the error, in the
+    episode's reading order, with whatever else the excerpt picked. A failed attempt is a
+    warning only when the line says what was tried and how it failed ("Full build of the SDK
+    for #1207", failed, tells the agent nothing to avoid); what worked is distilled into pages,
+    and a success's line stays its excerpt. Cut to :data:`WORK_EXCERPT_CHARS`."""
+    said = excerpt(episode.text, wanted)
+    if episode.outcome == Outcome.SUCCESS or is_turn(episode):
+        return said
+    picked = [s.strip() for s in SENTENCE.split(said.removesuffix(" …")) if s.strip()]
+    parts = [
+        part
+        for part, shown in _course(episode)
+        if part and (shown or any(s in part for s in picked))
+    ]
+    return _cut(" — ".join(dict.fromkeys(parts)), WORK_EXCERPT_CHARS) or said
+
+
+def _course(episode: Episode) -> list[tuple[str, bool]]:
+    """The fields of ``episode`` in reading order, each with whether the line of a failed
+    attempt always shows it (the situation, the action and the error)."""
+    fields = [
+        (episode.situation, True),
+        (episode.action, True),
+        (episode.outcome_details or "", False),
+        (episode.error or "", True),
+        (episode.lesson or "", False),
+    ]
+    return [(" ".join(text.split()), shown) for text, shown in fields]
+
+
 def _opening(text: str) -> str:
     """The opening statements of ``text``'s first line (an episode's situation: what its
     speaker said, not the reply after it), questions after them, at most
@@ -315,10 +361,10 @@ def _asks(text: str) -> bool:
     return text.rstrip(" …").endswith("?")
 
 
-def _cut(text: str) -> str:
-    if len(text) <= EXCERPT_CHARS:
+def _cut(text: str, limit: int = EXCERPT_CHARS) -> str:
+    if len(text) <= limit:
         return text
-    head = text[:EXCERPT_CHARS].rsplit(" ", 1)[0]
+    head = text[:limit].rsplit(" ", 1)[0].rstrip(" —")
     return head + " …"
 
 
@@ -332,7 +378,7 @@ def episode_units(
     units: list[RecallItem] = []
     for episode, bm25 in hits:
         text = excerpt(episode.text, query.terms)
-        cov = query.share(stems(text))
+        cov = query.share(stems(text))  # judged on what matched, not on the course shown
         asked = query.need.of(dialogue=is_conversation((episode,)))
         passes = query.passes(cov, stems(episode.text), asked)
         if not passes and trace is None:
@@ -340,7 +386,7 @@ def episode_units(
         relevance = _relevance(bm25 / best, cov)
         if _asks(text):
             relevance *= QUESTION_WEIGHT
-        unit = episode_item(episode, text, relevance)
+        unit = episode_item(episode, episode_excerpt(episode, query.terms), relevance)
         if trace is not None:
             signals = {"bm25": bm25, "bm25_share": bm25 / best, "coverage": cov}
             signals["question_weight"] = QUESTION_WEIGHT if _asks(text) else 1.0
