@@ -180,6 +180,8 @@ def test_http_erasure_needs_an_admin_key_and_stays_in_its_tenant(brain: Reverie)
         assert dry["applied"] is False and "gx-0" not in dry["episodes"]  # bounded to acme
         assert set(dry["scopes"]) <= {"acme/coder", "acme/coder/alice", "acme/tester", "acme/_org"}
         assert post(admin, {"tenant": "globex"}).status_code == 403
+        huge = post(admin, {"older_than": "9999999999d", "scope": "acme/coder"})
+        assert huge.status_code == 422 and huge.json()["error"]["field"] == "older_than"
         assert post(admin, {"episodes": ["gx-0"], "apply": True}).json()["not_found"] == ["gx-0"]
         done = post(admin, {"episodes": ["ts-1"], "apply": True}).json()
         got = httpx.get(f"{url}/{done['id']}", headers={"X-API-Key": admin})
