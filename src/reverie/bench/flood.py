@@ -54,7 +54,6 @@ class FloodPhase:
 class FloodResult:
     samples: int
     connections: int
-    rate_limit: str = "on"
     phases: list[FloodPhase] = field(default_factory=list)
 
     def ratio(self, limits: str) -> float:
@@ -67,7 +66,6 @@ class FloodResult:
         return {
             "samples": self.samples,
             "connections": self.connections,
-            "rate_limit": self.rate_limit,
             "phases": [vars(p) for p in self.phases],
             "p99_ratio": {limits: self.ratio(limits) for limits in ("on", "off")},
         }
@@ -94,7 +92,8 @@ def _free_port() -> int:
         return port
 
 
-def _serve(db: Path, spec: str, port: int) -> subprocess.Popen[bytes]:
+def _serve(db: Path, limits: str, port: int) -> subprocess.Popen[bytes]:
+    spec = "on" if limits == "on" else "off"
     args = ["--db", str(db), "serve", "--port", str(port), "--no-dream"]
     args += ["--rate-limit", spec, "--log-level", "warning"]
     code = "from reverie.cli.app import main; main()"
@@ -166,28 +165,22 @@ def _phase(
     )
 
 
-def run_flood(
-    workdir: Path, *, samples: int = 300, connections: int = 8, rate_limit: str = "on"
-) -> FloodResult:
-    """The victim's p99 alone and under a flood, with per-key limits on (``rate_limit``: the
-    ``reverie serve --rate-limit`` spec, default the default rates) and off."""
+def run_flood(workdir: Path, *, samples: int = 300, connections: int = 8) -> FloodResult:
+    """The victim's p99 alone and under a flood, with per-key limits on and off."""
     db = workdir / "brain.db"
     victim, flooder = _seed(db)
     _pin(os.getpid(), flooder=False)
     try:
-        return _measure(db, (victim, flooder), samples, connections, rate_limit)
+        return _measure(db, victim, flooder, samples, connections)
     finally:
         os.sched_setaffinity(0, _CPUS)
 
 
-def _measure(
-    db: Path, keys: tuple[str, str], samples: int, connections: int, spec: str
-) -> FloodResult:
-    victim, flooder = keys
-    result = FloodResult(samples=samples, connections=connections, rate_limit=spec)
+def _measure(db: Path, victim: str, flooder: str, samples: int, connections: int) -> FloodResult:
+    result = FloodResult(samples=samples, connections=connections)
     for limits in ("on", "off"):
         port = _free_port()
-        server = _serve(db, spec if limits == "on" else "off", port)
+        server = _serve(db, limits, port)
         url = f"http://127.0.0.1:{port}"
         try:
             _victim(url, victim, 20)  # warm the server's caches before anything is timed

@@ -483,12 +483,6 @@ def transcripts(
 def flood(
     samples: Annotated[int, typer.Option(min=10, help="Victim recalls timed per phase.")] = 300,
     connections: Annotated[int, typer.Option(min=1, help="The flooder's connections.")] = 8,
-    rate_limit: Annotated[
-        str,
-        typer.Option(
-            "--rate-limit", metavar="SPEC", help="The limits of the 'on' phases: on or per class"
-        ),
-    ] = "on",
     workdir: Annotated[
         Path | None, typer.Option(help="Where the database goes (default: a temp dir).")
     ] = None,
@@ -497,11 +491,9 @@ def flood(
     """One key floods `reverie serve` while another key's recall p99 is timed, with per-key
     rate limits on and off."""
     from reverie.bench.flood import run_flood
-    from reverie.server.ratelimit import limits_for
 
     where = workdir or Path(tempfile.mkdtemp(prefix="reverie-flood-"))
-    limits_for(rate_limit, "0.0.0.0")  # a bad spec is refused before the brain is built
-    result = run_flood(where, samples=samples, connections=connections, rate_limit=rate_limit)
+    result = run_flood(where, samples=samples, connections=connections)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return
