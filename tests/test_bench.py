@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from reverie.bench.core import CoreResult, render_core, run_core
+from reverie.bench.core import NOW, CoreResult, _start, render_core, run_core
+from reverie.bench.synth import synthetic_episodes
 from reverie.cli.app import app
 
 
@@ -80,3 +83,13 @@ def test_bench_recall_measures_an_existing_brain_and_never_creates_one(tmp_path:
     missing = runner.invoke(app, ["bench", "recall", str(tmp_path / "nope.db")])
     assert missing.exit_code == 2 and "is not a file" in missing.output
     assert not (tmp_path / "nope.db").exists()
+
+
+@pytest.mark.parametrize("size", [1_000, 138_146, 1_000_000, 10_000_000])
+def test_every_size_is_dated_to_end_before_the_ingest_clock(size: int) -> None:
+    """A history of ``size`` episodes, each at most six minutes after the one before, ends
+    before the clock bench core ingests by, so no size runs past the future limit."""
+    rows = list(synthetic_episodes(5_000, start=_start(size)))
+    times = [datetime.fromisoformat(r["created_at"]) for r in rows]
+    assert max(b - a for a, b in pairwise(times)) <= timedelta(minutes=6)
+    assert _start(size) + timedelta(minutes=6) * size <= NOW

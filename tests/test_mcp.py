@@ -212,3 +212,15 @@ def test_history_on_a_bound_server_finds_its_own_tenants_episodes(tmp_path: Path
         tools = Tools(rv, Scope.parse("globex/bot"))
         events = tools.history("e1").events
         assert [e.event for e in events] == ["ADD"]
+
+
+def test_a_duration_past_a_century_is_an_error_that_says_so(tmp_path: Path) -> None:
+    async def forget_forever(rv: Reverie) -> Any:
+        async with Client(build_server(rv, Scope.parse("acme/coder"))) as client:
+            return await client.call_tool("forget", {"older_than": "9999999999d"})
+
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        rv.remember({"id": "k1", "scope": "acme/coder", "situation": "kept", "action": "a"})
+        result = anyio.run(forget_forever, rv)
+        assert result.is_error and "longer than a hundred years" in result.content[0].text
+        assert rv.episode("k1", tenant="acme").situation == "kept"

@@ -10,6 +10,12 @@ A key is bound to a tenant and, optionally, to one agent of it; ``read`` keys ma
 of the brain, ``write`` keys may also append episodes and start dreams, ``admin`` keys may also
 erase (docs/privacy.md) — a right no ``write`` key has. :func:`allows` is the one rule every
 HTTP route applies.
+
+Episode ids are a tenant's own (docs/store.md), and an agent-bound key cannot see its sibling
+agents' episodes. So the id such a key sends is stored in its agent's namespace,
+``<id>@<agent>`` (:func:`episode_id_for`): its write never meets a sibling's episode, and its
+answer — 201 with the namespaced id — is the same whether a sibling holds ``<id>`` or nobody
+does. A read by id tries the namespaced id before the one sent.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ __all__ = [
     "KeyRing",
     "Rights",
     "allows",
+    "episode_id_for",
     "hash_secret",
     "mint_key",
     "split_token",
@@ -102,6 +109,15 @@ def allows(key: ApiKey, scope: Scope, *, write: bool = False, admin: bool = Fals
     if scope.tenant != key.tenant:
         return False
     return key.agent is None or scope.agent == key.agent
+
+
+def episode_id_for(key: ApiKey, episode_id: str) -> str:
+    """The id an episode ``key`` names ``episode_id`` is stored under: in an agent-bound key's
+    namespace, ``<id>@<agent>`` (an id already in it stays as it is); else as sent."""
+    suffix = f"@{key.agent}"
+    if key.agent is None or episode_id.endswith(suffix):
+        return episode_id
+    return episode_id + suffix
 
 
 class KeyRing:

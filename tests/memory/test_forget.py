@@ -5,6 +5,7 @@ an erasure, the mirror rewritten at once, receipts, and the admin right."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,8 @@ def test_http_erasure_needs_an_admin_key_and_stays_in_its_tenant(brain: Reverie)
         assert dry["applied"] is False and "gx-0" not in dry["episodes"]  # bounded to acme
         assert set(dry["scopes"]) <= {"acme/coder", "acme/coder/alice", "acme/tester", "acme/_org"}
         assert post(admin, {"tenant": "globex"}).status_code == 403
+        huge = post(admin, {"older_than": "9999999999d", "scope": "acme/coder"})
+        assert huge.status_code == 422 and huge.json()["error"]["field"] == "older_than"
         assert post(admin, {"episodes": ["gx-0"], "apply": True}).json()["not_found"] == ["gx-0"]
         done = post(admin, {"episodes": ["ts-1"], "apply": True}).json()
         got = httpx.get(f"{url}/{done['id']}", headers={"X-API-Key": admin})
@@ -236,3 +239,18 @@ def test_the_cli_says_what_postgresql_keeps_and_vacuums_it_when_asked() -> None:
 def test_sqlite_keeps_nothing_the_receipt_must_name(brain: Reverie, tmp_path: Path) -> None:
     receipt = brain.forget(subject="build failed", scope="acme/tester", apply=True, now=NOW)
     assert receipt.physical == {"tables": [], "vacuumed": [], "wal": False, "purge": []}
+
+
+def test_a_request_id_that_names_the_subject_is_kept_without_it(
+    brain: Reverie, tmp_path: Path
+) -> None:
+    receipt = brain.forget(
+        subject="rollout", scope="acme/coder", request_id="ticket-7 ROLLOUT", apply=True, now=NOW
+    )
+    assert receipt.tombstones and "rollout" not in receipt.request_id.lower()
+    assert "ticket-7" in receipt.request_id
+    with sqlite3.connect(tmp_path / "brain.db") as conn:
+        kept = conn.execute(
+            "SELECT request_id FROM erasures UNION ALL SELECT request_id FROM tombstones"
+        ).fetchall()
+    assert len(kept) > 1 and not any("rollout" in row[0].lower() for row in kept)

@@ -238,3 +238,44 @@ def test_two_tenants_each_store_their_own_b1_and_neither_learns_of_the_other(
         assert admin.get("/v1/episodes/b1").status_code == 404
     with live.client(live.tokens["acme-write"]) as acme:
         assert acme.get("/v1/episodes/b1").json()["situation"] == "acme's b1"  # acme's stays
+
+
+def test_an_agent_key_cannot_tell_a_sibling_agents_id_from_an_unused_one(live: Live) -> None:
+    """Ids are a tenant's own and an agent key sees only its agent: the ids it sends live in
+    its agent's namespace, so a sibling's id is stored as a new episode, answered as an unused
+    id is, and read back by the id sent; the sibling's own episode stays out of reach."""
+    live.rv.remember(
+        {"id": "sib-1", "scope": "acme/support", "situation": "support's", "action": "a"}
+    )
+    with live.client(live.tokens["acme-other-agent"]) as tester:
+        assert tester.post("/v1/episodes", json=_b1("acme/tester", "tester's")).status_code == 201
+    with live.client(live.tokens["acme-coder"]) as coder:
+        answers = {
+            sent: coder.post(
+                "/v1/episodes", json={**_b1("acme/coder", f"coder's {sent}"), "id": sent}
+            )
+            for sent in ("sib-1", "b1", "never-1")
+        }
+        assert {r.status_code for r in answers.values()} == {201}
+        assert [r.json()["id"] for r in answers.values()] == [
+            "sib-1@coder",
+            "b1@coder",
+            "never-1@coder",
+        ]
+        batch = coder.post(
+            "/v1/episodes/batch", json={"episodes": [_b1("acme/coder", "coder's b1")]}
+        )
+        assert batch.json() == {"stored": 0, "duplicates": 1, "errors": []}
+        for sent in ("sib-1", "b1", "b1@coder"):
+            assert coder.get(f"/v1/episodes/{sent}").json()["scope"]["agent"] == "coder"
+        assert coder.get("/v1/episodes/sib-1/pages").status_code == 200
+        held, never = coder.get("/v1/episodes/sib-2"), coder.get("/v1/episodes/never-2")
+        assert held.status_code == never.status_code == 404
+    live.rv.remember({"id": "sib-2", "scope": "acme/support", "situation": "s", "action": "a"})
+    with live.client(live.tokens["acme-coder"]) as coder:
+        held = coder.get("/v1/episodes/sib-2")
+        assert held.status_code == 404
+        assert held.json()["error"]["message"] == never.json()["error"]["message"].replace(
+            "never", "sib"
+        )
+    assert live.rv.episode("sib-1", tenant="acme").situation == "support's"

@@ -5,20 +5,22 @@ A key names a tenant (and optionally one agent) and ``read``, ``write`` or ``adm
 (:mod:`reverie.keys`); erasure needs ``admin``. A scope named in the request that the key does
 not cover is refused with 403; an object looked up by id (page, cycle, episode) that lies
 outside the key's scope is answered with the same 404 as one that does not exist, so ids of
-other tenants cannot be probed.
+other tenants cannot be probed. An agent-bound key's episode ids live in its agent's
+namespace (:func:`reverie.keys.episode_id_for`), so sibling agents' ids cannot be probed either.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from reverie.engine import Reverie
-from reverie.errors import NotFound
-from reverie.keys import ApiKey, Rights, allows
-from reverie.models import Scope, ScopeLike
+from reverie.errors import InvalidInput, NotFound
+from reverie.keys import ApiKey, Rights, allows, episode_id_for
+from reverie.models import Episode, Scope, ScopeLike
+from reverie.models.scope import NAME
 from reverie.server.problems import ApiError
 from reverie.server.ratelimit import RateLimiter, rate_limited, route_class
 
@@ -31,7 +33,10 @@ __all__ = [
     "current_key",
     "ensure_visible",
     "get_reverie",
+    "keyed_episode",
+    "keyed_item",
     "scope_for",
+    "visible_episode",
     "writer_key",
 ]
 
@@ -135,3 +140,33 @@ def ensure_visible(key: ApiKey, scope: Scope, what: str) -> None:
     """Raise the not-found error for ``what`` unless ``key`` covers ``scope``."""
     if not allows(key, scope):
         raise NotFound(f"no {what}")
+
+
+def keyed_episode(key: ApiKey, episode: Episode) -> Episode:
+    """``episode`` with the id it is stored under for ``key`` (an id it chose, not one derived
+    from its content, which names its scope already)."""
+    if "id" not in episode.model_fields_set:
+        return episode
+    stored = episode_id_for(key, episode.id)
+    if not NAME.match(stored):
+        raise InvalidInput("id", f"stored as {stored!r} for key {key.id}: over 128 characters")
+    return episode.model_copy(update={"id": stored})
+
+
+def keyed_item(key: ApiKey, item: dict[str, Any]) -> dict[str, Any]:
+    """A batch item with the id it is stored under for ``key`` (the item is validated later)."""
+    sent = item.get("id")
+    return {**item, "id": episode_id_for(key, sent)} if isinstance(sent, str) else item
+
+
+def visible_episode(rv: Reverie, key: ApiKey, episode_id: str) -> Episode:
+    """The episode ``key`` names ``episode_id``: its namespaced id first, then the id as sent;
+    one the key does not cover answers as one that does not exist."""
+    for candidate in dict.fromkeys((episode_id_for(key, episode_id), episode_id)):
+        try:
+            episode = rv.episode(candidate, tenant=key.tenant)  # ids are the tenant's own
+        except NotFound:
+            continue
+        if allows(key, episode.scope):
+            return episode
+    raise NotFound(f"no episode {episode_id}")

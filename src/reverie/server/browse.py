@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from reverie.memory.browse import EpisodeFilter
-from reverie.server.auth import Brain, Reader, ensure_visible, scope_for
+from reverie.server.auth import Brain, Reader, scope_for, visible_episode
 
 __all__ = ["browse_router"]
 
@@ -49,5 +49,5 @@ def list_episodes(  # noqa: PLR0913 (the query parameters of one search form)
 @browse_router.get("/episodes/{episode_id}/pages")
 def citing_pages(episode_id: str, rv: Brain, key: Reader) -> list[dict[str, Any]]:
     """The active pages whose current revision cites the episode."""
-    ensure_visible(key, rv.episode(episode_id, tenant=key.tenant).scope, f"episode {episode_id}")
-    return [p.model_dump(mode="json") for p in rv.pages_citing(episode_id, tenant=key.tenant)]
+    episode = visible_episode(rv, key, episode_id)
+    return [p.model_dump(mode="json") for p in rv.pages_citing(episode.id, tenant=key.tenant)]

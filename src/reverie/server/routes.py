@@ -19,7 +19,16 @@ from reverie.errors import InvalidInput, NotFound
 from reverie.keys import ApiKey, allows
 from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Recall, Revision, Scope
 from reverie.recall import RecallTrace
-from reverie.server.auth import Brain, Reader, Writer, ensure_visible, scope_for
+from reverie.server.auth import (
+    Brain,
+    Reader,
+    Writer,
+    ensure_visible,
+    keyed_episode,
+    keyed_item,
+    scope_for,
+    visible_episode,
+)
 from reverie.server.dreams import DreamJob, DreamRunner
 from reverie.server.problems import ApiError
 from reverie.server.schemas import (
@@ -82,7 +91,7 @@ def append_episode(episode: Episode, rv: Brain, key: Writer) -> Episode:
         if getattr(episode, name) is not None:
             raise InvalidInput(name, "is assigned by the store; leave it out")
     scope_for(key, episode.scope, write=True)
-    return rv.remember(episode)
+    return rv.remember(keyed_episode(key, episode))
 
 
 def _item_scope(item: dict[str, Any], default: Scope | None) -> Scope | None:
@@ -108,7 +117,7 @@ def append_batch(batch: BatchIn, rv: Brain, key: Writer) -> BatchOut:
                 f"episodes.{index}: key {key.id} cannot write to scope {scope.key!r}",
                 field=f"episodes.{index}.scope",
             )
-    result = rv.ingest(batch.episodes, scope=default)
+    result = rv.ingest([keyed_item(key, item) for item in batch.episodes], scope=default)
     errors = [IngestProblem(index=e.index, field=e.field, reason=e.reason) for e in result.errors]
     return BatchOut(stored=result.stored, duplicates=result.duplicates, errors=errors)
 
@@ -131,9 +140,7 @@ def append_transcripts(body: TranscriptsIn, rv: Brain, key: Writer) -> BatchOut:
 
 @router.get("/episodes/{episode_id}", tags=["episodes"])
 def read_episode(episode_id: str, rv: Brain, key: Reader) -> Episode:
-    episode = rv.episode(episode_id, tenant=key.tenant)  # ids are the key's tenant's own
-    ensure_visible(key, episode.scope, f"episode {episode_id}")
-    return episode
+    return visible_episode(rv, key, episode_id)
 
 
 # -- recall and dreams -----------------------------------------------------------------------
