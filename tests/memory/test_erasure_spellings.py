@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reverie import Reverie
-from reverie.memory.forget import ForgetRequest
+from reverie.memory.erasure import ForgetRequest
 from reverie.store.base import BrainStore
 from reverie.store.sql.scrub import ERASED, Needles
 from reverie.store.sqlite import SQLiteStore

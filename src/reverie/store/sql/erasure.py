@@ -2,7 +2,7 @@
 what an erasure reaches, its receipt and tombstones, and the record of exports.
 
 Erasure is the one exception to "revisions are never updated". :func:`erase` applies
-an :class:`Erasure` — pure data the planner (:mod:`reverie.memory.forget`) computed by reading —
+an :class:`Erasure` — pure data the planner (:mod:`reverie.memory.erasure`) computed by reading —
 in ONE transaction, in this order: revisions rewritten (a tombstone each), pages deleted
 (a tombstone per revision), archive bundles re-addressed, episodes deleted with their full-text
 rows, citations, vector units and archive index rows, whole scopes removed, then the derived
