@@ -65,7 +65,7 @@ from reverie.store.records import (
     Tombstone,
     is_stub,
 )
-from reverie.store.sql.scrub import MIN_SUBJECT, Needles, episode_mentions
+from reverie.store.sql.erasure.scrub import MIN_SUBJECT, Needles, episode_mentions
 from reverie.text.fold import fold
 
 __all__ = ["ForgetPlan", "ForgetRequest", "finish", "finish_pending", "forget", "plan_forget"]

@@ -7,9 +7,10 @@ in ONE transaction, in this order: revisions rewritten (a tombstone each), pages
 (a tombstone per revision), archive bundles re-addressed, episodes deleted with their full-text
 rows, citations, vector units and archive index rows, whole scopes removed, then the derived
 text (embeddings no unit uses, model answers, plans, cycle reports, the journal, error
-messages) scrubbed, and the receipt written. Every write checks what the plan read
-(compare-and-set: a revision's hash, a page's revisions, the episodes still there, no new
-citation of an erased episode), so an erasure planned on state that moved is refused whole.
+messages) scrubbed (:mod:`reverie.store.sql.erasure.scrub`), and the receipt written. Every
+write checks what the plan read (compare-and-set: a revision's hash, a page's revisions, the
+episodes still there, no new citation of an erased episode), so an erasure planned on state that
+moved is refused whole.
 
 A dry run runs the same transaction and rolls it back: its counts are exactly what applying
 would do. Files (bundles, the mirror) and the physical scrub happen outside, in the planner,
@@ -37,6 +38,7 @@ from reverie.store.records import (
     Tombstone,
 )
 from reverie.store.sql.base import Database
+from reverie.store.sql.erasure.scrub import Needles, episode_mentions, scrub_derived
 from reverie.store.sql.rows import (
     BUNDLE_COLUMNS,
     EPISODE_COLUMNS,
@@ -44,7 +46,6 @@ from reverie.store.sql.rows import (
     bundle_row,
     citation_rows,
 )
-from reverie.store.sql.scrub import Needles, episode_mentions, scrub_derived
 
 __all__ = [
     "erase",
