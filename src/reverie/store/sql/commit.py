@@ -17,8 +17,8 @@ from typing import Any
 from reverie.errors import Conflict, StoreError
 from reverie.models import Episode, Revision
 from reverie.store.base import Changeset, PageWrite, Promotion, StepHook
-from reverie.store.sql.base import Database
 from reverie.store.sql.cumulative import insert_tally
+from reverie.store.sql.database import Database
 from reverie.store.sql.leases import check_lease
 from reverie.store.sql.plans import settle_applied
 from reverie.store.sql.rows import (

@@ -37,7 +37,7 @@ from reverie.store.records import (
     RevisionRewrite,
     Tombstone,
 )
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 from reverie.store.sql.erasure.scrub import Needles, episode_mentions, scrub_derived
 from reverie.store.sql.rows import (
     BUNDLE_COLUMNS,
