@@ -19,7 +19,7 @@ from reverie.engine import Reverie
 from reverie.errors import NotFound
 from reverie.keys import ApiKey, Rights, allows
 from reverie.models import Scope, ScopeLike
-from reverie.server.problems import ApiError
+from reverie.server.http_errors import ApiError
 from reverie.server.ratelimit import RateLimiter, rate_limited, route_class
 
 __all__ = [

@@ -21,7 +21,7 @@ from reverie.models import Cycle, CycleReport, Episode, Lineage, Page, Recall, R
 from reverie.recall import RecallTrace
 from reverie.server.auth import Brain, Reader, Writer, ensure_visible, scope_for
 from reverie.server.dreams import DreamJob, DreamRunner
-from reverie.server.problems import ApiError
+from reverie.server.http_errors import ApiError
 from reverie.server.schemas import (
     BatchIn,
     BatchOut,
