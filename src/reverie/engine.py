@@ -679,9 +679,9 @@ class Reverie:
     ) -> ExportReport:
         """Write the Markdown mirror of ``scope`` (MEMORY.md + memories/*.md) to ``directory``;
         ``layout="claude-code"``: Claude Code's memory folder instead (MEMORY.md + one file
-        per active page, :mod:`reverie.memory.claude_code`), written one way. The folder is
+        per active page, :mod:`reverie.memory.claude_code_layout`), written one way. The folder is
         remembered, so that an erasure rewrites it at once (docs/privacy.md)."""
-        from reverie.memory.claude_code import export_claude_code
+        from reverie.memory.claude_code_layout import export_claude_code
         from reverie.memory.mirror import export_markdown
 
         target = Scope.parse(scope)

@@ -47,8 +47,8 @@ from typing import Any
 from reverie.dream.archive import Archive, archive_root, bundle_bytes, has_cold_tier
 from reverie.errors import InvalidInput, NotFound
 from reverie.limits import NUL_REASON, has_nul
-from reverie.memory.claude_code import KIND as CLAUDE_CODE
-from reverie.memory.claude_code import export_claude_code
+from reverie.memory.claude_code_layout import KIND as CLAUDE_CODE
+from reverie.memory.claude_code_layout import export_claude_code
 from reverie.memory.mirror import JOURNAL, export_markdown
 from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope
