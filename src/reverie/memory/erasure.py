@@ -65,7 +65,7 @@ from reverie.store.records import (
     Tombstone,
     is_stub,
 )
-from reverie.store.sql.erasure.scrub import MIN_SUBJECT, Needles, episode_mentions
+from reverie.store.sql.erasure.scrub import MIN_SUBJECT, Needles, episode_mentions, ids_per_tenant
 from reverie.text.fold import fold
 
 __all__ = ["ForgetPlan", "ForgetRequest", "finish", "finish_pending", "forget", "plan_forget"]
@@ -208,17 +208,9 @@ def _stored(store: BrainStore, episodes: Sequence[Episode]) -> list[Episode]:
     """The store's rows of ``episodes`` (for archived ones: their stubs), per tenant."""
     return [
         e
-        for tenant, ids in _by_tenant(episodes).items()
+        for tenant, ids in ids_per_tenant(episodes).items()
         for e in store.episodes(sorted(ids), tenant=tenant)
     ]
-
-
-def _by_tenant(episodes: Iterable[Episode]) -> dict[str, frozenset[str]]:
-    """The ids of ``episodes`` per tenant: an id means one episode within one tenant only."""
-    found: dict[str, set[str]] = {}
-    for e in episodes:
-        found.setdefault(e.scope.tenant, set()).add(e.id)
-    return {tenant: frozenset(ids) for tenant, ids in sorted(found.items())}
 
 
 def _seq(ep: Episode) -> int:
@@ -395,7 +387,7 @@ def plan_forget(store: BrainStore, request: ForgetRequest, now: datetime) -> For
     """Read what ``request`` reaches and plan its erasure (see the module docstring)."""
     scopes = _place(store, request)
     episodes = _selected(store, request, scopes, now)
-    erased = _by_tenant(episodes)
+    erased = ids_per_tenant(episodes)
     originals = _originals(store, episodes)
     pages = _pages(store, request, scopes, erased)
     whole = scopes if request.whole else []

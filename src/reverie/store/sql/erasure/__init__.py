@@ -38,7 +38,12 @@ from reverie.store.records import (
     Tombstone,
 )
 from reverie.store.sql.database import Database
-from reverie.store.sql.erasure.scrub import Needles, episode_mentions, scrub_derived
+from reverie.store.sql.erasure.scrub import (
+    Needles,
+    episode_mentions,
+    ids_per_tenant,
+    scrub_derived,
+)
 from reverie.store.sql.rows import (
     BUNDLE_COLUMNS,
     EPISODE_COLUMNS,
@@ -283,8 +288,8 @@ def _drop_pages(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
 
 
 def _swap_bundles(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
-    for tenant, ids in _by_tenant(e.episodes):
-        for where, params in db.dialect.members("episode_id", ids):
+    for tenant, ids in ids_per_tenant(e.episodes).items():
+        for where, params in db.dialect.members("episode_id", sorted(ids)):
             n["archived_episodes"] += c.execute(
                 f"DELETE FROM archived_episodes WHERE tenant = ? AND {where}",
                 [tenant, *params],
@@ -310,14 +315,14 @@ def _swap_bundles(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
 
 
 def _delete_episodes(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
-    for tenant, ids in _by_tenant(e.episodes):
-        for where, params in db.dialect.members("episode_id", ids):
+    for tenant, ids in ids_per_tenant(e.episodes).items():
+        for where, params in db.dialect.members("episode_id", sorted(ids)):
             if c.execute(
                 f"DELETE FROM citations WHERE tenant = ? AND {where}", [tenant, *params]
             ).rowcount:
                 raise _moved("a revision written since the plan cites an erased episode")
-    for scope, ids in _by_scope(e.episodes):
-        for where, params in db.dialect.members("ref", ids):
+    for scope, refs in _by_scope(e.episodes):
+        for where, params in db.dialect.members("ref", refs):
             n["vector_units"] += c.execute(
                 f"DELETE FROM vector_units WHERE kind = 'episode' AND scope_key = ? AND {where}",
                 [scope, *params],
@@ -488,14 +493,6 @@ _SCOPE_TABLES = {
     "archive_bundles": "bundles_removed",
 }
 """What an erased scope leaves behind in each table, and the receipt's name for it."""
-
-
-def _by_tenant(episodes: Iterable[Episode]) -> list[tuple[str, list[str]]]:
-    """The ids of ``episodes`` per tenant (ids are unique within a tenant only)."""
-    found: dict[str, list[str]] = {}
-    for ep in episodes:
-        found.setdefault(ep.scope.tenant, []).append(ep.id)
-    return [(tenant, sorted(ids)) for tenant, ids in sorted(found.items())]
 
 
 def _by_scope(episodes: Iterable[Episode]) -> list[tuple[str, list[str]]]:
