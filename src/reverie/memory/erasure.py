@@ -64,6 +64,7 @@ from reverie.store.records import (
     RevisionRewrite,
     Tombstone,
     is_stub,
+    no_step,
 )
 from reverie.store.sql.erasure.scrub import MIN_SUBJECT, Needles, episode_mentions, ids_per_tenant
 from reverie.text.fold import fold
@@ -463,10 +464,6 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
     )
 
 
-def _ignore(_step: str) -> None:
-    return None
-
-
 def forget(
     store: BrainStore,
     request: ForgetRequest,
@@ -477,7 +474,7 @@ def forget(
 ) -> Receipt:
     """Erase what ``request`` reaches (``apply``), or say exactly what that would do; the
     receipt (stored when applied)."""
-    step = on_step or _ignore
+    step = on_step or no_step
     if apply:
         finish_pending(store, now, step)
     plan = plan_forget(store, request, now)
@@ -524,7 +521,7 @@ def _write_bundles(store: BrainStore, plan: ForgetPlan) -> None:
         archive.fetch(bundle_hash)  # hashes to its name and parses, or raises
 
 
-def finish(store: BrainStore, receipt: Receipt, now: datetime, step: StepHook = _ignore) -> bool:
+def finish(store: BrainStore, receipt: Receipt, now: datetime, step: StepHook = no_step) -> bool:
     """Do the file work due after ``receipt``'s commit; True once it is all done."""
     pending = receipt.pending
     if not receipt.applied or receipt.finished_at is not None:
@@ -562,7 +559,7 @@ def _remove_bundles(store: BrainStore, paths: Sequence[str]) -> None:
             Path(path).unlink(missing_ok=True)
 
 
-def finish_pending(store: BrainStore, now: datetime, step: StepHook = _ignore) -> list[Receipt]:
+def finish_pending(store: BrainStore, now: datetime, step: StepHook = no_step) -> list[Receipt]:
     """Finish every applied erasure whose file work a crash interrupted; the receipts still
     unfinished afterwards (a reader kept SQLite's WAL from being reset)."""
     left = []

@@ -54,6 +54,7 @@ __all__ = [
     "VectorUnit",
     "embedded_text",
     "is_stub",
+    "no_step",
 ]
 
 EMBED_CHARS = 1000
@@ -72,6 +73,10 @@ def is_stub(ep: Episode) -> bool:
 
 StepHook = Callable[[str], None]
 """Called with a step name between the writes of a commit (fault injection, progress)."""
+
+
+def no_step(_step: str) -> None:
+    """The :data:`StepHook` of a commit nobody watches."""
 
 
 @dataclass(frozen=True, kw_only=True)

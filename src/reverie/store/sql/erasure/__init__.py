@@ -36,6 +36,7 @@ from reverie.store.records import (
     Receipt,
     RevisionRewrite,
     Tombstone,
+    no_step,
 )
 from reverie.store.sql.database import Database
 from reverie.store.sql.erasure.scrub import (
@@ -79,10 +80,6 @@ _EPISODE_TEXT = (
 
 class _RolledBack(Exception):
     """Raised inside a dry run's transaction so that it rolls back."""
-
-
-def _ignore(_step: str) -> None:
-    return None
 
 
 def erasure_episodes(
@@ -154,7 +151,7 @@ def erase(
     """Apply ``erasure`` in one transaction (``apply=False``: run it and roll it back);
     the rows it removes or rewrites, per store area, and the tables left holding old
     versions of them (the receipt's ``residue``)."""
-    step = on_step or _ignore
+    step = on_step or no_step
     counts: Counter[str] = Counter(erasure.counted)
     residue: list[str] = []
     try:
@@ -162,7 +159,7 @@ def erase(
             for scope in sorted({*erasure.touched, *erasure.scopes}, key=str):
                 db.backend.lock_scope(c, scope)  # no cycle of these scopes lands meanwhile
             _insert_receipt(db, c, erasure)  # first: the tombstones name it
-            _erase_in(db, c, erasure, counts, step if apply else _ignore)
+            _erase_in(db, c, erasure, counts, step if apply else no_step)
             residue = db.backend.residue(c)
             if not apply:
                 raise _RolledBack
