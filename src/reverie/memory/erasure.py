@@ -62,7 +62,6 @@ from reverie.store.records import (
     PageDrop,
     Receipt,
     RevisionRewrite,
-    Tombstone,
     is_stub,
     no_step,
 )
@@ -489,25 +488,15 @@ def forget(
 
 
 def _dry_receipt(e: Erasure, erased: Erased) -> Receipt:
-    tombstones = [
-        Tombstone(e.id, w.revision.page_id, w.revision.number, w.scope, w.hash_before,
-                  w.revision.hash, e.at, e.reason, e.request_id)
-        for w in e.rewrites
-    ] + [
-        Tombstone(e.id, d.page_id, number, d.scope, digest, None, e.at, e.reason, e.request_id)
-        for d in e.drops
-        for number, digest in d.revisions
-    ]  # fmt: skip
-    counts = {k: v for k, v in {**erased.counts, "tombstones": len(tombstones)}.items() if v}
     return Receipt(
         id=e.id,
         request_id=e.request_id,
         created_at=e.at,
         request=e.request,
-        counts=dict(sorted(counts.items())),
+        counts=dict(erased.counts),
         details={**e.details, "pending": dict(e.pending), **erased.recorded()},
         applied=False,
-        tombstones=tombstones,
+        tombstones=e.tombstones(),
     )
 
 

@@ -558,6 +558,19 @@ class Erasure:
     def episode_ids(self) -> frozenset[str]:
         return frozenset(e.id for e in self.episodes)
 
+    def tombstones(self) -> list[Tombstone]:
+        """A tombstone per revision rewritten, then per revision of each page deleted."""
+        return [
+            Tombstone(self.id, w.revision.page_id, w.revision.number, w.scope, w.hash_before,
+                      w.revision.hash, self.at, self.reason, self.request_id)
+            for w in self.rewrites
+        ] + [
+            Tombstone(self.id, d.page_id, number, d.scope, digest, None, self.at, self.reason,
+                      self.request_id)
+            for d in self.drops
+            for number, digest in d.revisions
+        ]  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Erased:

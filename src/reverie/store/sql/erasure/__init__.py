@@ -170,7 +170,7 @@ def erase(
         pass
     except db.dialect.races as exc:
         raise Conflict(f"a concurrent change got there first: {exc}") from exc
-    counts["tombstones"] = len(erasure.rewrites) + sum(len(d.revisions) for d in erasure.drops)
+    counts["tombstones"] = len(erasure.tombstones())
     counted = dict(sorted((k, v) for k, v in counts.items() if v))
     return Erased(counted, residue, bool(residue) and db.backend.keeps_wal())
 
@@ -179,6 +179,7 @@ def _erase_in(db: Database, c: Any, e: Erasure, n: Counter[str], step: StepHook)
     _rewrite_revisions(db, c, e, n)
     step("erase-revisions")
     _drop_pages(db, c, e, n)
+    _insert_tombstones(db, c, e)
     step("erase-pages")
     _swap_bundles(db, c, e, n)
     _delete_episodes(db, c, e, n)
@@ -188,12 +189,16 @@ def _erase_in(db: Database, c: Any, e: Erasure, n: Counter[str], step: StepHook)
     step("erase-derived")
 
 
-def _tombstone(db: Database, c: Any, e: Erasure, rows: Sequence[tuple[Any, ...]]) -> None:
+def _insert_tombstones(db: Database, c: Any, e: Erasure) -> None:
     when = db.dialect.ts(e.at)
     c.executemany(
         f"INSERT INTO tombstones ({_TOMBSTONE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-        [(e.id, *row, when, e.reason, e.request_id) for row in rows],
-    )
+        [
+            (t.erasure_id, t.page_id, t.revision, t.scope.key, t.hash_before, t.hash_after, when,
+             t.reason, t.request_id)
+            for t in e.tombstones()
+        ],
+    )  # fmt: skip
 
 
 def _rewrite_revisions(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
@@ -229,15 +234,6 @@ def _rewrite_revisions(db: Database, c: Any, e: Erasure, n: Counter[str]) -> Non
     for page_id in sorted({w.revision.page_id for w in e.rewrites}):
         n["vector_units"] += _drop_claim_units(c, page_id)
     n["pages_rewritten"] += len({w.revision.page_id for w in e.rewrites})
-    _tombstone(
-        db,
-        c,
-        e,
-        [
-            (w.revision.page_id, w.revision.number, w.scope.key, w.hash_before, w.revision.hash)
-            for w in e.rewrites
-        ],
-    )
 
 
 def _reindex(db: Database, c: Any, w: RevisionRewrite) -> None:
@@ -276,12 +272,6 @@ def _drop_pages(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
         db.backend.unindex_page(c, page[0])
         c.execute("DELETE FROM pages WHERE id = ?", (d.page_id,))
         n["pages_deleted"] += 1
-    _tombstone(
-        db,
-        c,
-        e,
-        [(d.page_id, num, d.scope.key, h, None) for d in e.drops for num, h in d.revisions],
-    )
 
 
 def _swap_bundles(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
