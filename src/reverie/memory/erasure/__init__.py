@@ -12,9 +12,9 @@ they live too, and everything the plan matches by id it matches within a tenant.
 free-form field, metadata included, and in the archive bundles of the scopes searched), finds
 every page any of whose revisions cites one of them (org copies included, they cite the same
 episodes) or holds the subject, and decides each page's fate
-(:func:`reverie.memory.rederive.page_fate`). Archive bundles holding an erased episode are
-rebuilt without it, in memory. The result is pure data for :meth:`BrainStore.erase` plus the
-new bundle bytes :func:`forget` writes before the transaction.
+(:func:`reverie.memory.erasure.rederive.page_fate`). Archive bundles holding an erased episode
+are rebuilt without it, in memory. The result is pure data for :meth:`BrainStore.erase` plus
+the new bundle bytes :func:`forget` writes before the transaction.
 
 :func:`forget` runs a plan: as a dry run, or applied with the file work after the commit.
 Crash safety (DESIGN invariant 2 holds for erasure too):
@@ -49,8 +49,8 @@ from reverie.errors import InvalidInput, NotFound
 from reverie.limits import NUL_REASON, has_nul
 from reverie.memory.claude_code_layout import KIND as CLAUDE_CODE
 from reverie.memory.claude_code_layout import export_claude_code
+from reverie.memory.erasure.rederive import page_fate
 from reverie.memory.mirror import JOURNAL, export_markdown
-from reverie.memory.rederive import page_fate
 from reverie.models import Episode, Page, Scope
 from reverie.store.base import BrainStore, BundleBytes, StepHook
 from reverie.store.records import (
