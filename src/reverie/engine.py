@@ -679,9 +679,9 @@ class Reverie:
     ) -> ExportReport:
         """Write the Markdown mirror of ``scope`` (MEMORY.md + memories/*.md) to ``directory``;
         ``layout="claude-code"``: Claude Code's memory folder instead (MEMORY.md + one file
-        per active page, :mod:`reverie.memory.claude_code`), written one way. The folder is
+        per active page, :mod:`reverie.memory.claude_code_layout`), written one way. The folder is
         remembered, so that an erasure rewrites it at once (docs/privacy.md)."""
-        from reverie.memory.claude_code import export_claude_code
+        from reverie.memory.claude_code_layout import export_claude_code
         from reverie.memory.mirror import export_markdown
 
         target = Scope.parse(scope)
@@ -709,7 +709,7 @@ class Reverie:
         when = self.now(now)
         return import_markdown(self.store, Scope.parse(scope), Path(directory), now=when)
 
-    # -- erasure (logic in reverie.memory.forget and reverie.memory.erase; docs/privacy.md) -----
+    # -- erasure (logic in reverie.memory.erasure; docs/privacy.md) ----------------------------
 
     def forget(  # noqa: PLR0913 (keyword-only: one per target of the request)
         self,
@@ -733,8 +733,8 @@ class Reverie:
         database files still hold (``physical``); ``vacuum`` also rewrites the tables that hold
         old row versions (PostgreSQL's ``VACUUM FULL``, which locks each while it runs)."""
         from reverie.config import parse_duration
-        from reverie.memory.erase import forget as run_forget
-        from reverie.memory.forget import ForgetRequest
+        from reverie.memory.erasure import ForgetRequest
+        from reverie.memory.erasure import forget as run_forget
 
         request = ForgetRequest(
             episodes=tuple(episodes),
@@ -763,7 +763,7 @@ class Reverie:
 
     def finish_erasures(self, *, now: datetime | None = None) -> list[Receipt]:
         """Finish the file work of erasures a crash interrupted; those still unfinished."""
-        from reverie.memory.erase import finish_pending
+        from reverie.memory.erasure import finish_pending
 
         return finish_pending(self.store, self.now(now))
 

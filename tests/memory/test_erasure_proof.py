@@ -29,9 +29,9 @@ from reverie import Reverie
 from reverie.bench.crash_lanes import model_lane
 from reverie.config import Config, DreamConfig
 from reverie.dream.archive import Archive
-from reverie.memory.erase import forget as run_forget
+from reverie.memory.erasure import ForgetRequest
+from reverie.memory.erasure import forget as run_forget
 from reverie.memory.export import write_training
-from reverie.memory.forget import ForgetRequest
 from reverie.store.postgres import PostgresStore
 from tests.pg import schema_url, server_url
 

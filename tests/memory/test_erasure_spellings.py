@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reverie import Reverie
-from reverie.memory.forget import ForgetRequest
+from reverie.memory.erasure import ForgetRequest
 from reverie.store.base import BrainStore
-from reverie.store.sql.scrub import ERASED, Needles
+from reverie.store.sql.erasure.scrub import ERASED, Needles
 from reverie.store.sqlite import SQLiteStore
 from reverie.text.fold import find, fold
 from tests.pg import server_url

@@ -16,7 +16,7 @@ import pytest
 
 from reverie import Reverie
 from reverie.server import create_app
-from reverie.server.problems import RETRY_AFTER_S
+from reverie.server.http_errors import RETRY_AFTER_S
 from reverie.store.sqlite import SQLiteStore
 from tests.server.conftest import Running, start_server, stop_server
 

@@ -9,7 +9,7 @@ import pytest
 
 from reverie.errors import Conflict, InvalidInput, NotFound
 from reverie.hashing import content_hash
-from reverie.memory.forget import ForgetRequest, plan_forget
+from reverie.memory.erasure import ForgetRequest, plan_forget
 from reverie.models import Claim, Revision
 from reverie.store.base import BrainStore, PageWrite
 from reverie.store.postgres import PostgresStore

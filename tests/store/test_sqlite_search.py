@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import reverie.store.sql.base as sql_base
+import reverie.store.sql.database as sql_database
 from reverie import Reverie
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
@@ -81,7 +81,7 @@ def test_a_second_scope_is_never_found_and_ranks_as_the_scoped_query(
 def test_recall_reads_pages_whatever_the_revision_cache_drops_meanwhile(
     tmp_path: Path, make_episode: EpisodeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sql_base, "_DECODED_REVISIONS", 1)  # every decode clears the cache
+    monkeypatch.setattr(sql_database, "_DECODED_REVISIONS", 1)  # every decode clears the cache
     with Reverie.open(tmp_path / "r.db") as rv:
         rv.ingest([make_episode(importance=9) for _ in range(3)])
         build = {  # another problem (situation, error): a page of its own

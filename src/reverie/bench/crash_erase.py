@@ -22,8 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from reverie.dream.archive import archive_root
-from reverie.memory.erase import forget
-from reverie.memory.forget import ForgetRequest
+from reverie.memory.erasure import ForgetRequest, forget
 from reverie.models import Scope
 from reverie.store.sqlite import SQLiteStore
 

@@ -1,7 +1,7 @@
 """The ``reverie`` command line: a thin edge over the :class:`reverie.Reverie` facade.
 
 Commands hold no logic of their own: they parse arguments, call the facade and render the result
-(tables live in :mod:`reverie.cli.render`). Where the data lives: ``--db``, then ``REVERIE_DB``,
+(tables live in :mod:`reverie.cli.tables`). Where the data lives: ``--db``, then ``REVERIE_DB``,
 then the per-user data directory (:func:`reverie.config.resolve_db`).
 
 Exit codes: 0 success; 1 ``ingest`` stored the good lines but some lines failed; 2 a
@@ -50,7 +50,12 @@ from reverie.cli.hook import hook_app
 from reverie.cli.memory import register as register_memory_commands
 from reverie.cli.ops import register as register_ops_commands
 from reverie.cli.remember import register as register_remember_command
-from reverie.cli.render import (
+from reverie.cli.review import ReviewFlag
+from reverie.cli.review import register as register_review_commands
+from reverie.cli.serve import keys_app, mcp_command, serve_command
+from reverie.cli.shape import LazyGroup, RootGroup, shape
+from reverie.cli.stats import register as register_stats_commands
+from reverie.cli.tables import (
     cycles_table,
     lineage_view,
     page_view,
@@ -59,11 +64,6 @@ from reverie.cli.render import (
     stats_table,
     trace_table,
 )
-from reverie.cli.review import ReviewFlag
-from reverie.cli.review import register as register_review_commands
-from reverie.cli.serve import keys_app, mcp_command, serve_command
-from reverie.cli.shape import LazyGroup, RootGroup, shape
-from reverie.cli.stats import register as register_stats_commands
 from reverie.cli.worker import migrate_command, worker_command
 from reverie.config import resolve_db
 from reverie.errors import InvalidInput, NotFound, ReverieError, partial

@@ -21,7 +21,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from reverie.cli.render import (
+from reverie.cli.tables import (
     citations_text,
     episodes_table,
     page_view,

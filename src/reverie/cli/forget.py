@@ -9,8 +9,7 @@ rendering.
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -21,6 +20,7 @@ from rich.text import Text
 from reverie.cli.common import (
     JsonFlag,
     NowOpt,
+    emit_json,
     fail,
     new_console,
     open_brain,
@@ -103,10 +103,6 @@ def _render_physical(receipt: Receipt, console: Console) -> None:
         console.print(Text(f"to purge: {step}", style="yellow"), soft_wrap=True)
 
 
-def _emit(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
-
-
 def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
     ctx: typer.Context,
     episode: Annotated[
@@ -172,7 +168,7 @@ def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
         if receipt is not None or resume:
             shown = [rv.erasure(receipt)] if receipt else rv.finish_erasures(now=when)
             if as_json:
-                _emit([r.to_json() for r in shown] if resume else shown[0].to_json())
+                emit_json([r.to_json() for r in shown] if resume else shown[0].to_json())
             for r in [] if as_json else shown:
                 render_receipt(r, console)
             if resume and not as_json:
@@ -195,7 +191,7 @@ def forget_command(  # noqa: PLR0913 (a CLI command: one parameter per option)
             now=when,
         )
     if as_json:
-        _emit(done.to_json())
+        emit_json(done.to_json())
     else:
         render_receipt(done, console)
 

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reverie.cli.common import JsonFlag, ScopeOpt, emit_json, json_data, new_console, open_brain
-from reverie.cli.render import report_table, shorten
+from reverie.cli.tables import report_table, shorten
 
 if TYPE_CHECKING:
     from reverie.store.records import PendingPlan

@@ -22,7 +22,7 @@ from typing import Any
 from reverie.dream.archive import resolve
 from reverie.errors import each_scope, raise_failures
 from reverie.files import write_atomically
-from reverie.memory.exported import record_export
+from reverie.memory.export_records import record_export
 from reverie.models import Episode, Page, Scope
 from reverie.redaction import DEFAULT, Redactor
 from reverie.store.base import BrainStore

@@ -42,7 +42,7 @@ from reverie.dream.journal import render_journal
 from reverie.errors import InvalidInput, NotFound
 from reverie.files import write_atomically
 from reverie.memory.edits import Accepted, HumanEdit, accept_edit, commit_edits
-from reverie.memory.exported import record_export
+from reverie.memory.export_records import record_export
 from reverie.memory.frontmatter import FrontMatterError, dump, split
 from reverie.models import (
     Page,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from reverie.models.base import now_utc as now_utc
 from reverie.models.base import parse_model, utc
-from reverie.models.cycle import (
+from reverie.models.cycle_report import (
     Cycle,
     CycleReport,
     CycleStatus,

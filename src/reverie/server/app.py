@@ -21,12 +21,12 @@ from fastapi.staticfiles import StaticFiles
 from reverie import __version__
 from reverie.engine import Reverie
 from reverie.server.actions import actions_router
+from reverie.server.body_limit import BodyLimit
 from reverie.server.browse import browse_router
 from reverie.server.dreams import DreamRunner
 from reverie.server.forget import forget_router
-from reverie.server.limits import BodyLimit
+from reverie.server.http_errors import install_handlers
 from reverie.server.plans import plans_router
-from reverie.server.problems import install_handlers
 from reverie.server.ratelimit import RateLimit, RateLimiter, RateLimits
 from reverie.server.routes import public, router
 from reverie.store.failures import driver_errors

@@ -21,7 +21,7 @@ from reverie.errors import InvalidInput, NotFound
 from reverie.keys import ApiKey, Rights, allows, episode_id_for
 from reverie.models import Episode, Scope, ScopeLike
 from reverie.models.scope import NAME
-from reverie.server.problems import ApiError
+from reverie.server.http_errors import ApiError
 from reverie.server.ratelimit import RateLimiter, rate_limited, route_class
 
 __all__ = [

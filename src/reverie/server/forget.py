@@ -19,7 +19,7 @@ from reverie.errors import NotFound
 from reverie.keys import ApiKey, allows
 from reverie.models import Scope
 from reverie.server.auth import Admin, Brain, scope_for
-from reverie.server.problems import ApiError
+from reverie.server.http_errors import ApiError
 
 __all__ = ["ForgetIn", "forget_router"]
 

@@ -30,7 +30,7 @@ from reverie.server.auth import (
     visible_episode,
 )
 from reverie.server.dreams import DreamJob, DreamRunner
-from reverie.server.problems import ApiError
+from reverie.server.http_errors import ApiError
 from reverie.server.schemas import (
     BatchIn,
     BatchOut,

@@ -1,6 +1,6 @@
 """Shapes for the console: stored cycles turned into journal rows and a growth series.
 
-Pure functions of what the facade returned (like :mod:`reverie.cli.render` for the terminal).
+Pure functions of what the facade returned (like :mod:`reverie.cli.tables` for the terminal).
 The series is cumulative over the cycles shown, oldest first: ``episodes`` consolidated so far,
 ``pages`` created so far, ``compression`` = episodes per page, and ``active_pages``: the pages
 active after each cycle, replayed from the changes the cycles recorded (a page created, revised,

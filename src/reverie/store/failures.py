@@ -27,7 +27,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from reverie.errors import StoreBusy, StoreDamaged, StoreError, StoreFull, StoreReadOnly
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 
 __all__ = ["DriverFailure", "driver_errors", "store_failure"]
 

@@ -54,6 +54,7 @@ __all__ = [
     "VectorUnit",
     "embedded_text",
     "is_stub",
+    "no_step",
 ]
 
 EMBED_CHARS = 1000
@@ -72,6 +73,10 @@ def is_stub(ep: Episode) -> bool:
 
 StepHook = Callable[[str], None]
 """Called with a step name between the writes of a commit (fault injection, progress)."""
+
+
+def no_step(_step: str) -> None:
+    """The :data:`StepHook` of a commit nobody watches."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -552,6 +557,19 @@ class Erasure:
     @property
     def episode_ids(self) -> frozenset[str]:
         return frozenset(e.id for e in self.episodes)
+
+    def tombstones(self) -> list[Tombstone]:
+        """A tombstone per revision rewritten, then per revision of each page deleted."""
+        return [
+            Tombstone(self.id, w.revision.page_id, w.revision.number, w.scope, w.hash_before,
+                      w.revision.hash, self.at, self.reason, self.request_id)
+            for w in self.rewrites
+        ] + [
+            Tombstone(self.id, d.page_id, number, d.scope, digest, None, self.at, self.reason,
+                      self.request_id)
+            for d in self.drops
+            for number, digest in d.revisions
+        ]  # fmt: skip
 
 
 @dataclass(frozen=True)

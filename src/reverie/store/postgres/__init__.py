@@ -41,7 +41,7 @@ from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.postgres import blobs as _blobs
 from reverie.store.postgres import knn as _knn
-from reverie.store.sql.base import Rows
+from reverie.store.sql.database import Rows
 from reverie.store.sql.dialect import Dialect, PostgresDialect
 from reverie.store.sql.leases import LEASE_COLUMNS
 from reverie.store.sql.rows import (
@@ -224,7 +224,7 @@ class PostgresStore(SQLStore):
 
 
 class PostgresBackend:
-    """PostgreSQL's side of :class:`~reverie.store.sql.base.Backend` (module docstring)."""
+    """PostgreSQL's side of :class:`~reverie.store.sql.database.Backend` (module docstring)."""
 
     read_only = False
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 
 __all__ = ["bundle_get", "bundle_put", "put_bundle"]
 

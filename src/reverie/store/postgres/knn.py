@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reverie.models import Scope
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 from reverie.store.sql.dialect import PostgresDialect
 
 __all__ = ["EXACT_BELOW", "ensure_hnsw", "vector_cosines", "vector_search"]

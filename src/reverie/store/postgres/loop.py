@@ -31,7 +31,7 @@ from reverie.store.postgres import (
     pg_placeholders,
     safe_url,
 )
-from reverie.store.sql.base import Rows
+from reverie.store.sql.database import Rows
 from reverie.store.sql.dialect import PostgresDialect
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ stored episode otherwise has both an empty situation and an empty action.
 
 Both directions are one transaction each, guarded by compare-and-set on what was read (fingerprint
 and mark), so a concurrent change aborts the whole batch. The text index is the backend's
-(:meth:`~reverie.store.sql.base.Backend.unindex_episodes`,
-:meth:`~reverie.store.sql.base.Backend.index_episodes`): SQLite's contentless FTS5 table must be
+(:meth:`~reverie.store.sql.database.Backend.unindex_episodes`,
+:meth:`~reverie.store.sql.database.Backend.index_episodes`): SQLite's contentless FTS5 table must be
 told, PostgreSQL's generated ``tsvector`` follows the row by itself.
 """
 
@@ -26,7 +26,7 @@ from reverie.errors import Conflict
 from reverie.hashing import content_hash
 from reverie.models import Episode, Scope
 from reverie.store.records import BundleInfo, embedded_text
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 from reverie.store.sql.rows import BUNDLE_COLUMNS, EPISODE_COLUMNS, bundle_row, prefixed
 
 __all__ = [

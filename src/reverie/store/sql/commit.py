@@ -17,8 +17,9 @@ from typing import Any
 from reverie.errors import Conflict, StoreError
 from reverie.models import Episode, Revision
 from reverie.store.base import Changeset, PageWrite, Promotion, StepHook
-from reverie.store.sql.base import Database
+from reverie.store.records import no_step
 from reverie.store.sql.cumulative import insert_tally
+from reverie.store.sql.database import Database
 from reverie.store.sql.leases import check_lease
 from reverie.store.sql.plans import settle_applied
 from reverie.store.sql.rows import (
@@ -38,12 +39,8 @@ _PROMOTION_UPSERT = (
 )
 
 
-def _ignore(_step: str) -> None:
-    return None
-
-
 def commit(db: Database, changes: Changeset, on_step: StepHook | None = None) -> None:
-    step = on_step or _ignore
+    step = on_step or no_step
     try:
         with db.write() as c:
             db.ensure_scopes(c, [changes.scope], changes.at)

@@ -26,7 +26,7 @@ from typing import Any
 
 from reverie.models import Scope
 from reverie.store.base import CycleTally, DreamStats, PromotionRecord, RecallTally
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 from reverie.store.sql.dialect import Dialect
 from reverie.store.sql.rows import PROMOTION_COLUMNS
 

@@ -22,7 +22,7 @@ holds the values that make it run on one backend:
   raises when a concurrent transaction got there first (nothing on SQLite, whose write lock is
   taken up front: an integrity error there is a bug, not a race).
 
-What needs a connection rather than a value is the backend's (:mod:`reverie.store.sql.base`).
+What needs a connection rather than a value is the backend's (:mod:`reverie.store.sql.database`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Any
 
 from reverie.models import Episode, Scope
 from reverie.store.records import VectorRow, VectorUnit
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 from reverie.store.sql.rows import EPISODE_COLUMNS
 
 __all__ = [

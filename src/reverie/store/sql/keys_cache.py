@@ -24,7 +24,7 @@ from typing import Any
 from reverie.errors import InvalidInput, NotFound
 from reverie.models import utc
 from reverie.store.records import ApiKey, Rights
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 
 __all__ = ["api_key", "api_keys", "cache_get", "cache_put", "put_api_key", "revoke_api_key"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from reverie.errors import Conflict, LeaseLost
 from reverie.store.base import Changeset, Lease
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 from reverie.store.sql.dialect import Dialect, lease_time
 
 __all__ = [

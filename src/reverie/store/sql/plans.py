@@ -32,7 +32,7 @@ from reverie.errors import Conflict, NotFound, PlanPending, StoreError
 from reverie.hashing import content_hash
 from reverie.models import Revision, Scope
 from reverie.store.records import Changeset, PendingPlan, PlanStatus
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 from reverie.store.sql.dialect import Dialect
 
 __all__ = [

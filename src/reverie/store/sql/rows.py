@@ -69,7 +69,7 @@ PAGE_SELECT = (
     + prefixed("r", REVISION_COLUMNS)
     + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
 )
-"""A page with its current revision: what :meth:`~reverie.store.sql.base.Rows.page` decodes."""
+"""A page with its current revision: what :meth:`~reverie.store.sql.database.Rows.page` decodes."""
 
 
 def marks(count: int) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from reverie.models import Scope
 from reverie.store.records import ScheduleRecord
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 
 __all__ = ["schedule_claim", "schedule_finish", "schedule_record", "schedule_records"]
 

@@ -1,8 +1,8 @@
 """The store contract implemented once, in SQL both backends run (see :mod:`reverie.store.sql`).
 
-:class:`SQLStore` owns a :class:`~reverie.store.sql.base.Backend` for what differs and calls it
+:class:`SQLStore` owns a :class:`~reverie.store.sql.database.Backend` for what differs and calls it
 explicitly. What both databases run alike is written here (episodes, pages, revisions, cycles,
-stats, migrations) or as functions of the :class:`~reverie.store.sql.base.Database` in the
+stats, migrations) or as functions of the :class:`~reverie.store.sql.database.Database` in the
 modules beside it, which :class:`SQLStore` names as its methods (``commit = commit.commit``):
 every method's body is one reference away, and nothing calls back through a subclass.
 
@@ -32,7 +32,7 @@ from reverie.store.sql import keys_cache as _keys
 from reverie.store.sql import leases as _leases
 from reverie.store.sql import plans as _plans
 from reverie.store.sql import schedule as _schedule
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
 from reverie.store.sql.rows import CYCLE_COLUMNS, EPISODE_COLUMNS, PAGE_SELECT, REVISION_COLUMNS
 
 __all__ = ["SQLStore"]
@@ -42,9 +42,9 @@ _COST_FIELDS = ("model_calls", "cache_hits", "input_tokens", "output_tokens", "m
 
 
 class SQLStore(Database):
-    """A :class:`reverie.store.base.BrainStore` over one :class:`~reverie.store.sql.base.Backend`
-    (:class:`~reverie.store.sqlite.SQLiteStore`, :class:`~reverie.store.postgres.PostgresStore`
-    hand it theirs)."""
+    """A :class:`reverie.store.base.BrainStore` over one
+    :class:`~reverie.store.sql.database.Backend` (:class:`~reverie.store.sqlite.SQLiteStore`,
+    :class:`~reverie.store.postgres.PostgresStore` hand it theirs)."""
 
     # -- written once, in the modules beside this one ------------------------------------------
 

@@ -27,7 +27,7 @@ from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.failures import store_failure
 from reverie.store.migrations import split_statements
 from reverie.store.records import is_stub
-from reverie.store.sql.base import Rows, decode_revision
+from reverie.store.sql.database import Rows, decode_revision
 from reverie.store.sql.dialect import Dialect, SQLiteDialect, lease_time
 from reverie.store.sql.rows import (
     CLAIMS_AT,
@@ -79,7 +79,7 @@ class SQLiteStore(SQLStore):
 
 
 class SQLiteBackend:
-    """SQLite's side of :class:`~reverie.store.sql.base.Backend`: one connection under a
+    """SQLite's side of :class:`~reverie.store.sql.database.Backend`: one connection under a
     lock, ``seq`` from ``sqlite_sequence``, contentless FTS5 tables and their BM25 search, the
     read-then-write lease claim under the database's one write lock."""
 

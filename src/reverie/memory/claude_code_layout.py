@@ -34,7 +34,7 @@ from pathlib import Path
 
 from reverie.errors import InvalidInput
 from reverie.files import write_atomically
-from reverie.memory.exported import record_export
+from reverie.memory.export_records import record_export
 from reverie.memory.frontmatter import dump
 from reverie.memory.mirror import INDEX, ExportReport, slugs
 from reverie.models import Page, PageKind, PageStatus, Scope

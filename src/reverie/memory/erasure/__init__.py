@@ -1,4 +1,4 @@
-"""What an erasure reaches: the request, and the plan read from the store (docs/privacy.md).
+"""Erasure (docs/privacy.md): what a request reaches, the plan read from the store, and running it.
 
 A :class:`ForgetRequest` names *what* to erase — episode ids, a page, a subject, or episodes
 older than a retention period — and *where*: one scope exactly, an agent (its scope and every
@@ -12,9 +12,26 @@ they live too, and everything the plan matches by id it matches within a tenant.
 free-form field, metadata included, and in the archive bundles of the scopes searched), finds
 every page any of whose revisions cites one of them (org copies included, they cite the same
 episodes) or holds the subject, and decides each page's fate
-(:func:`reverie.memory.rederive.page_fate`). Archive bundles holding an erased episode are
-rebuilt without it, in memory. The result is pure data for :meth:`BrainStore.erase` plus the
-new bundle bytes the runner writes before the transaction.
+(:func:`reverie.memory.erasure.rederive.page_fate`). Archive bundles holding an erased episode
+are rebuilt without it, in memory. The result is pure data for :meth:`BrainStore.erase` plus
+the new bundle bytes :func:`forget` writes before the transaction.
+
+:func:`forget` runs a plan: as a dry run, or applied with the file work after the commit.
+Crash safety (DESIGN invariant 2 holds for erasure too):
+
+1. plan (reads only) — a crash changes nothing;
+2. write the rebuilt archive bundles under their new names and read them back — a crash leaves
+   extra files no index names, which hold none of the erased text;
+3. :meth:`~reverie.store.base.BrainStore.erase`: one transaction, receipt included — a crash
+   inside it leaves everything as it was;
+4. remove the old bundle files, rewrite the Markdown mirrors the store knows of, and scrub the
+   database files (SQLite: VACUUM, WAL truncated; PostgreSQL, when asked: ``VACUUM FULL`` of
+   the tables the transaction left old row versions in), then mark the receipt finished.
+
+A crash in step 4 leaves the erasure applied and its receipt unfinished: the store is
+consistent, and what is still due (``Receipt.pending``) is done by :func:`finish_pending`, which
+every applied erasure runs first and ``reverie forget --resume`` runs alone. Each part of step 4
+can run again without harm.
 """
 
 from __future__ import annotations
@@ -24,28 +41,34 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from reverie.dream.archive import Archive, archive_root, bundle_bytes, has_cold_tier
 from reverie.errors import InvalidInput, NotFound
 from reverie.limits import NUL_REASON, has_nul
-from reverie.memory.claude_code import KIND as CLAUDE_CODE
-from reverie.memory.rederive import page_fate
+from reverie.memory.claude_code_layout import KIND as CLAUDE_CODE
+from reverie.memory.claude_code_layout import export_claude_code
+from reverie.memory.erasure.rederive import page_fate
+from reverie.memory.mirror import JOURNAL, export_markdown
 from reverie.models import Episode, Page, Scope
-from reverie.store.base import BrainStore, BundleBytes
+from reverie.store.base import BrainStore, BundleBytes, StepHook
 from reverie.store.records import (
     BundleInfo,
     BundleSwap,
+    Erased,
     Erasure,
     ExportRecord,
     PageDrop,
+    Receipt,
     RevisionRewrite,
     is_stub,
+    no_step,
 )
-from reverie.store.sql.scrub import MIN_SUBJECT, Needles, episode_mentions
+from reverie.store.sql.erasure.scrub import MIN_SUBJECT, Needles, episode_mentions, ids_per_tenant
 from reverie.text.fold import fold
 
-__all__ = ["ForgetPlan", "ForgetRequest", "plan_forget"]
+__all__ = ["ForgetPlan", "ForgetRequest", "finish", "finish_pending", "forget", "plan_forget"]
 
 
 @dataclass(frozen=True)
@@ -185,17 +208,9 @@ def _stored(store: BrainStore, episodes: Sequence[Episode]) -> list[Episode]:
     """The store's rows of ``episodes`` (for archived ones: their stubs), per tenant."""
     return [
         e
-        for tenant, ids in _by_tenant(episodes).items()
+        for tenant, ids in ids_per_tenant(episodes).items()
         for e in store.episodes(sorted(ids), tenant=tenant)
     ]
-
-
-def _by_tenant(episodes: Iterable[Episode]) -> dict[str, frozenset[str]]:
-    """The ids of ``episodes`` per tenant: an id means one episode within one tenant only."""
-    found: dict[str, set[str]] = {}
-    for e in episodes:
-        found.setdefault(e.scope.tenant, set()).add(e.id)
-    return {tenant: frozenset(ids) for tenant, ids in sorted(found.items())}
 
 
 def _seq(ep: Episode) -> int:
@@ -372,7 +387,7 @@ def plan_forget(store: BrainStore, request: ForgetRequest, now: datetime) -> For
     """Read what ``request`` reaches and plan its erasure (see the module docstring)."""
     scopes = _place(store, request)
     episodes = _selected(store, request, scopes, now)
-    erased = _by_tenant(episodes)
+    erased = ids_per_tenant(episodes)
     originals = _originals(store, episodes)
     pages = _pages(store, request, scopes, erased)
     whole = scopes if request.whole else []
@@ -446,3 +461,98 @@ def _erasure(  # noqa: PLR0913 (the parts of one plan, assembled)
         pending=pending,
         counted={"claims_dropped": fates.claims, "unreachable_files": len(details["unreachable"])},
     )
+
+
+def forget(
+    store: BrainStore,
+    request: ForgetRequest,
+    now: datetime,
+    *,
+    apply: bool = False,
+    on_step: StepHook | None = None,
+) -> Receipt:
+    """Erase what ``request`` reaches (``apply``), or say exactly what that would do; the
+    receipt (stored when applied)."""
+    step = on_step or no_step
+    if apply:
+        finish_pending(store, now, step)
+    plan = plan_forget(store, request, now)
+    step("erase-planned")
+    if not apply:
+        return _dry_receipt(plan.erasure, store.erase(plan.erasure, apply=False))
+    _write_bundles(store, plan)
+    step("erase-bundles-written")
+    store.erase(plan.erasure, apply=True, on_step=step)
+    finish(store, store.erasure_receipt(plan.erasure.id), now, step)
+    return store.erasure_receipt(plan.erasure.id)
+
+
+def _dry_receipt(e: Erasure, erased: Erased) -> Receipt:
+    return Receipt(
+        id=e.id,
+        request_id=e.request_id,
+        created_at=e.at,
+        request=e.request,
+        counts=dict(erased.counts),
+        details={**e.details, "pending": dict(e.pending), **erased.recorded()},
+        applied=False,
+        tombstones=e.tombstones(),
+    )
+
+
+def _write_bundles(store: BrainStore, plan: ForgetPlan) -> None:
+    """Write each rebuilt bundle and read it back before the transaction names it."""
+    if not plan.bundle_data:
+        return
+    archive = Archive(store)
+    for bundle_hash, data in sorted(plan.bundle_data.items()):
+        archive.files.write(bundle_hash, data)
+        archive.fetch(bundle_hash)  # hashes to its name and parses, or raises
+
+
+def finish(store: BrainStore, receipt: Receipt, now: datetime, step: StepHook = no_step) -> bool:
+    """Do the file work due after ``receipt``'s commit; True once it is all done."""
+    pending = receipt.pending
+    if not receipt.applied or receipt.finished_at is not None:
+        return True
+    _remove_bundles(store, pending.get("bundle_files") or [])
+    step("erase-files")
+    for directory, scope_key, *kind in pending.get("mirrors") or []:
+        _rewrite(store, Path(directory), Scope.parse(scope_key), kind[0] if kind else "markdown")
+    step("erase-mirror")
+    vacuum = receipt.details.get("residue", {}).get("tables") if pending.get("vacuum") else ()
+    if pending.get("scrub") and not store.scrub_free_space(vacuum or ()):
+        return False
+    step("erase-scrubbed")
+    store.finish_erasure(receipt.id, now)
+    return True
+
+
+def _rewrite(store: BrainStore, folder: Path, scope: Scope, kind: str) -> None:
+    """Export ``scope`` again into a folder an earlier export wrote, in the same layout."""
+    if not folder.is_dir():
+        return
+    if kind == CLAUDE_CODE:
+        export_claude_code(store, scope, folder)
+    else:
+        export_markdown(store, scope, folder, journal=(folder / JOURNAL).exists())
+
+
+def _remove_bundles(store: BrainStore, paths: Sequence[str]) -> None:
+    """Remove old bundle files, unless a bundle the store still indexes has that name."""
+    if not paths:
+        return
+    kept = {b.file_name for b in store.archive_bundles()}
+    for path in paths:
+        if Path(path).name not in kept:
+            Path(path).unlink(missing_ok=True)
+
+
+def finish_pending(store: BrainStore, now: datetime, step: StepHook = no_step) -> list[Receipt]:
+    """Finish every applied erasure whose file work a crash interrupted; the receipts still
+    unfinished afterwards (a reader kept SQLite's WAL from being reset)."""
+    left = []
+    for receipt in reversed(store.erasure_receipts(unfinished=True, limit=1000)):
+        if not finish(store, receipt, now, step):
+            left.append(store.erasure_receipt(receipt.id))
+    return left

@@ -2,14 +2,15 @@
 what an erasure reaches, its receipt and tombstones, and the record of exports.
 
 Erasure is the one exception to "revisions are never updated". :func:`erase` applies
-an :class:`Erasure` — pure data the planner (:mod:`reverie.memory.forget`) computed by reading —
+an :class:`Erasure` — pure data the planner (:mod:`reverie.memory.erasure`) computed by reading —
 in ONE transaction, in this order: revisions rewritten (a tombstone each), pages deleted
 (a tombstone per revision), archive bundles re-addressed, episodes deleted with their full-text
 rows, citations, vector units and archive index rows, whole scopes removed, then the derived
 text (embeddings no unit uses, model answers, plans, cycle reports, the journal, error
-messages) scrubbed, and the receipt written. Every write checks what the plan read
-(compare-and-set: a revision's hash, a page's revisions, the episodes still there, no new
-citation of an erased episode), so an erasure planned on state that moved is refused whole.
+messages) scrubbed (:mod:`reverie.store.sql.erasure.scrub`), and the receipt written. Every
+write checks what the plan read (compare-and-set: a revision's hash, a page's revisions, the
+episodes still there, no new citation of an erased episode), so an erasure planned on state that
+moved is refused whole.
 
 A dry run runs the same transaction and rolls it back: its counts are exactly what applying
 would do. Files (bundles, the mirror) and the physical scrub happen outside, in the planner,
@@ -35,8 +36,15 @@ from reverie.store.records import (
     Receipt,
     RevisionRewrite,
     Tombstone,
+    no_step,
 )
-from reverie.store.sql.base import Database
+from reverie.store.sql.database import Database
+from reverie.store.sql.erasure.scrub import (
+    Needles,
+    episode_mentions,
+    ids_per_tenant,
+    scrub_derived,
+)
 from reverie.store.sql.rows import (
     BUNDLE_COLUMNS,
     EPISODE_COLUMNS,
@@ -44,7 +52,6 @@ from reverie.store.sql.rows import (
     bundle_row,
     citation_rows,
 )
-from reverie.store.sql.scrub import Needles, episode_mentions, scrub_derived
 
 __all__ = [
     "erase",
@@ -73,10 +80,6 @@ _EPISODE_TEXT = (
 
 class _RolledBack(Exception):
     """Raised inside a dry run's transaction so that it rolls back."""
-
-
-def _ignore(_step: str) -> None:
-    return None
 
 
 def erasure_episodes(
@@ -148,7 +151,7 @@ def erase(
     """Apply ``erasure`` in one transaction (``apply=False``: run it and roll it back);
     the rows it removes or rewrites, per store area, and the tables left holding old
     versions of them (the receipt's ``residue``)."""
-    step = on_step or _ignore
+    step = on_step or no_step
     counts: Counter[str] = Counter(erasure.counted)
     residue: list[str] = []
     try:
@@ -156,7 +159,7 @@ def erase(
             for scope in sorted({*erasure.touched, *erasure.scopes}, key=str):
                 db.backend.lock_scope(c, scope)  # no cycle of these scopes lands meanwhile
             _insert_receipt(db, c, erasure)  # first: the tombstones name it
-            _erase_in(db, c, erasure, counts, step if apply else _ignore)
+            _erase_in(db, c, erasure, counts, step if apply else no_step)
             residue = db.backend.residue(c)
             if not apply:
                 raise _RolledBack
@@ -167,7 +170,7 @@ def erase(
         pass
     except db.dialect.races as exc:
         raise Conflict(f"a concurrent change got there first: {exc}") from exc
-    counts["tombstones"] = len(erasure.rewrites) + sum(len(d.revisions) for d in erasure.drops)
+    counts["tombstones"] = len(erasure.tombstones())
     counted = dict(sorted((k, v) for k, v in counts.items() if v))
     return Erased(counted, residue, bool(residue) and db.backend.keeps_wal())
 
@@ -176,6 +179,7 @@ def _erase_in(db: Database, c: Any, e: Erasure, n: Counter[str], step: StepHook)
     _rewrite_revisions(db, c, e, n)
     step("erase-revisions")
     _drop_pages(db, c, e, n)
+    _insert_tombstones(db, c, e)
     step("erase-pages")
     _swap_bundles(db, c, e, n)
     _delete_episodes(db, c, e, n)
@@ -185,12 +189,16 @@ def _erase_in(db: Database, c: Any, e: Erasure, n: Counter[str], step: StepHook)
     step("erase-derived")
 
 
-def _tombstone(db: Database, c: Any, e: Erasure, rows: Sequence[tuple[Any, ...]]) -> None:
+def _insert_tombstones(db: Database, c: Any, e: Erasure) -> None:
     when = db.dialect.ts(e.at)
     c.executemany(
         f"INSERT INTO tombstones ({_TOMBSTONE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-        [(e.id, *row, when, e.reason, e.request_id) for row in rows],
-    )
+        [
+            (t.erasure_id, t.page_id, t.revision, t.scope.key, t.hash_before, t.hash_after, when,
+             t.reason, t.request_id)
+            for t in e.tombstones()
+        ],
+    )  # fmt: skip
 
 
 def _rewrite_revisions(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
@@ -226,15 +234,6 @@ def _rewrite_revisions(db: Database, c: Any, e: Erasure, n: Counter[str]) -> Non
     for page_id in sorted({w.revision.page_id for w in e.rewrites}):
         n["vector_units"] += _drop_claim_units(c, page_id)
     n["pages_rewritten"] += len({w.revision.page_id for w in e.rewrites})
-    _tombstone(
-        db,
-        c,
-        e,
-        [
-            (w.revision.page_id, w.revision.number, w.scope.key, w.hash_before, w.revision.hash)
-            for w in e.rewrites
-        ],
-    )
 
 
 def _reindex(db: Database, c: Any, w: RevisionRewrite) -> None:
@@ -273,17 +272,11 @@ def _drop_pages(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
         db.backend.unindex_page(c, page[0])
         c.execute("DELETE FROM pages WHERE id = ?", (d.page_id,))
         n["pages_deleted"] += 1
-    _tombstone(
-        db,
-        c,
-        e,
-        [(d.page_id, num, d.scope.key, h, None) for d in e.drops for num, h in d.revisions],
-    )
 
 
 def _swap_bundles(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
-    for tenant, ids in _by_tenant(e.episodes):
-        for where, params in db.dialect.members("episode_id", ids):
+    for tenant, ids in ids_per_tenant(e.episodes).items():
+        for where, params in db.dialect.members("episode_id", sorted(ids)):
             n["archived_episodes"] += c.execute(
                 f"DELETE FROM archived_episodes WHERE tenant = ? AND {where}",
                 [tenant, *params],
@@ -309,14 +302,14 @@ def _swap_bundles(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
 
 
 def _delete_episodes(db: Database, c: Any, e: Erasure, n: Counter[str]) -> None:
-    for tenant, ids in _by_tenant(e.episodes):
-        for where, params in db.dialect.members("episode_id", ids):
+    for tenant, ids in ids_per_tenant(e.episodes).items():
+        for where, params in db.dialect.members("episode_id", sorted(ids)):
             if c.execute(
                 f"DELETE FROM citations WHERE tenant = ? AND {where}", [tenant, *params]
             ).rowcount:
                 raise _moved("a revision written since the plan cites an erased episode")
-    for scope, ids in _by_scope(e.episodes):
-        for where, params in db.dialect.members("ref", ids):
+    for scope, refs in _by_scope(e.episodes):
+        for where, params in db.dialect.members("ref", refs):
             n["vector_units"] += c.execute(
                 f"DELETE FROM vector_units WHERE kind = 'episode' AND scope_key = ? AND {where}",
                 [scope, *params],
@@ -487,14 +480,6 @@ _SCOPE_TABLES = {
     "archive_bundles": "bundles_removed",
 }
 """What an erased scope leaves behind in each table, and the receipt's name for it."""
-
-
-def _by_tenant(episodes: Iterable[Episode]) -> list[tuple[str, list[str]]]:
-    """The ids of ``episodes`` per tenant (ids are unique within a tenant only)."""
-    found: dict[str, list[str]] = {}
-    for ep in episodes:
-        found.setdefault(ep.scope.tenant, []).append(ep.id)
-    return [(tenant, sorted(ids)) for tenant, ids in sorted(found.items())]
 
 
 def _by_scope(episodes: Iterable[Episode]) -> list[tuple[str, list[str]]]:

@@ -34,6 +34,7 @@ __all__ = [
     "MIN_SUBJECT",
     "Needles",
     "episode_mentions",
+    "ids_per_tenant",
     "mentions_ids",
     "scrub_derived",
     "strings",
@@ -110,6 +111,15 @@ def mentions_ids(value: Any, ids: set[str] | frozenset[str]) -> bool:
         return False
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return any(token in ids for token in _TOKEN.findall(text))
+
+
+def ids_per_tenant(episodes: Iterable[Episode]) -> dict[str, frozenset[str]]:
+    """The ids of ``episodes`` per tenant, tenants in order: an id names one episode within one
+    tenant only."""
+    found: dict[str, set[str]] = {}
+    for ep in episodes:
+        found.setdefault(ep.scope.tenant, set()).add(ep.id)
+    return {tenant: frozenset(ids) for tenant, ids in sorted(found.items())}
 
 
 def episode_mentions(ep: Episode, needles: Needles) -> bool:

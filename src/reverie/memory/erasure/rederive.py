@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from reverie.dream.cluster import error_class
 from reverie.hashing import content_hash
 from reverie.models import Claim, Episode, Outcome, PageStatus, PageSupport, Revision
-from reverie.store.sql.scrub import Needles
+from reverie.store.sql.erasure.scrub import Needles
 
 __all__ = ["PageFate", "page_fate", "rederive"]
 
