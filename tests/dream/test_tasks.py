@@ -262,3 +262,19 @@ def test_a_task_title_names_the_action_asked_for_and_never_quotes_the_request() 
     title = task_title(work)
     assert title == "Canceling flights from MCO to CLT", title
     assert not is_utterance_title(title, requests)
+
+
+def _titled(requests: list[str], calls: list[tuple[str, dict[str, Any], str]]) -> str | None:
+    runs = [_run(f"r{i}", r, calls, 1.0, i) for i, r in enumerate(requests)]
+    lines = [(n + 1, json.dumps(t)) for n, t in enumerate(runs)]
+    items = parse("openai-chat", lines, scope=Scope.parse(SCOPE)).items
+    return task_title([Episode.model_validate({**i, "scope": SCOPE}) for i in items])
+
+
+def test_a_request_that_asks_for_help_with_an_activity_is_titled_by_that_activity() -> None:
+    lookups = [("get_reservation_details", {"reservation_id": "X1"}, '{"ok": true}')]
+    helped = ["I need some assistance with changing my upcoming flight reservation, please."]
+    assert _titled(helped, lookups) == "Changing upcoming flight reservation"
+    # after "my" or "an", an -ing word is a thing, not what is asked for
+    owned = ["I have an upcoming trip and my booking shows the wrong seat."]
+    assert _titled(owned, lookups) == "Upcoming trip booking"  # the gist: no action asked

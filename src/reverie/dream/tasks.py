@@ -217,7 +217,8 @@ def task_title(work: Sequence[Episode], limit: int = 120) -> str | None:
     a word that opens the name of a tool the runs called (``return`` for
     ``return_delivered_order_items``; of several, the one fewest tools open), else the verb of
     its first infinitive ("I need to *change* …"), else its first word where it opens the
-    request (an imperative). The title is that action as a gerund and what it is done to, up
+    request (an imperative), else its first gerund after a preposition ("help with
+    *changing* my reservation"). The title is that action as a gerund and what it is done to, up
     to the end of the clause, without the speaker's pronouns: "I need to cancel my flights
     from MCO to CLT and get a refund" gives "Canceling flights from MCO to CLT". A request
     with no action is titled by the content words of its span holding the :data:`TITLE_WORDS`
@@ -263,6 +264,8 @@ CLAUSE_WORDS = frozenset(
     ]
 )
 """Words that open another clause: the action's object ends before them."""
+ACTIVITY_AFTER = frozenset(["with", "in", "on", "about", "for", "at", "by"])
+"""Prepositions after which an -ing word is an activity: "help with changing my flight"."""
 
 
 @dataclass(frozen=True)
@@ -298,7 +301,16 @@ class _Request:
         for i, w in enumerate(self.words[:-1]):
             if w.lower() == "to" and self.stems[i + 1] and self.words[i + 1].islower():
                 return i + 1
-        return 0 if self.stems and self.stems[0] else None
+        if self.stems and self.stems[0]:
+            return 0
+        return next(
+            (
+                i
+                for i, w in enumerate(self.words[1:], 1)
+                if self.words[i - 1].lower() in ACTIVITY_AFTER and _is_activity(w, self.stems[i])
+            ),
+            None,
+        )
 
     def activity(self, at: int) -> str:
         """The action at ``at`` as a gerund and its object, to the end of its clause; empty
@@ -331,6 +343,13 @@ class _Request:
 
 
 _PUNCT = re.compile(r"[.,;:!?()\[\]—–]")
+
+
+def _is_activity(word: str, stemmed: str | None) -> bool:
+    """Whether ``word``, after a preposition, names an activity already ("help with
+    *changing* my flight"): a lowercase content word in the gerund form (after "my" or "an",
+    an -ing word is a thing: "my booking", "an upcoming trip")."""
+    return bool(stemmed) and word.islower() and len(word) > 5 and word.endswith("ing")
 
 
 def _has_digit(word: str) -> bool:
