@@ -58,6 +58,7 @@ from reverie.recall.query import stems
 from reverie.recall.units import (
     PAGE_PREFERENCE,
     QueryTerms,
+    claim_cites,
     claim_item,
     episode_item,
     is_current,
@@ -240,7 +241,7 @@ def states_value(page: Page, unit: RecallItem) -> bool:
     if not leads:
         return False
     if leads[0].role == "fact":
-        return unit.id in leads[0].episode_ids
+        return unit.id in claim_cites(leads[0])
     value = _slot(leads[0].text, 1)
     return value is not None and all(_names(unit.text, v) for v in value.value.split())
 

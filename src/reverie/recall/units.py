@@ -31,10 +31,12 @@ __all__ = [
     "PAGE_PREFERENCE",
     "QUESTION_WEIGHT",
     "SENTENCE",
+    "Citations",
     "QueryTerms",
     "TermNeed",
     "cited_by_claims",
     "cited_ids",
+    "claim_cites",
     "claim_item",
     "claim_units",
     "coverage",
@@ -62,6 +64,8 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _CITED: dict[tuple[str, int], tuple[tuple[Claim, ...], frozenset[str]]] = {}
 _CITED_PAGES = 512
+_CLAIM_CITES: dict[int, tuple[Claim, frozenset[str]]] = {}
+_CLAIM_CITES_KEPT = 8192
 
 
 def cited_ids(page: Page) -> frozenset[str]:
@@ -78,14 +82,38 @@ def cited_ids(page: Page) -> frozenset[str]:
     return known[1]
 
 
+def claim_cites(claim: Claim) -> frozenset[str]:
+    """The episodes ``claim`` cites, as a set. A claim is immutable and the store hands back
+    the same decoded claims while their revision is current, so the set is remembered per
+    claim object (the entry keeps the claim, so its id never names another): a claim citing
+    ten thousand episodes is asked about a few candidates without walking them all."""
+    known = _CLAIM_CITES.get(id(claim))
+    if known is None or known[0] is not claim:
+        if len(_CLAIM_CITES) >= _CLAIM_CITES_KEPT:
+            _CLAIM_CITES.clear()
+        known = _CLAIM_CITES[id(claim)] = (claim, frozenset(claim.episode_ids))
+    return known[1]
+
+
+class Citations(list[str]):
+    """A claim unit's citations (the claim's, in order) that know the claim's set of them."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, claim: Claim) -> None:
+        super().__init__(claim.episode_ids)
+        self.ids = claim_cites(claim)
+
+
 def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
-    """The episode ids in ``among`` that a page claim in ``units`` cites. A claim can cite
-    thousands of episodes, so each claim's citations are looked up in ``among`` (the
-    candidates, a few dozen) rather than gathered into a set of their own."""
+    """The episode ids in ``among`` that a page claim in ``units`` cites: looked up in each
+    claim's set of citations where the unit carries it (:class:`Citations`), so a claim
+    citing thousands costs no more than one citing a few."""
     cited: set[str] = set()
     for unit in units:
         if unit.kind != "episode":
-            cited |= among.intersection(unit.citations)
+            cites = unit.citations
+            cited |= among & (cites.ids if isinstance(cites, Citations) else set(cites))
     return cited
 
 
@@ -238,21 +266,25 @@ def _floor_reason(query: QueryTerms, cov: float, need: int) -> str:
 
 
 def claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
-    """A claim as a recall unit; :func:`~reverie.recall.pack.pack` prices it."""
-    return RecallItem(
+    """A claim as a recall unit; :func:`~reverie.recall.pack.pack` prices it. Its citations
+    are the claim's (:class:`Citations`), set after validation: they are a validated claim's
+    ids already, and a claim may cite ten thousand."""
+    item = RecallItem(
         kind="page",
         id=page.id,
         title=page.title,
         text=claim.text,
         score=score,
         tokens=0,
-        citations=list(claim.episode_ids),
+        citations=[],
         created_at=claim.last_seen or page.updated_at,
         status=str(page.status),
         page_kind=str(page.kind),
         role=str(claim.role) if claim.role is not None else None,
         support=claim.support,
     )
+    item.citations = Citations(claim)
+    return item
 
 
 def episode_item(episode: Episode, text: str, score: float) -> RecallItem:
