@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from reverie.bench.core import CoreResult, render_core, run_core
+from reverie.bench.core import NOW, CoreResult, render_core, run_core
 from reverie.cli.app import app
 
 
@@ -80,3 +80,17 @@ def test_bench_recall_measures_an_existing_brain_and_never_creates_one(tmp_path:
     missing = runner.invoke(app, ["bench", "recall", str(tmp_path / "nope.db")])
     assert missing.exit_code == 2 and "is not a file" in missing.output
     assert not (tmp_path / "nope.db").exists()
+
+
+def test_bench_recall_at_a_given_time_recalls_as_bench_core_does(tmp_path: Path) -> None:
+    core = run_core(sizes=(300,), queries=20, workdir=tmp_path)  # recalls at its clock, NOW
+    brain, runner = tmp_path / "core-300.db", CliRunner()
+    at_now = ["--now", NOW.isoformat(), "--queries", "20", "--json"]
+    done = runner.invoke(app, ["bench", "recall", str(brain), *at_now])
+    assert done.exit_code in (0, 1), done.output
+    assert json.loads(done.output)["figure"]["hits"] == core.recall.hits
+    before = ["--now", "2025-01-01T00:00:00Z", "--queries", "20", "--json"]
+    early = runner.invoke(app, ["bench", "recall", str(brain), *before])  # before its history
+    assert json.loads(early.output)["figure"]["hits"] < core.recall.hits
+    bad = runner.invoke(app, ["bench", "recall", str(brain), "--now", "noon"])
+    assert bad.exit_code == 2 and "ISO 8601" in bad.output
