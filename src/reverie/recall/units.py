@@ -283,8 +283,12 @@ def claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
         role=str(claim.role) if claim.role is not None else None,
         support=claim.support,
     )
-    item.citations = Citations(claim)
+    item.citations = _citations(claim)
     return item
+
+
+def _citations(claim: Claim) -> list[str]:
+    return Citations(claim)
 
 
 def episode_item(episode: Episode, text: str, score: float) -> RecallItem:
