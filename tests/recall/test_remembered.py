@@ -2,7 +2,8 @@
 
 A claim unit's citations are the claim's ids, in order, with the claim's set of them remembered
 (a claim citing thousands is asked about the few candidates cheaply); what a text states as
-values is read once per text. Either read again, the sections are the same."""
+values, and an episode's text redacted, are worked out once per text. Either worked out again,
+the sections are the same."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def _sections(rv: Reverie) -> list[str]:
 
 def _forgotten() -> None:
     units._CLAIM_CITES.clear()
-    for remembered in (answers._slot, answers._value_words, answers._slot_values):
+    for remembered in (answers._slot, answers._value_words, answers._slot_values, units._redacted):
         remembered.cache_clear()
 
 
@@ -93,6 +94,7 @@ def test_sections_are_the_same_without_the_remembered_sets_and_statements(
         m.setattr(answers, "_slot", answers.slot_of)
         m.setattr(answers, "_value_words", answers._value_words.__wrapped__)
         m.setattr(answers, "_slot_values", answers._slot_values.__wrapped__)
+        m.setattr(units, "_redacted", units.redact)
         slow = _sections(brain)
     assert any('"kind":"page"' in s for s in fast)  # claims were recalled
     assert fast == warm == slow

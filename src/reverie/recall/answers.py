@@ -457,6 +457,8 @@ def _successors(
     out: dict[str, Page] = {}
     at = {p.id: p for p in old}
     for _ in range(hops):
+        if not at:
+            break
         wanted = {p.revision.superseded_by or "" for p in at.values()}
         found = store.pages_by_id(scope, wanted)
         moved = {}

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.models import Claim, ClaimRole, Episode, Page, RecallItem, recall_weight, utc
@@ -296,14 +297,21 @@ def episode_item(episode: Episode, text: str, score: float) -> RecallItem:
     return RecallItem(
         kind="episode",
         id=episode.id,
-        title=redact(episode.category or "episode"),
-        text=redact(text),  # raw evidence may hold secrets; pages were redacted when written
+        title=_redacted(episode.category or "episode"),
+        text=_redacted(text),  # raw evidence may hold secrets; pages were redacted when written
         score=score,
         tokens=0,
         citations=[episode.id],
         created_at=episode.created_at,
         status=str(episode.outcome),
     )
+
+
+@lru_cache(maxsize=4096)
+def _redacted(text: str) -> str:
+    """:func:`~reverie.redaction.redact`, remembered: the episodes of a topic reach recall after
+    recall, and redacting a text (a pure function of it) gives the same text every time."""
+    return redact(text)
 
 
 def _relevance(bm25_share: float, cov: float) -> float:
