@@ -93,3 +93,17 @@ def test_every_size_is_dated_to_end_before_the_ingest_clock(size: int) -> None:
     times = [datetime.fromisoformat(r["created_at"]) for r in rows]
     assert max(b - a for a, b in pairwise(times)) <= timedelta(minutes=6)
     assert _start(size) + timedelta(minutes=6) * size <= NOW
+
+
+def test_bench_recall_at_a_given_time_recalls_as_bench_core_does(tmp_path: Path) -> None:
+    core = run_core(sizes=(300,), queries=20, workdir=tmp_path)  # recalls at its clock, NOW
+    brain, runner = tmp_path / "core-300.db", CliRunner()
+    at_now = ["--now", NOW.isoformat(), "--queries", "20", "--json"]
+    done = runner.invoke(app, ["bench", "recall", str(brain), *at_now])
+    assert done.exit_code in (0, 1), done.output
+    assert json.loads(done.output)["figure"]["hits"] == core.recall.hits
+    before = ["--now", "2025-01-01T00:00:00Z", "--queries", "20", "--json"]
+    early = runner.invoke(app, ["bench", "recall", str(brain), *before])  # before its history
+    assert json.loads(early.output)["figure"]["hits"] < core.recall.hits
+    bad = runner.invoke(app, ["bench", "recall", str(brain), "--now", "noon"])
+    assert bad.exit_code == 2 and "ISO 8601" in bad.output

@@ -38,7 +38,7 @@ from reverie.bench.scale import render_scale, run_scale
 from reverie.bench.soak import run_soak
 from reverie.bench.startup import run_startup
 from reverie.bench.transcripts import render_transcripts, run_transcripts
-from reverie.cli.common import BENCH_HELP, fail
+from reverie.cli.common import BENCH_HELP, NowOpt, fail, parse_now
 from reverie.embed import resolve_embedder
 from reverie.errors import ReverieError
 
@@ -109,12 +109,15 @@ def recall_bench(
         ),
     ] = "none",
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    now: NowOpt = None,
 ) -> None:
-    """Recall p50/p99 on an existing brain, next to raw FTS5 (e.g. one bench core left)."""
+    """Recall p50/p99 on an existing brain, next to raw FTS5 (e.g. one bench core left: its
+    synthetic history runs to 2030, so recall there with --now 2030-01-01T00:00:00Z)."""
     try:
         result = run_recall_bench(
             db, scope=scope, queries=queries, budget=budget,
             embedder=resolve_embedder(None if embedder == "none" else embedder),
+            now=parse_now(now),
         )  # fmt: skip
     except ReverieError as exc:
         fail(exc)

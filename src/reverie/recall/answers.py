@@ -58,6 +58,7 @@ from reverie.recall.query import stems
 from reverie.recall.units import (
     PAGE_PREFERENCE,
     QueryTerms,
+    claim_cites,
     claim_item,
     episode_item,
     is_current,
@@ -240,8 +241,8 @@ def states_value(page: Page, unit: RecallItem) -> bool:
     if not leads:
         return False
     if leads[0].role == "fact":
-        return unit.id in leads[0].episode_ids
-    value = slot_of(leads[0].text, least=1)
+        return unit.id in claim_cites(leads[0])
+    value = _slot(leads[0].text, 1)
     return value is not None and all(_names(unit.text, v) for v in value.value.split())
 
 
@@ -428,9 +429,7 @@ def replaced_values(
     ``PageSupport.superseded``, a page about a value states the newer value of the same
     sentence); one merged into a page that says the same (a merge, an absorbed run) replaces
     nothing."""
-    said = [slot_of(sentence, least=1) for u in units for sentence in _CLAUSE.split(u.text)]
-    values = {v for s in said if s is not None for v in s.value.split()}
-    words = sorted({w for v in values for w in _VALUE_WORD.findall(v.casefold())})
+    words = sorted({w for u in units for w in _value_words(u.text)})
     out = Replaced()
     if not words:
         return out
@@ -458,6 +457,8 @@ def _successors(
     out: dict[str, Page] = {}
     at = {p.id: p for p in old}
     for _ in range(hops):
+        if not at:
+            break
         wanted = {p.revision.superseded_by or "" for p in at.values()}
         found = store.pages_by_id(scope, wanted)
         moved = {}
@@ -539,16 +540,32 @@ def _inside(short: str, long: str) -> bool:
     return "<v>" in short and len(short) < len(long) and f" {short} " in f" {long} "
 
 
-def _slot_values(text: str, least: int = 2) -> list[SlotValue]:
+@lru_cache(maxsize=16384)
+def _slot(sentence: str, least: int) -> SlotValue | None:
+    """:func:`~reverie.text.slots.slot_of`, remembered: a page's claims and the episodes of a
+    topic are read as value statements by every recall that reaches them, and a text's
+    statements never change."""
+    return slot_of(sentence, least)
+
+
+@lru_cache(maxsize=8192)
+def _value_words(text: str) -> frozenset[str]:
+    """The words (casefolded) of every value ``text`` states, sentence by sentence, one content
+    word enough (:func:`replaced_values` searches for them)."""
+    said = [_slot(sentence, 1) for sentence in _CLAUSE.split(text)]
+    values = {v for s in said if s is not None for v in s.value.split()}
+    return frozenset(w for v in values for w in _VALUE_WORD.findall(v.casefold()))
+
+
+@lru_cache(maxsize=8192)
+def _slot_values(text: str, least: int = 2) -> tuple[SlotValue, ...]:
     """The value statements of ``text``, sentence by sentence; a dated sentence tells of an
     event ("went hiking on 7 May 2023"), which a later one does not make stale."""
-    out = []
-    for sentence in _CLAUSE.split(text):
-        if _DATED.search(sentence):
-            continue
-        if (value := slot_of(sentence, least)) is not None:
-            out.append(value)
-    return out
+    return tuple(
+        value
+        for sentence in _CLAUSE.split(text)
+        if not _DATED.search(sentence) and (value := _slot(sentence, least)) is not None
+    )
 
 
 def _without_names(

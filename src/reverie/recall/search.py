@@ -76,6 +76,7 @@ from reverie.recall.units import (
     TermNeed,
     cited_by_claims,
     cited_ids,
+    claim_cites,
     claim_units,
     coverage,
     episode_units,
@@ -429,7 +430,7 @@ def _pool(
             for claim in page.revision.claims:
                 if is_recallable(claim):
                     if claim.role is not None:  # a problem page's claim: its evidence
-                        cited |= among.intersection(claim.episode_ids)
+                        cited |= among & claim_cites(claim)
                     yield title | stems(claim.text)
     yield from (stems(e.text) for e, _ in episodes if e.id not in cited)
 

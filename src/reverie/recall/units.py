@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from reverie.models import (
@@ -41,10 +42,12 @@ __all__ = [
     "QUESTION_WEIGHT",
     "SENTENCE",
     "WORK_EXCERPT_CHARS",
+    "Citations",
     "QueryTerms",
     "TermNeed",
     "cited_by_claims",
     "cited_ids",
+    "claim_cites",
     "claim_item",
     "claim_units",
     "coverage",
@@ -76,6 +79,8 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _CITED: dict[tuple[str, int], tuple[tuple[Claim, ...], frozenset[str]]] = {}
 _CITED_PAGES = 512
+_CLAIM_CITES: dict[int, tuple[Claim, frozenset[str]]] = {}
+_CLAIM_CITES_KEPT = 8192
 
 
 def cited_ids(page: Page) -> frozenset[str]:
@@ -92,14 +97,38 @@ def cited_ids(page: Page) -> frozenset[str]:
     return known[1]
 
 
+def claim_cites(claim: Claim) -> frozenset[str]:
+    """The episodes ``claim`` cites, as a set. A claim is immutable and the store hands back
+    the same decoded claims while their revision is current, so the set is remembered per
+    claim object (the entry keeps the claim, so its id never names another): a claim citing
+    ten thousand episodes is asked about a few candidates without walking them all."""
+    known = _CLAIM_CITES.get(id(claim))
+    if known is None or known[0] is not claim:
+        if len(_CLAIM_CITES) >= _CLAIM_CITES_KEPT:
+            _CLAIM_CITES.clear()
+        known = _CLAIM_CITES[id(claim)] = (claim, frozenset(claim.episode_ids))
+    return known[1]
+
+
+class Citations(list[str]):
+    """A claim unit's citations (the claim's, in order) that know the claim's set of them."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, claim: Claim) -> None:
+        super().__init__(claim.episode_ids)
+        self.ids = claim_cites(claim)
+
+
 def cited_by_claims(units: Iterable[RecallItem], among: set[str]) -> set[str]:
-    """The episode ids in ``among`` that a page claim in ``units`` cites. A claim can cite
-    thousands of episodes, so each claim's citations are looked up in ``among`` (the
-    candidates, a few dozen) rather than gathered into a set of their own."""
+    """The episode ids in ``among`` that a page claim in ``units`` cites: looked up in each
+    claim's set of citations where the unit carries it (:class:`Citations`), so a claim
+    citing thousands costs no more than one citing a few."""
     cited: set[str] = set()
     for unit in units:
         if unit.kind != "episode":
-            cited |= among.intersection(unit.citations)
+            cites = unit.citations
+            cited |= among & (cites.ids if isinstance(cites, Citations) else set(cites))
     return cited
 
 
@@ -252,21 +281,29 @@ def _floor_reason(query: QueryTerms, cov: float, need: int) -> str:
 
 
 def claim_item(page: Page, claim: Claim, score: float) -> RecallItem:
-    """A claim as a recall unit; :func:`~reverie.recall.pack.pack` prices it."""
-    return RecallItem(
+    """A claim as a recall unit; :func:`~reverie.recall.pack.pack` prices it. Its citations
+    are the claim's (:class:`Citations`), set after validation: they are a validated claim's
+    ids already, and a claim may cite ten thousand."""
+    item = RecallItem(
         kind="page",
         id=page.id,
         title=page.title,
         text=claim.text,
         score=score,
         tokens=0,
-        citations=list(claim.episode_ids),
+        citations=[],
         created_at=claim.last_seen or page.updated_at,
         status=str(page.status),
         page_kind=str(page.kind),
         role=str(claim.role) if claim.role is not None else None,
         support=claim.support,
     )
+    item.citations = _citations(claim)
+    return item
+
+
+def _citations(claim: Claim) -> list[str]:
+    return Citations(claim)
 
 
 def episode_item(episode: Episode, text: str, score: float) -> RecallItem:
@@ -274,14 +311,21 @@ def episode_item(episode: Episode, text: str, score: float) -> RecallItem:
     return RecallItem(
         kind="episode",
         id=episode.id,
-        title=redact(episode.category or "episode"),
-        text=redact(text),  # raw evidence may hold secrets; pages were redacted when written
+        title=_redacted(episode.category or "episode"),
+        text=_redacted(text),  # raw evidence may hold secrets; pages were redacted when written
         score=score,
         tokens=0,
         citations=[episode.id],
         created_at=episode.created_at,
         status=str(episode.outcome),
     )
+
+
+@lru_cache(maxsize=4096)
+def _redacted(text: str) -> str:
+    """:func:`~reverie.redaction.redact`, remembered: the episodes of a topic reach recall after
+    recall, and redacting a text (a pure function of it) gives the same text every time."""
+    return redact(text)
 
 
 def _relevance(bm25_share: float, cov: float) -> float:

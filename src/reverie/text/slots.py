@@ -154,13 +154,25 @@ def _from_to(words: list[str], values: list[str]) -> tuple[list[str], list[str]]
     return words, values
 
 
+def _masked(text: str, found: Sequence[re.Match[str]]) -> str:
+    """``text`` with each value token in ``found`` (its matches, in order) as `` <v> ``: the
+    same string as substituting the pattern, without scanning the text a second time."""
+    parts, at = [], 0
+    for m in found:
+        parts += [text[at : m.start()], f" {MASK} "]
+        at = m.end()
+    parts.append(text[at:])
+    return "".join(parts)
+
+
 def slot_of(text: str, least: int = 2) -> SlotValue | None:
     """``text`` as a value statement (see the module docstring), or None: one with ``least``
     content words besides its values."""
-    values = [m.group(0).rstrip(_TRIM) or m.group(0) for m in _VALUE.finditer(text)]
-    if not values:
+    found = list(_VALUE.finditer(text))
+    if not found:
         return None
-    words, values = _from_to(_words(_VALUE.sub(f" {MASK} ", text)), values)
+    values = [m.group(0).rstrip(_TRIM) or m.group(0) for m in found]
+    words, values = _from_to(_words(_masked(text, found)), values)
     kept = [w for w in words if w not in _FILLER]
     content = [w for w in kept if w != MASK]
     if len(content) < least or not any(len(w) > 2 for w in content):
