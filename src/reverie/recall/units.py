@@ -364,9 +364,10 @@ def episode_excerpt(episode: Episode, wanted: Sequence[str]) -> str:
     episode's reading order, with whatever else the excerpt picked. A failed attempt is a
     warning only when the line says what was tried and how it failed ("Full build of the SDK
     for #1207", failed, tells the agent nothing to avoid); what worked is distilled into pages,
-    and a success's line stays its excerpt. Cut to :data:`WORK_EXCERPT_CHARS`."""
+    and a success's line (or one of unknown outcome) stays its excerpt. Cut to
+    :data:`WORK_EXCERPT_CHARS`."""
     said = excerpt(episode.text, wanted)
-    if episode.outcome == Outcome.SUCCESS or is_turn(episode):
+    if episode.outcome not in _FAILED or is_turn(episode):
         return said
     picked = [s.strip() for s in SENTENCE.split(said.removesuffix(" …")) if s.strip()]
     parts = [
@@ -375,6 +376,9 @@ def episode_excerpt(episode: Episode, wanted: Sequence[str]) -> str:
         if part and (shown or any(s in part for s in picked))
     ]
     return _cut(" — ".join(dict.fromkeys(parts)), WORK_EXCERPT_CHARS) or said
+
+
+_FAILED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
 
 
 def _course(episode: Episode) -> list[tuple[str, bool]]:
