@@ -371,9 +371,9 @@ def episode_excerpt(episode: Episode, wanted: Sequence[str]) -> str:
         return said
     picked = [s.strip() for s in SENTENCE.split(said.removesuffix(" …")) if s.strip()]
     parts = [
-        part
+        " ".join(_redacted(part).split())  # as written: a secret's context may span lines
         for part, shown in _course(episode)
-        if part and (shown or any(s in part for s in picked))
+        if part.strip() and (shown or any(s in part for s in picked))
     ]
     return _cut(" — ".join(dict.fromkeys(parts)), WORK_EXCERPT_CHARS) or said
 
@@ -382,8 +382,8 @@ _FAILED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
 
 
 def _course(episode: Episode) -> list[tuple[str, bool]]:
-    """The fields of ``episode`` in reading order, each with whether the line of a failed
-    attempt always shows it (the situation, the action and the error)."""
+    """The fields of ``episode`` in reading order, as stored, each with whether the line of a
+    failed attempt always shows it (the situation, the action and the error)."""
     fields = [
         (episode.situation, True),
         (episode.action, True),
@@ -391,7 +391,7 @@ def _course(episode: Episode) -> list[tuple[str, bool]]:
         (episode.error or "", True),
         (episode.lesson or "", False),
     ]
-    return [(" ".join(text.split()), shown) for text, shown in fields]
+    return fields
 
 
 def _opening(text: str) -> str:
