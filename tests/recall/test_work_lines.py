@@ -10,7 +10,7 @@ from pathlib import Path
 from reverie import Reverie
 from reverie.models import Episode, Outcome
 from reverie.recall.query import stems
-from reverie.recall.units import WORK_EXCERPT_CHARS, episode_excerpt
+from reverie.recall.units import WORK_EXCERPT_CHARS, episode_excerpt, excerpt
 
 T0 = datetime(2026, 6, 3, 9, tzinfo=UTC)
 
@@ -28,8 +28,12 @@ def _episode(**fields: object) -> Episode:
     return Episode.model_validate(base | fields)
 
 
+def _line(episode: Episode, question: str) -> str:
+    return episode_excerpt(episode, excerpt(episode.text, sorted(stems(question))))
+
+
 def test_a_failed_attempt_shows_its_situation_action_and_error_in_reading_order() -> None:
-    line = episode_excerpt(_episode(), sorted(stems("the sdk build for the sample app")))
+    line = _line(_episode(), "the sdk build for the sample app")
     assert line == (
         "Full build of the SDK for the sample app — ./gradlew assembleRelease --offline"
         " — R8: Missing class com.lumen.sdk.model.Payload"
@@ -38,14 +42,14 @@ def test_a_failed_attempt_shows_its_situation_action_and_error_in_reading_order(
 
 def test_what_the_excerpt_picked_beyond_the_course_is_kept_in_its_place() -> None:
     ep = _episode(lesson="Shrinking drops classes used only by reflection")
-    line = episode_excerpt(ep, sorted(stems("reflection classes dropped")))
+    line = _line(ep, "reflection classes dropped")
     assert line.endswith("Payload — Shrinking drops classes used only by reflection")
     assert line.startswith("Full build of the SDK")
 
 
 def test_a_success_and_a_turn_keep_the_excerpt_of_what_matched() -> None:
     done = _episode(outcome=Outcome.SUCCESS, error=None)
-    assert episode_excerpt(done, sorted(stems("sdk sample app"))) == done.situation
+    assert _line(done, "sdk sample app") == done.situation
     turn = Episode.model_validate(
         {
             "id": "ep-2",
@@ -57,12 +61,12 @@ def test_a_success_and_a_turn_keep_the_excerpt_of_what_matched() -> None:
             "metadata": {"role": "user"},
         }
     )
-    assert episode_excerpt(turn, sorted(stems("where does she live"))) == turn.situation
+    assert _line(turn, "where does she live") == turn.situation
 
 
 def test_a_long_course_is_cut_at_a_word_without_a_dangling_separator() -> None:
     ep = _episode(action="edit_file " + '{"path": "src/app.rs", ' * 12 + "}")
-    line = episode_excerpt(ep, sorted(stems("sdk build")))
+    line = _line(ep, "sdk build")
     assert len(line) <= WORK_EXCERPT_CHARS + 2 and line.endswith(" …")
     assert not line.removesuffix(" …").endswith("—")
 

@@ -39,6 +39,7 @@ from reverie.recall.units import (
     episode_excerpt,
     episode_item,
     evidence_at,
+    excerpt,
     is_current,
 )
 from reverie.recall.vectors import Neighbours, VectorSearch, parse_claim_ref
@@ -286,7 +287,8 @@ def _vector_units(
         for ep in store.episodes(cos, tenant=index.scope.tenant):
             if not evidence_at(ep, now, history):  # the lexical path's rule, facts included
                 continue
-            out.append((episode_item(ep, episode_excerpt(ep, ask.wanted), 0.0), cos[ep.id]))
+            line = episode_excerpt(ep, excerpt(ep.text, ask.wanted))
+            out.append((episode_item(ep, line, 0.0), cos[ep.id]))
     return out
 
 

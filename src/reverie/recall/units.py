@@ -358,15 +358,14 @@ def excerpt(text: str, wanted: Sequence[str]) -> str:
     return _cut(" ".join(sentences[i] for i in sorted(picked)))
 
 
-def episode_excerpt(episode: Episode, wanted: Sequence[str]) -> str:
-    """What a recall line shows of ``episode``: the :func:`excerpt` of its text, and for work
-    that did not succeed also its course: the situation, what was done and the error, in the
-    episode's reading order, with whatever else the excerpt picked. A failed attempt is a
-    warning only when the line says what was tried and how it failed ("Full build of the SDK
-    for #1207", failed, tells the agent nothing to avoid); what worked is distilled into pages,
-    and a success's line (or one of unknown outcome) stays its excerpt. Cut to
+def episode_excerpt(episode: Episode, said: str) -> str:
+    """What a recall line shows of ``episode``, whose :func:`excerpt` is ``said``: the excerpt,
+    and for work that did not succeed also its course: the situation, what was done and the
+    error, in the episode's reading order, with whatever else the excerpt picked. A failed
+    attempt is a warning only when the line says what was tried and how it failed ("Full build
+    of the SDK for #1207", failed, tells the agent nothing to avoid); what worked is distilled
+    into pages, and a success's line (or one of unknown outcome) stays its excerpt. Cut to
     :data:`WORK_EXCERPT_CHARS`."""
-    said = excerpt(episode.text, wanted)
     if episode.outcome not in _FAILED or is_turn(episode):
         return said
     picked = [s.strip() for s in SENTENCE.split(said.removesuffix(" …")) if s.strip()]
@@ -384,14 +383,13 @@ _FAILED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
 def _course(episode: Episode) -> list[tuple[str, bool]]:
     """The fields of ``episode`` in reading order, as stored, each with whether the line of a
     failed attempt always shows it (the situation, the action and the error)."""
-    fields = [
+    return [
         (episode.situation, True),
         (episode.action, True),
         (episode.outcome_details or "", False),
         (episode.error or "", True),
         (episode.lesson or "", False),
     ]
-    return fields
 
 
 def _opening(text: str) -> str:
@@ -434,7 +432,7 @@ def episode_units(
         relevance = _relevance(bm25 / best, cov)
         if _asks(text):
             relevance *= QUESTION_WEIGHT
-        unit = episode_item(episode, episode_excerpt(episode, query.terms), relevance)
+        unit = episode_item(episode, episode_excerpt(episode, text), relevance)
         if trace is not None:
             signals = {"bm25": bm25, "bm25_share": bm25 / best, "coverage": cov}
             signals["question_weight"] = QUESTION_WEIGHT if _asks(text) else 1.0
