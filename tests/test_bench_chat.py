@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from reverie.bench.agent import has_key
 from reverie.bench.chat import Run, run_chat, score
 from reverie.bench.chat_data import load_talk
-from reverie.bench.chat_gen import ChatConfig, ChatData, Question, dump, generate, shares_word
+from reverie.bench.chat_files import dump
+from reverie.bench.chat_gen import ChatConfig, ChatData, Question, generate, shares_word
 from reverie.bench.chat_render import render_chat, targets
 from reverie.cli.app import app
 from reverie.errors import InvalidInput

@@ -51,7 +51,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reverie.bench.agent_data import load_world
+from reverie.bench.agent_data import WORLDS, load_world
 from reverie.bench.agent_gen import Dataset, GenConfig, Probe, generate
 from reverie.bench.lexical import BM25, cut_words, fit_lines
 from reverie.bench.model_calls import ModelCalls, measure_model_calls
@@ -334,13 +334,15 @@ def _run_reverie(name: str, data: Dataset, budgets: Sequence[int], workdir: Path
 def run_agent(
     config: GenConfig | None = None,
     *,
+    data: Dataset | None = None,
     systems: Sequence[str] = SYSTEMS,
     budgets: Sequence[int] = BUDGETS,
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
     model_calls: bool = False,
 ) -> AgentResult:
-    """Generate the data for ``config``, run every system on it, score them (module docstring).
+    """Generate the data for ``config`` (or take ``data``, a set read from disk), run every
+    system on it, score them (module docstring).
 
     The brains go under ``workdir`` (default: a temporary directory, removed afterwards).
     """
@@ -348,7 +350,7 @@ def run_agent(
     if unknown:
         raise InvalidInput("systems", f"unknown {', '.join(unknown)}; choose from {SYSTEMS}")
     budgets = sorted(set(budgets))  # the last is the largest: emptiness and leaks are judged there
-    data = generate(config)
+    data = data or generate(config)
     results = []
     with tempfile.TemporaryDirectory(prefix="reverie-bench-agent-") as tmp:
         for name in systems:
@@ -366,9 +368,17 @@ def run_agent(
                 progress("model path: replaying with the LLM distiller")
             calls = measure_model_calls(data.days, data.scopes, data.day_end, workdir or Path(tmp),
                                         late=data.backfill, final=data.final)  # fmt: skip
-    notes = {
+    notes = _lesson_notes(data)
+    return AgentResult(data.config, len(data.episodes()), tuple(budgets), results, notes, calls)
+
+
+def _lesson_notes(data: Dataset) -> dict[str, str]:
+    """Per lesson probe: its scope, and for a world of ours whether it is stated and how many
+    channels it is met through (a set read from disk says only its scope)."""
+    if data.config.world not in WORLDS:
+        return {p.key: p.scope for p in data.probes if p.kind == "lesson"}
+    return {
         item.key: f"{item.scope}, {'stated' if item.stated else 'unstated'},"
         f" {len(item.channels)} channel{'s' if len(item.channels) > 1 else ''}"
         for item in load_world(data.config.world).lessons
     }
-    return AgentResult(data.config, len(data.episodes()), tuple(budgets), results, notes, calls)

@@ -26,19 +26,17 @@ of that day) that arrives after everything else. The generator records the truth
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from reverie.bench.agent_data import Channel, Fact, Lesson, Statement, Task, World, load_world
 
-__all__ = ["Dataset", "GenConfig", "Probe", "Truth", "dump", "generate"]
+__all__ = ["Dataset", "GenConfig", "Probe", "Truth", "generate"]
 
 _Event = list["_Draft"]
 
@@ -468,20 +466,3 @@ def generate(config: GenConfig | None = None) -> Dataset:
         config, world.start, world.scopes, tuple(days), _by_time(late), builder.truth,
         _probes(world),
     )  # fmt: skip
-
-
-def dump(data: Dataset, directory: Path) -> list[Path]:
-    """Write ``episodes.jsonl`` (ingest order; ``reverie ingest`` reads it) and ``probes.json``
-    (the config, every probe, and the truth of each episode) under ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    episodes, probes = directory / "episodes.jsonl", directory / "probes.json"
-    with episodes.open("w", encoding="utf-8") as out:
-        for row in data.episodes():
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    body = {
-        "config": asdict(data.config),
-        "probes": [asdict(p) for p in data.probes],
-        "truth": {ident: asdict(t) for ident, t in data.truth.items()},
-    }
-    probes.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return [episodes, probes]

@@ -29,8 +29,9 @@ def _rows(result: AgentResult) -> list[tuple[str, str]]:
     """(metric key, label) in display order."""
     rows = [(f"lesson_recall@{b}", f"lesson recall @{b} words") for b in result.budgets]
     top = max(result.budgets)
-    rows += [(f"stated@{top}", f"  stated lessons @{top}"),
-             (f"unstated@{top}", f"  unstated lessons @{top}")]  # fmt: skip
+    if any(", stated," in note or ", unstated," in note for note in result.lesson_notes.values()):
+        rows += [(f"stated@{top}", f"  stated lessons @{top}"),
+                 (f"unstated@{top}", f"  unstated lessons @{top}")]  # fmt: skip
     rows += [(f"fact_current@{b}", f"current fact @{b}") for b in result.budgets]
     rows += [(f"fact_stale@{b}", f"stale fact @{b} (lower is better)") for b in result.budgets]
     rows += [(f"framing@{b}", f"framing words @{b} (lower is better)") for b in result.budgets]
@@ -60,7 +61,8 @@ def _cell(key: str, value: float, base: float | None) -> str:
 def _headline(result: AgentResult, live: list[SystemResult], console: Console) -> None:
     config = result.config
     title = (
-        f"reverie bench agent · seed {config.seed} · scale {config.scale:g} · {config.days} days"
+        f"reverie bench agent · {config.world} · seed {config.seed} · scale {config.scale:g}"
+        f" · {config.days} days"
         f" · {result.episodes} episodes · differences against {BASELINE} in brackets"
     )
     table = Table(title=title, title_justify="left")

@@ -268,15 +268,17 @@ def _baseline(name: str, data: ChatData, budget: int) -> Run:
 def run_chat(
     config: ChatConfig | None = None,
     *,
+    data: ChatData | None = None,
     systems: Sequence[str] = SYSTEMS,
     budget: int = BUDGET,
     progress: Callable[[str], None] | None = None,
 ) -> ChatResult:
-    """Generate the data for ``config``, run every system on it, score it (module docstring)."""
+    """Generate the data for ``config`` (or take ``data``, a set read from disk), run every
+    system on it, score it (module docstring)."""
     unknown = [name for name in systems if name not in SYSTEMS]
     if unknown:
         raise InvalidInput("systems", f"unknown {', '.join(unknown)}; choose from {SYSTEMS}")
-    data = generate(config)
+    data = data or generate(config)
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="reverie-bench-chat-") as tmp:
         for name in systems:

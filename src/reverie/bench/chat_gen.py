@@ -23,13 +23,10 @@ never in the chats.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 
 from reverie.bench.chat_data import Slot, Talk, load_talk
 from reverie.bench.lexical import content_tokens
@@ -43,7 +40,6 @@ __all__ = [
     "Person",
     "Question",
     "Said",
-    "dump",
     "generate",
     "shares_word",
 ]
@@ -315,26 +311,3 @@ def generate(config: ChatConfig | None = None) -> ChatData:
     chats.sort(key=lambda c: (c.when, c.id))
     final = START + timedelta(days=config.days, hours=1)
     return ChatData(config, tuple(people), tuple(chats), tuple(questions), final)
-
-
-def _json(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-def dump(data: ChatData, directory: Path) -> list[Path]:
-    """Write ``chats.jsonl`` (one chat a line, time order: user, when, messages) and
-    ``questions.json`` (the config, every question, and what each person said) under
-    ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    chats, questions = directory / "chats.jsonl", directory / "questions.json"
-    with chats.open("w", encoding="utf-8") as out:
-        for chat in data.chats:
-            row = {k: _json(v) for k, v in asdict(chat).items()}
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    body = {
-        "config": asdict(data.config), "asked_at": data.final.isoformat(),
-        "questions": [asdict(q) for q in data.questions],
-        "people": [asdict(p) for p in data.people],
-    }  # fmt: skip
-    questions.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return [chats, questions]

@@ -17,14 +17,16 @@ from rich.console import Console
 from reverie.bench.agent import SYSTEMS, run_agent
 from reverie.bench.agent_data import WORLDS
 from reverie.bench.agent_family import run_family, split_worlds
+from reverie.bench.agent_files import dump as dump_data
+from reverie.bench.agent_files import load as load_data
 from reverie.bench.agent_gen import GenConfig, generate
-from reverie.bench.agent_gen import dump as dump_data
 from reverie.bench.agent_render import render_agent, render_family
 from reverie.bench.chat import BUDGET as CHAT_BUDGET
 from reverie.bench.chat import SYSTEMS as CHAT_SYSTEMS
 from reverie.bench.chat import run_chat
+from reverie.bench.chat_files import dump as dump_chats
+from reverie.bench.chat_files import load as load_chats
 from reverie.bench.chat_gen import ChatConfig
-from reverie.bench.chat_gen import dump as dump_chats
 from reverie.bench.chat_gen import generate as generate_chats
 from reverie.bench.chat_render import render_chat
 from reverie.bench.chat_signals import render_signals, run_signals
@@ -379,6 +381,14 @@ def agent(  # noqa: PLR0913 (typer: one parameter per CLI option)
         Path | None,
         typer.Option(help="Write episodes.jsonl and probes.json to this directory and stop."),
     ] = None,
+    from_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="Score a set on disk (episodes.jsonl and probes.json, as --dump writes) instead"
+            " of a generated world.",
+        ),
+    ] = None,
     model_calls: Annotated[
         bool,
         typer.Option(
@@ -398,8 +408,12 @@ def agent(  # noqa: PLR0913 (typer: one parameter per CLI option)
             typer.echo(f"wrote {path}")
         return
     err = Console(stderr=True, highlight=False)
+    try:
+        data = None if from_dir is None else load_data(from_dir)
+    except ReverieError as exc:
+        fail(exc)
     result = run_agent(
-        config, systems=_systems(systems), progress=err.print, model_calls=model_calls
+        config, data=data, systems=_systems(systems), progress=err.print, model_calls=model_calls
     )
     _report(result.to_dict(), out, as_json, lambda: render_agent(result, Console(highlight=False)))
 
@@ -421,6 +435,14 @@ def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
     dump: Annotated[
         Path | None,
         typer.Option(help="Write chats.jsonl and questions.json to this directory and stop."),
+    ] = None,
+    from_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="Score a set on disk (chats.jsonl and questions.json, as --dump writes) instead"
+            " of generated people.",
+        ),
     ] = None,
     signals: Annotated[
         bool,
@@ -444,7 +466,11 @@ def chat(  # noqa: PLR0913 (typer: one parameter per CLI option)
         return
     err = Console(stderr=True, highlight=False)
     chosen = _systems(systems, CHAT_SYSTEMS)
-    result = run_chat(config, systems=chosen, budget=budget, progress=err.print)
+    try:
+        data = None if from_dir is None else load_chats(from_dir)
+    except ReverieError as exc:
+        fail(exc)
+    result = run_chat(config, data=data, systems=chosen, budget=budget, progress=err.print)
     _report(
         result.to_dict(),
         out,
