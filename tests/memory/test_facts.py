@@ -167,3 +167,20 @@ def test_a_model_may_supersede_only_with_newer_evidence(rv: Reverie) -> None:
 
     assert "newer evidence wins" in validate_plan(plan, evidence(old))[0]
     assert validate_plan(plan, evidence(new)) == []
+
+
+def test_a_subject_naming_the_brains_own_scope_is_no_subject(rv: Reverie) -> None:
+    """``acme.editor=vim`` in the brain ``acme/coder`` and a later ``editor=helix`` are one slot:
+    a brain's facts are about itself unless they name something else."""
+    first = said(1, "vim", JAN)
+    first["metadata"] = {"fact": {"subject": "acme", "attribute": "editor", "value": "vim"}}
+    later = {**said(2, "helix", APR), "metadata": {}, "entities": ["editor=helix"]}
+    other = {**said(3, "nano", APR), "metadata": {}, "entities": ["intern.editor=nano"]}
+    rv.ingest([first, later, other])
+    rv.dream(SCOPE, now=APR + timedelta(days=1))
+    slots = {a.slot for ep in (first, later) for a in assertions(Episode.model_validate(ep))}
+    assert slots == {"fact||editor"}
+    pages = {p.title: p.status for p in rv.pages(SCOPE, None)}
+    assert pages["acme editor: vim"] is PageStatus.SUPERSEDED
+    assert pages["editor: helix"] is PageStatus.ACTIVE
+    assert pages["intern editor: nano"] is PageStatus.ACTIVE  # another subject, its own slot

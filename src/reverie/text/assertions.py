@@ -17,8 +17,9 @@ or when it is given only as an entity of a failed or timed-out episode (the valu
 tried, not the one that holds). :func:`assertions` leaves mentions out.
 
 Subject, attribute and value are compared case-insensitively with whitespace collapsed; the
-slot is ``fact|subject|attribute``. Structured readings come first: a turn that also carries
-``metadata["fact"]`` for a slot is read by its metadata for that slot. Recall and the dream
+slot is ``fact|subject|attribute``, a subject naming the brain's own scope being none.
+Structured readings come first: a turn that also carries ``metadata["fact"]`` for a slot is
+read by its metadata for that slot. Recall and the dream
 cycle both read these, so they live below both.
 """
 
@@ -60,12 +61,22 @@ class Assertion:
 
     @property
     def slot(self) -> str:
-        """``fact|subject|attribute``: what the assertion is about."""
-        return f"{PREFIX}|{norm(self.subject)}|{norm(self.attribute)}"
+        """``fact|subject|attribute``: what the assertion is about. A subject that names the
+        brain's own scope (its tenant, agent or user: "lumen" in ``lumen/market-intel``) is
+        no subject: a brain's facts are about itself unless they name something else, so
+        ``lumen.search_quota=8000`` and ``search_quota=12000`` are one slot."""
+        return f"{PREFIX}|{_subject_key(self.subject, self.episode)}|{norm(self.attribute)}"
 
     @property
     def value_key(self) -> str:
         return norm(self.value)
+
+
+def _subject_key(subject: str, ep: Episode) -> str:
+    key = norm(subject)
+    scope = ep.scope
+    own = (scope.tenant, scope.agent, scope.user or "")
+    return "" if key and key in {norm(part) for part in own} else key
 
 
 _TRIED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
