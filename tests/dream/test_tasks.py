@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reverie import Reverie
 from reverie.adapters import parse
 from reverie.bench.transcripts import is_utterance_title
@@ -168,6 +170,46 @@ def test_a_call_that_failed_then_worked_with_an_argument_added_is_a_fix(
     changed = [call(0, {"service": "api"}, "failure"), call(1, {"service": "web"}, "success")]
     fixed = current_fix(changed, lambda ep: None)
     assert fixed is not None and fixed.change == 'service: "api" → "web"'
+
+
+@pytest.mark.parametrize(
+    ("failed", "worked", "change"),
+    [
+        ('CALL search {"q": "acme revenue", "k": 10}',
+         'invoke search {"q": "acme revenue", "k": 10, "max_qps": 2}', "max_qps: 2 added"),
+        ('→ search {"q": "acme revenue"}', 'tool_use: search {"q": "acme revenue", "max_qps": 2}',
+         "max_qps: 2 added"),
+        ("ledger.post(acct=7220, amt='12.50')", "ledger.post(acct=7220, amt='12.50', dim='CC-OPS')",
+         'dim: "CC-OPS" added'),
+        ('run("make test")', 'run("make test", env="ci")', 'env: "ci" added'),
+    ],
+)  # fmt: skip
+def test_a_call_written_after_a_marker_or_as_a_function_call_is_a_call_too(
+    make_episode: Any, failed: str, worked: str, change: str
+) -> None:
+    """Agent logs write a call after a marker word or as ``tool(key=value)``: the change of
+    arguments is the fix, as for ``tool {json}``."""
+    from reverie.dream.lessons import current_fix  # noqa: PLC0415
+
+    eps = [
+        make_episode(situation="weekly sweep", action=action, outcome=outcome,
+                     error="HTTP 429" if outcome == "failure" else None,
+                     created_at=START + timedelta(minutes=n), session_id="s1")
+        for n, (action, outcome) in enumerate(((failed, "failure"), (worked, "success")))
+    ]  # fmt: skip
+    fix = current_fix(eps, lambda ep: "HTTP 429")
+    assert fix is not None and fix.change == change
+
+
+@pytest.mark.parametrize(
+    "action",
+    ["kubectl patch deploy api -p {\"a\": 1}", "print(x)", "Deploying api (v2)",
+     "open(...)", "handle exception"],
+)  # fmt: skip
+def test_prose_and_shell_commands_are_not_read_as_one_call(action: str) -> None:
+    from reverie.dream.calls import parse_call  # noqa: PLC0415
+
+    assert parse_call(action) is None
 
 
 def test_an_argument_the_successes_vary_names_the_case_not_the_fix(make_episode: Any) -> None:

@@ -3,7 +3,8 @@
 Adapters and integrations record a tool call in one of two shapes, and both are read here:
 
 * the episode *is* one call: its action is ``<tool> <JSON object>`` (``deploy {"service":
-  "api"}``), its outcome the call's;
+  "api"}``) or ``<tool>(key=value, …)`` (``ledger.post(acct=3010, ccy="USD")``), perhaps
+  after one marker word (``call``, ``→``, ``tool_use:``), its outcome the call's;
 * the episode holds several: ``metadata["calls"]`` is a list of ``{"tool", "args", "ok"}``
   in the order they were made (a chat turn, or a whole run), each with its own result.
 
@@ -15,6 +16,7 @@ difference the way a person would: ``timeout: "10m" added``, ``service: "api" �
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Mapping
@@ -25,7 +27,8 @@ from reverie.models import Episode, Outcome
 
 __all__ = ["ToolCall", "arg_changes", "call_text", "calls_of", "compact_value", "parse_call"]
 
-_CALL = re.compile(r"^\s*([\w.:/-]+)\s+(\{.*\})\s*$", re.DOTALL)
+_CALL = re.compile(r"^\s*(?:[^\s{]+\s+)?([\w.:/-]+)\s+(\{.*\})\s*$", re.DOTALL)
+_PY_CALL = re.compile(r"^\s*(?:[^\s(]+\s+)?([A-Za-z_][\w.]*)\((.*)\)\s*$", re.DOTALL)
 MAX_CHANGES = 4
 """Argument changes named in one statement at most (the rest are counted)."""
 
@@ -54,15 +57,38 @@ def call_text(tool: str, args: Mapping[str, Any]) -> str:
 
 
 def parse_call(action: str) -> tuple[str, dict[str, Any]] | None:
-    """``(tool, arguments)`` when ``action`` reads ``<tool> <JSON object>``, else None."""
-    match = _CALL.match(action or "")
-    if match is None:
+    """``(tool, arguments)`` when ``action`` reads as one call, else None: ``<tool> <JSON
+    object>`` or ``<tool>(key=value, …)`` with literal values (positional ones named by their
+    place, ``arg1`` …), either after one marker word (``call``, ``invoke``, ``→``,
+    ``tool_use:``), as agent logs write them."""
+    text = action or ""
+    if (match := _CALL.match(text)) is not None:
+        try:
+            args = json.loads(match.group(2))
+        except (json.JSONDecodeError, ValueError):
+            return None
+        return (match.group(1), args) if isinstance(args, dict) else None
+    if (match := _PY_CALL.match(text)) is not None:
+        args = _literal_args(match.group(2))
+        return None if args is None else (match.group(1), args)
+    return None
+
+
+def _literal_args(inside: str) -> dict[str, Any] | None:
+    """The arguments of ``f(inside)`` when every one is a literal (a string, number, list…)."""
+    try:
+        node = ast.parse(f"f({inside})", mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords):
         return None
     try:
-        args = json.loads(match.group(2))
-    except (json.JSONDecodeError, ValueError):
+        args = {f"arg{i}": ast.literal_eval(a) for i, a in enumerate(node.args, start=1)}
+        args |= {str(k.arg): ast.literal_eval(k.value) for k in node.keywords}
+        json.dumps(args)  # only what JSON holds: a set, bytes or ``...`` is no argument
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
-    return (match.group(1), args) if isinstance(args, dict) else None
+    return args
 
 
 def calls_of(ep: Episode) -> list[ToolCall]:
