@@ -200,8 +200,16 @@ def test_near_duplicates_share_a_key_and_numbers_do_not_count() -> None:
 def test_the_prior_is_tiny_and_universal() -> None:
     for text in ("N/A", "n/a.", "None", "ok", "", "  ...  ", None, "it is"):
         assert is_template_lesson(text)
-    for text in ("approach worked", "Task completed.", "Pin the chart version"):
+    for text in ("approach worked", "Task completed.", "Pin the chart version", "use v2"):
         assert not is_template_lesson(text)  # only the brain's statistics can tell
+
+
+def test_a_text_without_one_word_of_two_letters_is_no_lesson() -> None:
+    """A shrug or a bare number has no phrase the statistics could ever count."""
+    for text in ("¯\\_(ツ)_/¯", "#42", "(1/3)", "→ ✓", "W2041887"):
+        assert is_template_lesson(text), text
+    for text in ("pass --wait", "回答を送信しました", "v2 then v3"):
+        assert not is_template_lesson(text), text
 
 
 def test_stripping_blanks_stop_fields_and_keeps_the_episode() -> None:

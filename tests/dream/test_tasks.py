@@ -172,6 +172,28 @@ def test_a_call_that_failed_then_worked_with_an_argument_added_is_a_fix(
     assert fixed is not None and fixed.change == 'service: "api" → "web"'
 
 
+def test_a_page_led_by_a_changed_call_is_titled_by_the_tool_the_failure_and_the_change(
+    tmp_path: Path,
+) -> None:
+    """Not by the case it was first met in ("Deploy for ticket OPS-1: deploy {…}")."""
+    rows = []
+    for n, ticket in enumerate(("OPS-1", "OPS-7", "OPS-9")):
+        at = START + timedelta(days=n)
+        rows += [
+            {"id": f"f{n}", "situation": f"Deploy for ticket {ticket}", "session_id": ticket,
+             "action": 'deploy {"service": "api"}', "outcome": "failure",
+             "error": "TimeoutError: rollout exceeded 5m", "created_at": at},
+            {"id": f"s{n}", "situation": f"Deploy for ticket {ticket}", "session_id": ticket,
+             "action": 'deploy {"service": "api", "timeout": "10m"}', "outcome": "success",
+             "created_at": at + timedelta(minutes=5)},
+        ]  # fmt: skip
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        rv.ingest(rows, scope=SCOPE)
+        rv.dream(SCOPE, now=START + timedelta(days=5))
+        led = [p.title for p in rv.pages(SCOPE) if p.revision.claims[0].role is ClaimRole.FIX]
+    assert led == ['deploy fails with TimeoutError: timeout: "10m" added']
+
+
 @pytest.mark.parametrize(
     ("failed", "worked", "change"),
     [

@@ -112,9 +112,12 @@ def _normal_words(text: str) -> list[str]:
 @lru_cache(maxsize=1 << 14)
 def is_template_lesson(text: str | None) -> bool:
     """The prior: a text that is boilerplate in any brain ("N/A.", "none", "ok", "", only stop
-    words). Everything else is judged by the brain's own statistics (:class:`Boilerplate`)."""
+    words, or not one word of two letters or more: ``¯\\_(ツ)_/¯``, ``#42``). Everything else
+    is judged by the brain's own statistics (:class:`Boilerplate`)."""
     words = _normal_words(text or "")
-    return not words or " ".join(words) in _PRIOR or all(w in STOP_WORDS for w in words)
+    if not words or " ".join(words) in _PRIOR or all(w in STOP_WORDS for w in words):
+        return True
+    return not any(sum(c.isalpha() for c in w) >= 2 for w in words)
 
 
 @lru_cache(maxsize=1 << 15)

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
 from reverie.dream.boilerplate import is_template_lesson
+from reverie.dream.calls import parse_call
 from reverie.dream.cluster import content_words, error_class, telling_line
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dialogue import conversation_plan
@@ -424,8 +425,7 @@ def _title(claims: Sequence[Claim], work: Sequence[Episode], fix: Fix | None = N
     sentence (a fix reads "<situation>: <action>")."""
     lead = claims[0]
     if lead.role is ClaimRole.FIX and fix is not None:
-        head = f"{fix.situation}: {fix.action}" if fix.situation else fix.action
-        return _fit(head, TITLE_LIMIT) or "untitled"
+        return _fit(_fix_title(fix), TITLE_LIMIT) or "untitled"
     if lead.role in (ClaimRole.LESSON, ClaimRole.WARNING):
         return _fit(_first_sentence(lead.text), TITLE_LIMIT)
     situation = _fit(_central(work).situation, TITLE_LIMIT - 30).rstrip(" .:;")
@@ -434,6 +434,17 @@ def _title(claims: Sequence[Claim], work: Sequence[Episode], fix: Fix | None = N
         top = min(classes, key=lambda c: (-classes[c], c))
         return _fit(f"{situation}: fails with {top}", TITLE_LIMIT)
     return situation or _fit(lead.text, TITLE_LIMIT)
+
+
+def _fix_title(fix: Fix) -> str:
+    """A fix names its problem and what worked: for a call whose arguments changed, the tool,
+    how it failed and the change ("search fails with HTTP 429: max_qps: 2 added"), not the
+    case it was first met in; otherwise "<situation>: <action>"."""
+    call = parse_call(fix.action) if fix.change else None
+    if call is not None:
+        fails = f" fails with {fix.error}" if fix.error else ""
+        return f"{call[0]}{fails}: {fix.change}"
+    return f"{fix.situation}: {fix.action}" if fix.situation else fix.action
 
 
 def _first_sentence(text: str) -> str:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import chain, pairwise, repeat
@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
 from reverie.dream.boilerplate import Boilerplate, is_template_lesson
+from reverie.dream.calls import calls_of
 from reverie.dream.cluster import (
     STOP_WORDS,
     Group,
@@ -283,9 +284,30 @@ def _groups(leaders: Sequence[_Leader], sigs: _Signatures) -> list[Group]:
             key = leader.page.topic_key if leader.page else _new_topic_key(leader, sigs)
             key_of.update(zip(leader.members, repeat(key)))
     out: dict[str, list[Episode]] = defaultdict(list)
-    for sig, ep in zip(sigs.ordered_keys, sigs.ordered, strict=True):
-        out[key_of[sig]].append(ep)
+    for ep, key in _answered_in_session(sigs, key_of):
+        out[key].append(ep)
     return [Group(topic_key=k, episodes=tuple(out[k])) for k in sorted(out)]
+
+
+def _answered_in_session(
+    sigs: _Signatures, key_of: Mapping[str, str]
+) -> Iterator[tuple[Episode, str]]:
+    """Each episode with its problem's key, in store order. A tool call that succeeds straight
+    after a failed call of the same tool in its session is that failure's answer, so it joins
+    the failure's problem even where its own words say less (``deploy {"service": "api",
+    "timeout": "10m"}`` after the ``deploy`` that timed out): the fix and what it fixed belong
+    on one page. Only structured calls (:func:`~reverie.dream.calls.calls_of`) are followed:
+    their arguments, not their words, tell a fix from a retry."""
+    last: dict[str, tuple[str, str, bool]] = {}  # session → (tool, key, failed)
+    for sig, ep in zip(sigs.ordered_keys, sigs.ordered, strict=True):
+        key = key_of[sig]
+        calls = calls_of(ep) if ep.session_id is not None else []
+        if calls and ep.session_id is not None:
+            tool, before = calls[0].tool, last.get(ep.session_id)
+            if ep.outcome is Outcome.SUCCESS and before and before[2] and before[0] == tool:
+                key = before[1]
+            last[ep.session_id] = (tool, key, ep.outcome in _FAILING)
+        yield ep, key
 
 
 def _new_topic_key(leader: _Leader, sigs: _Signatures) -> str:
