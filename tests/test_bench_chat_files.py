@@ -92,6 +92,20 @@ def test_a_set_that_cannot_be_scored_is_refused_saying_where(
         load(_write(tmp_path, chats, questions))
 
 
+@pytest.mark.parametrize(
+    "people", [["u-ana"], [{"name": "Ana"}], [{"user": "u-ana", "said": [{"fact": "vegan"}]}]]
+)
+def test_a_people_list_in_another_shape_is_refused_saying_where(
+    tmp_path: Path, people: list
+) -> None:
+    """``people`` is optional, and one in another shape is refused as such, not a crash."""
+    _strangers_set(tmp_path)
+    body = json.loads((tmp_path / "questions.json").read_text(encoding="utf-8"))
+    (tmp_path / "questions.json").write_text(json.dumps({**body, "people": people}))
+    with pytest.raises(InvalidInput, match=re.escape("people[0]")):
+        load(tmp_path)
+
+
 def test_a_strangers_set_is_scored_by_reverie_and_bm25(tmp_path: Path) -> None:
     data = load(_strangers_set(tmp_path))
     result = run_chat(data=data, systems=("reverie-lexical", "bm25"))

@@ -78,6 +78,12 @@ def test_questions_greetings_thanks_and_chit_chat_are_not(sentence: str) -> None
     assert durable_statements(sentence) == []
 
 
+@pytest.mark.parametrize("text", ["metric pls, always", "always", "Always.", "never, ever"])
+def test_a_bare_adverb_of_standing_is_read_without_failing(text: str) -> None:
+    """ "always" with nothing after it is no instruction, and reading it raises nothing."""
+    assert durable_statements(text) == []
+
+
 @pytest.mark.parametrize(
     ("earlier", "later", "value"),
     [

@@ -74,7 +74,7 @@ def load(directory: Path) -> ChatData:
         raise InvalidInput(str(path), "holds no questions: nothing to score")
     asked = body.get("asked_at")
     final = _when(asked, f"{path}: asked_at") if asked else chats[-1].when + timedelta(hours=1)
-    people = tuple(_person(p) for p in body.get("people") or ())
+    people = tuple(_person(i, p) for i, p in enumerate(body.get("people") or ()))
     seed = int((body.get("config") or {}).get("seed") or 0)
     config = ChatConfig(seed=seed, people=len(users))
     return ChatData(config, people, tuple(chats), questions, final)
@@ -137,7 +137,21 @@ def _question(index: int, item: object, users: set[str]) -> Question:
     )  # fmt: skip
 
 
-def _person(item: Mapping[str, Any]) -> Person:
-    said = tuple(Said(**s) for s in item.get("said") or ())
+def _person(index: int, item: object) -> Person:
+    """A person of the optional ``people`` list (what ``--dump`` writes of what each said; no
+    score reads it)."""
+    where = f"{QUESTIONS}: people[{index}]"
+    if not isinstance(item, Mapping) or not item.get("user"):
+        raise InvalidInput(where, _PEOPLE_SHAPE)
+    try:
+        said = tuple(Said(**s) for s in item.get("said") or ())
+    except TypeError as exc:
+        raise InvalidInput(where, _PEOPLE_SHAPE) from exc
     return Person(str(item["user"]), str(item.get("name", "")), said,
                   tuple(item.get("unstated") or ()))  # fmt: skip
+
+
+_PEOPLE_SHAPE = (
+    "'people' is optional; each entry is {user, name, said: [{slot, value, chat, turn, text, "
+    "change}], unstated: [slot]}: leave it out, or write it in that shape"
+)

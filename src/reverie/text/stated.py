@@ -242,7 +242,8 @@ def _instruction(sentence: str, low: str) -> Stated | None:
         return Stated(sentence, "replies in", m.group(1), preference=True, single=True)
     if (m := _CALL_ME.match(low)) is not None:
         return Stated(sentence, "name", m.group(1), preference=True, single=True)
-    verb = _STANDING.sub("", low).split()[0] if _STANDING.match(low) else ""
+    rest = _STANDING.sub("", low).split() if _STANDING.match(low) else []
+    verb = rest[0] if rest else ""  # "always" alone is an adverb with no instruction after it
     if verb and verb not in _PAST and not verb.endswith("ed") and len(_content(low)) >= 2:
         return Stated(sentence, low.rstrip(".!"), low.rstrip(".!"), preference=True)
     return None
