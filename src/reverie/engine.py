@@ -522,8 +522,10 @@ class Reverie:
         return [found[i] for i in citing if i in found]
 
     def pages(self, scope: ScopeLike, status: str | None = "active") -> list[Page]:
-        """The pages of ``scope`` with ``status`` (active, superseded, retired; None: all)."""
-        return self.store.pages(Scope.parse(scope), None if status is None else [_status(status)])
+        """The pages of ``scope`` with ``status`` (active, superseded, retired; all or None:
+        every page)."""
+        wanted = None if status is None or status == "all" else [_status(status)]
+        return self.store.pages(Scope.parse(scope), wanted)
 
     def page(self, page_id: str) -> Page:
         return self.store.page(page_id)

@@ -229,7 +229,7 @@ def test_a_call_written_after_a_marker_or_as_a_function_call_is_a_call_too(
      "open(...)", "handle exception"],
 )  # fmt: skip
 def test_prose_and_shell_commands_are_not_read_as_one_call(action: str) -> None:
-    from reverie.dream.calls import parse_call  # noqa: PLC0415
+    from reverie.text.calls import parse_call  # noqa: PLC0415
 
     assert parse_call(action) is None
 

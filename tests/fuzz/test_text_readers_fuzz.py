@@ -12,9 +12,9 @@ import hypothesis.strategies as st
 from hypothesis import given, settings
 
 from reverie.dream.boilerplate import is_template_lesson
-from reverie.dream.calls import parse_call
 from reverie.models import Episode, Outcome
 from reverie.text.assertions import assertions, mentions
+from reverie.text.calls import parse_call
 from reverie.text.slots import slot_of
 from reverie.text.stated import durable_statements
 
@@ -44,6 +44,10 @@ def test_no_text_makes_a_reader_raise(text: str) -> None:
 def test_no_episode_text_makes_the_fact_reader_raise(
     situation: str, action: str, outcome: Outcome
 ) -> None:
-    ep = Episode(scope="acme/coder", situation=situation + " x", action=action, outcome=outcome)
+    def text(value: str) -> str:  # what an episode may hold: no NUL, and some situation
+        return value.replace("\x00", "")
+
+    ep = Episode(scope="acme/coder", situation=text(situation) + " x", action=text(action),
+                 outcome_details=text(action), outcome=outcome)  # fmt: skip
     assertions(ep)
     mentions(ep)

@@ -184,3 +184,52 @@ def test_a_subject_naming_the_brains_own_scope_is_no_subject(rv: Reverie) -> Non
     assert pages["acme editor: vim"] is PageStatus.SUPERSEDED
     assert pages["editor: helix"] is PageStatus.ACTIVE
     assert pages["intern editor: nano"] is PageStatus.ACTIVE  # another subject, its own slot
+
+
+def test_a_setting_assigned_in_text_is_a_fact_and_its_episode_still_teaches(tmp_path: Any) -> None:
+    """``config.set elig.clearinghouse=Optibridge``: a namespaced key, ``=``, a value. A later
+    assignment supersedes it; a bare ``rc=0`` or a flag ``--timeout=10m`` is no fact."""
+    t0 = datetime(2026, 9, 1, 9, tzinfo=UTC)
+    rows = [
+        {"id": "a1", "situation": "Ops lead asked for a config change", "outcome": "success",
+         "action": "config.set elig.clearinghouse=Optibridge --timeout=10m",
+         "outcome_details": "saved rc=0", "created_at": t0},
+        {"id": "a2", "situation": "Connector check", "outcome": "success",
+         "action": 'config.get {"key": "elig.clearinghouse"}',
+         "outcome_details": "elig.clearinghouse=Payverra", "created_at": t0 + timedelta(days=3)},
+    ]  # fmt: skip
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        rv.ingest(rows, scope=SCOPE)
+        rv.dream(SCOPE, now=t0 + timedelta(days=4))
+        facts = [p for p in rv.pages(SCOPE, "all") if p.kind == "fact"]
+        current = [p.title for p in facts if p.status is PageStatus.ACTIVE]
+        assert current == ["elig clearinghouse: Payverra"]
+        assert {p.status for p in facts} == {PageStatus.ACTIVE, PageStatus.SUPERSEDED}
+        assert not [p for p in facts if "rc" in p.title or "timeout" in p.title]
+
+
+def test_a_fact_page_quoting_a_problems_lesson_is_never_merged_into_that_problem(
+    tmp_path: Any,
+) -> None:
+    """The episodes that set a value can teach the lesson a problem page holds; the fact page
+    quotes it, and stays its slot's (two writes of one page in a cycle were a conflict)."""
+    lesson = "A new consumer group starts at the end; set auto.offset.reset=earliest for history."
+    t0 = datetime(2026, 5, 1, 9, tzinfo=UTC)
+    rows = []
+    for day in range(6):
+        at = t0 + timedelta(days=day)
+        rows += [
+            {"id": f"f{day}", "situation": f"Fresh consumer group g{day} reads nothing",
+             "action": f"kcat -G g{day} events", "outcome": "failure",
+             "error": "no records returned", "lesson": lesson, "created_at": at},
+            {"id": f"s{day}", "situation": f"Fresh consumer group g{day} reads nothing",
+             "action": "set auto.offset.reset=earliest in the consumer config",
+             "outcome": "success", "lesson": lesson, "created_at": at + timedelta(hours=1)},
+        ]  # fmt: skip
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        for day in range(6):
+            rv.ingest([r for r in rows if r["id"][1:] == str(day)], scope=SCOPE)
+            rv.dream(SCOPE, now=t0 + timedelta(days=day, hours=23))
+        pages = rv.pages(SCOPE)
+        assert [p.title for p in pages if p.kind == "fact"] == ["auto.offset reset: earliest"]
+        assert any(p.kind != "fact" and "earliest" in p.revision.claims[0].text for p in pages)

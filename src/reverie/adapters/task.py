@@ -13,7 +13,7 @@ per-turn ones:
 * ``action`` — the calls in order, ``tool {compact JSON args}``, joined by `` → ``;
 * ``outcome`` — the run's result, ``outcome_details`` the feedback's comment;
 * ``category`` ``task``, ``metadata["task"]`` true, ``metadata["calls"]`` the calls with
-  their own results (:mod:`reverie.dream.calls` reads them), ``reward`` and ``feedback``.
+  their own results (:mod:`reverie.text.calls` reads them), ``reward`` and ``feedback``.
 
 Runs of one kind of request are then grouped and compared by the dream
 (:mod:`reverie.dream.tasks`).

@@ -12,10 +12,11 @@ holds — or one that other episodes of this cycle teach under another topic —
   ``duplicate_overlap_related`` when they were learnt in the same category or with a shared tool
   (the page side: its topic key); each naming a number the other lacks keeps them apart. With an
   embedder, a cosine of ``duplicate_cosine`` or more also makes them one.
-* **Anchors** are the lesson-like claims of the scope's active pages (not tallies, errors,
-  examples or "Worked:" lines). Lessons and anchors linked by identity form components; a
-  component's home is its page holding the most evidence (ties: oldest, then id), else the
-  topic where most of its episodes already are (ties: smallest key).
+* **Anchors** are the lesson-like claims of the scope's active problem pages (not tallies,
+  errors, examples or "Worked:" lines; not fact pages, which their slot's run keeps). Lessons
+  and anchors linked by identity form components; a component's home is its page holding the
+  most evidence (ties: oldest, then id), else the topic where most of its episodes already
+  are (ties: smallest key).
 * When one component reaches several active pages, they already hold the same lesson twice: the
   home group is told to **merge** the others into its page (``Routing.merges``; a merge
   supersedes its sources, it never deletes), and every group of a merged page's topic goes
@@ -43,6 +44,7 @@ from reverie.dream.boilerplate import is_template_lesson
 from reverie.dream.cluster import STOP_WORDS, Group, order_key
 from reverie.models import TEACHING_ROLES, Claim, ClaimRole, Episode, Page, PageStatus, Scope
 from reverie.recall.query import stem
+from reverie.text.assertions import PREFIX as FACT_PREFIX
 
 if TYPE_CHECKING:
     from reverie.embed import Embedder
@@ -138,8 +140,13 @@ def _is_lesson(claim: Claim) -> bool:
 
 
 def _anchors(pages: Sequence[Page]) -> list[_Node]:
+    """The lesson-like claims of the problem pages. A fact page quotes the lessons of the
+    episodes that stated its value, yet it belongs to its slot's run (:mod:`reverie.dream.facts`),
+    which alone revises or supersedes it: it is never a home, nor merged into one."""
     nodes = []
     for page in pages:
+        if page.topic_key.startswith(FACT_PREFIX + "|"):
+            continue
         context = _page_context(page)
         for claim in page.revision.claims:
             if _is_lesson(claim) and (words := lesson_words(claim.text)):

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
 from reverie.dream.boilerplate import is_template_lesson
-from reverie.dream.calls import parse_call
 from reverie.dream.cluster import content_words, error_class, telling_line
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dialogue import conversation_plan
@@ -67,6 +66,7 @@ from reverie.models import (
     PageSupport,
 )
 from reverie.models.plan import CreatePage, Evidence, MergePages, Plan, RevisePage
+from reverie.text.calls import parse_call
 from reverie.text.turns import is_conversation, is_run_part
 
 if TYPE_CHECKING:

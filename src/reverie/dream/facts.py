@@ -313,7 +313,7 @@ def split(episodes: Sequence[Episode]) -> tuple[dict[str, list[Assertion]], list
         found = assertions(ep)
         for a in found:
             slots[a.slot].append(a)
-        if all(a.said is not None for a in found):  # none, or spoken: a turn of its dialogue
+        if all(a.said is not None or a.read for a in found):  # none, spoken, or read in text
             rest.append(ep)
     return dict(sorted(slots.items())), rest
 

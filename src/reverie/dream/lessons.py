@@ -20,7 +20,7 @@ success is a retry, not a fix, when its action failed *before* it. Among candida
 whose latest attempt succeeded most recently wins; a fix whose latest attempt failed has stopped
 working and is superseded, not kept beside the newer one.
 
-A tool call with JSON arguments (:mod:`reverie.dream.calls`) is compared by its arguments: a
+A tool call with JSON arguments (:mod:`reverie.text.calls`) is compared by its arguments: a
 call is another action when one argument is added, removed or changed; after a failed call of
 the *same* tool, the claim states what changed (``timeout: "10m" added``). An episode that
 records several calls (a chat turn, a whole run) contributes each call as a try, in order, and
@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
 from reverie.dream.boilerplate import is_template_lesson
-from reverie.dream.calls import ToolCall, arg_changes, calls_of, compact_value, parse_call
 from reverie.dream.dates import resolve_relative_dates
 from reverie.dream.dedupe import lesson_words, same_lesson
 from reverie.models import Claim, ClaimRole, Episode, Outcome
+from reverie.text.calls import ToolCall, arg_changes, calls_of, compact_value, parse_call
 from reverie.text.slots import slot_of
 
 if TYPE_CHECKING:

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING
 
 from reverie.config import DreamConfig
 from reverie.dream.boilerplate import Boilerplate, is_template_lesson
-from reverie.dream.calls import calls_of
 from reverie.dream.cluster import (
     STOP_WORDS,
     Group,
@@ -60,6 +59,7 @@ from reverie.dream.tasks import TASK_CATEGORY, is_task
 from reverie.hashing import content_hash
 from reverie.models import Episode, Outcome, Page, PageStatus
 from reverie.recall.query import stem
+from reverie.text.calls import calls_of
 from reverie.text.turns import CONVERSATION, is_turn
 
 if TYPE_CHECKING:
@@ -296,7 +296,7 @@ def _answered_in_session(
     after a failed call of the same tool in its session is that failure's answer, so it joins
     the failure's problem even where its own words say less (``deploy {"service": "api",
     "timeout": "10m"}`` after the ``deploy`` that timed out): the fix and what it fixed belong
-    on one page. Only structured calls (:func:`~reverie.dream.calls.calls_of`) are followed:
+    on one page. Only structured calls (:func:`~reverie.text.calls.calls_of`) are followed:
     their arguments, not their words, tell a fix from a retry."""
     last: dict[str, tuple[str, str, bool]] = {}  # session → (tool, key, failed)
     for sig, ep in zip(sigs.ordered_keys, sigs.ordered, strict=True):

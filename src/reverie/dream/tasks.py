@@ -25,11 +25,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from reverie.dream.calls import ToolCall, calls_of, compact_value
 from reverie.dream.cluster import STOP_WORDS
 from reverie.dream.lessons import FAILING
 from reverie.models import Claim, ClaimRole, Episode, Outcome
 from reverie.recall.query import stem
+from reverie.text.calls import ToolCall, calls_of, compact_value
 
 __all__ = ["TASK_CATEGORY", "is_task", "task_claims", "task_title"]
 

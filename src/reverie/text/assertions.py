@@ -5,6 +5,12 @@ Three readings, each deterministic:
 * ``metadata["fact"]``: ``{"subject": "user", "attribute": "editor", "value": "vim"}`` (subject
   optional) or a list of such objects;
 * an entity ``"attribute=value"`` or ``"subject.attribute=value"``;
+* a namespaced setting assigned in the text of the situation, action or outcome details
+  (``config.set elig.clearinghouse=Optibridge``, ``mr.outpatient.first_slot=07:05``): a dotted
+  key, ``=``, a value. The dot is what makes it a setting: a bare ``status=ok`` or ``rc=0`` is a
+  log field of one case, and ``--timeout=10m`` a flag. The arguments of a call
+  (``fax.send(to="…")``, ``deploy {"k": …}``) are what was asked, not what holds. Such an
+  episode is also evidence of its problem (``read``): a fix may be a setting;
 * what the speaker of an episode (:mod:`reverie.text.turns`) states durably about themselves, their
   world or their wishes (:mod:`reverie.text.stated`): the subject is the speaker, and the
   assertion keeps the sentence as it was said (``said``). A turn of a run that carries its
@@ -29,6 +35,7 @@ import re
 from dataclasses import dataclass
 
 from reverie.models import Episode, Outcome
+from reverie.text.calls import parse_call
 from reverie.text.stated import durable_statements
 from reverie.text.turns import has_speaker, is_run_part, said, speaker_of
 
@@ -48,7 +55,8 @@ class Assertion:
     """One episode saying ``attribute`` of ``subject`` is ``value``; ``current`` is False for a
     mention (see the module docstring), which never decides the slot's value. ``said`` is the
     sentence a speaker said it in (None for a structured fact); ``preference`` marks a wish;
-    ``single`` is False for a spoken statement that is its own slot (nothing supersedes it)."""
+    ``single`` is False for a spoken statement that is its own slot (nothing supersedes it);
+    ``read`` marks a setting read from free text (the episode stays evidence of its problem)."""
 
     subject: str
     attribute: str
@@ -58,6 +66,7 @@ class Assertion:
     said: str | None = None
     preference: bool = False
     single: bool = True
+    read: bool = False
 
     @property
     def slot(self) -> str:
@@ -111,6 +120,32 @@ def _from_entities(ep: Episode) -> list[Assertion]:
     return found
 
 
+_SETTING = re.compile(
+    r"""(?<![\w.\-/?&$%:=])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+)=(?!=)
+        (?:"([^"\n]*)"|'([^'\n]*)'|([^\s,;()\[\]{}"'<>]+(?:\s+[A-Z][\w'-]*)?))""",
+    re.VERBOSE,
+)
+_ABBREVIATED = re.compile(r"^[A-Z][a-z]{0,3}\.\s")
+"""A value that opens with a short abbreviation runs on to the name after it ("Dr. Okonkwo");
+any other value ends at its first space."""
+
+
+def _from_settings(ep: Episode) -> list[Assertion]:
+    current = ep.outcome not in _TRIED
+    texts = [ep.situation, ep.outcome_details or ""]
+    if parse_call(ep.action) is None:
+        texts.append(ep.action)
+    found = []
+    for text in texts:
+        for m in _SETTING.finditer(text):
+            value = next(v for v in m.group(2, 3, 4) if v is not None)
+            if m.group(4) is not None and not _ABBREVIATED.match(value):
+                value = value.split()[0]
+            subject, _dot, attribute = m.group(1).rpartition(".")
+            found.append(Assertion(subject, attribute, value.strip(), ep, current, read=True))
+    return found
+
+
 def _from_speech(ep: Episode) -> list[Assertion]:
     if not has_speaker(ep) or is_run_part(ep):
         return []
@@ -130,9 +165,10 @@ def _from_speech(ep: Episode) -> list[Assertion]:
 
 
 def _by_slot(ep: Episode) -> list[Assertion]:
-    """Every fact ``ep`` states, one per slot: metadata, entities, then speech (first wins)."""
+    """Every fact ``ep`` states, one per slot: metadata, entities, settings in its text, then
+    speech (first wins)."""
     unique: dict[str, Assertion] = {}
-    for a in (*_from_metadata(ep), *_from_entities(ep), *_from_speech(ep)):
+    for a in (*_from_metadata(ep), *_from_entities(ep), *_from_settings(ep), *_from_speech(ep)):
         if a.value_key and norm(a.attribute):
             unique.setdefault(a.slot, a)
     return list(unique.values())
