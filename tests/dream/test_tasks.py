@@ -204,6 +204,10 @@ def test_a_page_led_by_a_changed_call_is_titled_by_the_tool_the_failure_and_the_
         ("ledger.post(acct=7220, amt='12.50')", "ledger.post(acct=7220, amt='12.50', dim='CC-OPS')",
          'dim: "CC-OPS" added'),
         ('run("make test")', 'run("make test", env="ci")', 'env: "ci" added'),
+        ('label.print(printer="DOCK3", template="300DPI")  backoff 3114ms',
+         'label.print(printer="DOCK3", template="203DPI")', 'template: "300DPI" → "203DPI"'),
+        ('inv.adjust {"bin": "B39"}  [runner] step 2/6 FAILED',
+         'inv.adjust {"bin": "B39", "mode": "post-wave"}  ✅', 'mode: "post-wave" added'),
     ],
 )  # fmt: skip
 def test_a_call_written_after_a_marker_or_as_a_function_call_is_a_call_too(
@@ -226,7 +230,7 @@ def test_a_call_written_after_a_marker_or_as_a_function_call_is_a_call_too(
 @pytest.mark.parametrize(
     "action",
     ["kubectl patch deploy api -p {\"a\": 1}", "print(x)", "Deploying api (v2)",
-     "open(...)", "handle exception"],
+     "open(...)", "handle exception", "I tried (twice) to fix it", 'deploy {"a": 1}x'],
 )  # fmt: skip
 def test_prose_and_shell_commands_are_not_read_as_one_call(action: str) -> None:
     from reverie.text.calls import parse_call  # noqa: PLC0415

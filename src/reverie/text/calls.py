@@ -27,8 +27,11 @@ from reverie.models import Episode, Outcome
 
 __all__ = ["ToolCall", "arg_changes", "call_text", "calls_of", "compact_value", "parse_call"]
 
-_CALL = re.compile(r"^\s*(?:[^\s{]+\s+)?([\w.:/-]+)\s+(\{.*\})\s*$", re.DOTALL)
-_PY_CALL = re.compile(r"^\s*(?:[^\s(]+\s+)?([A-Za-z_][\w.]*)\((.*)\)\s*$", re.DOTALL)
+_JSON_CALL = re.compile(r"^\s*(?:[^\s{]+\s+)?([\w.:/-]+)\s+(?=\{)")
+_PY_CALL = re.compile(r"^\s*(?:[^\s(]+\s+)?([A-Za-z_][\w.]*)\(")
+_OBJECT = json.JSONDecoder()
+MAX_CLOSINGS = 8
+"""Closing parentheses tried as the end of a ``tool(…)`` call's arguments, at most."""
 MAX_CHANGES = 4
 """Argument changes named in one statement at most (the rest are counted)."""
 
@@ -60,18 +63,32 @@ def parse_call(action: str) -> tuple[str, dict[str, Any]] | None:
     """``(tool, arguments)`` when ``action`` reads as one call, else None: ``<tool> <JSON
     object>`` or ``<tool>(key=value, …)`` with literal values (positional ones named by their
     place, ``arg1`` …), either after one marker word (``call``, ``invoke``, ``→``,
-    ``tool_use:``), as agent logs write them."""
+    ``tool_use:``), as agent logs write them. What a log appends after the call, past a space
+    (``backoff 3114ms``, ``[runner] step 2/6 FAILED``, ``❌``), is a note, not part of it."""
     text = action or ""
-    if (match := _CALL.match(text)) is not None:
+    if (match := _JSON_CALL.match(text)) is not None:
         try:
-            args = json.loads(match.group(2))
-        except (json.JSONDecodeError, ValueError):
+            args, end = _OBJECT.raw_decode(text, match.end())
+        except (json.JSONDecodeError, ValueError, RecursionError):
             return None
-        return (match.group(1), args) if isinstance(args, dict) else None
+        return (match.group(1), args) if isinstance(args, dict) and _ends(text, end) else None
     if (match := _PY_CALL.match(text)) is not None:
-        args = _literal_args(match.group(2))
-        return None if args is None else (match.group(1), args)
+        for close in _closing_parens(text, match.end()):
+            if (args := _literal_args(text[match.end() : close])) is not None:
+                return match.group(1), args
     return None
+
+
+def _ends(text: str, at: int) -> bool:
+    """Whether a call that stops at ``at`` is the whole action or is followed by a note."""
+    return at >= len(text) or text[at].isspace()
+
+
+def _closing_parens(text: str, start: int) -> list[int]:
+    """Where the call's arguments may end: a ``)`` after ``start`` that ends the action or is
+    followed by a space, the first :data:`MAX_CLOSINGS` of them (each is one parse)."""
+    found = [i for i in range(start, len(text)) if text[i] == ")" and _ends(text, i + 1)]
+    return found[:MAX_CLOSINGS]
 
 
 def _literal_args(inside: str) -> dict[str, Any] | None:
