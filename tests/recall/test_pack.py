@@ -167,3 +167,12 @@ def test_a_claim_that_only_says_its_page_title_is_not_written_twice() -> None:
     fix = _item("pg_1", "Run it with --timeout=10m.", 3.0).model_copy(update={"title": title})
     assert [i.text for i in pack([lead, fix], 400)] == [fix.text]
     assert [i.text for i in pack([lead], 400)] == [lead.text]
+
+
+def test_a_line_another_packed_line_says_with_a_speaker_or_a_date_more_is_cut() -> None:
+    """A fact page's claim is the sentence as said ("user: I take …"), and the dialogue's page
+    holds the same sentence: one line, not the same words twice."""
+    fact = _item("pg_1", "user: I take propranolol every morning.", 2.0)
+    talk = _item("pg_2", "I take propranolol every morning.", 1.5)
+    more = _item("pg_3", "I take propranolol every morning, and a statin at night since May.", 1.0)
+    assert [i.id for i in pack([fact, talk, more], 400)] == ["pg_1", "pg_3"]

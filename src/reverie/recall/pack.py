@@ -81,6 +81,19 @@ def pack(
     return packed
 
 
+SAME_WORDS_SLACK = 3
+"""Words one of two lines may add to the other and still say the same: a speaker's name, a
+date ("user: I take propranolol…" on a fact page, "I take propranolol…" on the dialogue's)."""
+
+
+def restates(said: str, text: str) -> bool:
+    """Whether ``text`` says what ``said`` says: one holds the other's words in order, with at
+    most :data:`SAME_WORDS_SLACK` more."""
+    short, long = sorted((" ".join(text.split()), " ".join(said.split())), key=len)
+    extra = len(long.split()) - len(short.split())
+    return bool(short) and extra <= SAME_WORDS_SLACK and short in long
+
+
 class _Packer:
     """The greedy pass of :func:`pack`: the room left, what is taken, which pages have written
     their title, and the covered episodes waiting for room left after the knowledge."""
@@ -102,6 +115,9 @@ class _Packer:
         page answers for waits for :meth:`fill`."""
         if item.kind == "episode" and item.text in self.excerpts:
             self._cut(item, "says what a packed episode says, word for word")
+            return
+        if self._said(item):
+            self._cut(item, "says what a packed line says, word for word")
             return
         if item.kind == "episode" and any(item.id in cites for cites in self.covered):
             self.waiting.append((rank, item, listed))
@@ -125,6 +141,8 @@ class _Packer:
     def fill(self) -> None:
         """The room left after every other unit, to the covered episodes, in packing order."""
         for rank, item, tokens in sorted(self.waiting, key=lambda t: t[0]):
+            if self._said(item):
+                continue
             if tokens <= self.room and item.text not in self.excerpts:
                 self._take(rank, item, tokens, "room left after the knowledge that covers it")
 
@@ -132,6 +150,10 @@ class _Packer:
     def chosen(self) -> list[RecallItem]:
         """The units taken, in the order taken: the section's order."""
         return [item for _, item in self.taken]
+
+    def _said(self, item: RecallItem) -> bool:
+        """Whether a packed unit already says what ``item`` says (:func:`restates`)."""
+        return any(restates(unit.text, item.text) for _, unit in self.taken)
 
     def _price_in_place(self, item: RecallItem, listed: int) -> int:
         """What ``item`` costs where it would stand: ``listed`` unless a line of its page is
