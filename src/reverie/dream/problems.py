@@ -301,8 +301,7 @@ def _answered_in_session(
     last: dict[str, tuple[str, str, bool]] = {}  # session → (tool, key, failed)
     for sig, ep in zip(sigs.ordered_keys, sigs.ordered, strict=True):
         key = key_of[sig]
-        calls = calls_of(ep) if ep.session_id is not None else []
-        if calls and ep.session_id is not None:
+        if ep.session_id is not None and (calls := calls_of(ep)):
             tool, before = calls[0].tool, last.get(ep.session_id)
             if ep.outcome is Outcome.SUCCESS and before and before[2] and before[0] == tool:
                 key = before[1]

@@ -1,6 +1,6 @@
 """What an episode asserts: some attribute of a subject has a value (DESIGN invariant 6).
 
-Three readings, each deterministic:
+The readings, each deterministic:
 
 * ``metadata["fact"]``: ``{"subject": "user", "attribute": "editor", "value": "vim"}`` (subject
   optional) or a list of such objects;
@@ -132,8 +132,8 @@ any other value ends at its first space."""
 
 def _from_settings(ep: Episode) -> list[Assertion]:
     current = ep.outcome not in _TRIED
-    texts = [ep.situation, ep.outcome_details or ""]
-    if parse_call(ep.action) is None:
+    texts = [t for t in (ep.situation, ep.outcome_details or "") if "=" in t]
+    if "=" in ep.action and parse_call(ep.action) is None:
         texts.append(ep.action)
     found = []
     for text in texts:
