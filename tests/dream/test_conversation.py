@@ -78,6 +78,16 @@ def test_questions_greetings_thanks_and_chit_chat_are_not(sentence: str) -> None
     assert durable_statements(sentence) == []
 
 
+def test_a_two_letter_title_does_not_end_a_sentence() -> None:
+    """ "Dr. Okonkwo" is one name: an excerpt cut after "Dr." loses who it was."""
+    from reverie.text.stated import sentences  # noqa: PLC0415
+
+    text = "On call from today: Dr. Okonkwo. We moved to St. Louis! Call Bob. He knows."
+    assert sentences(text) == [
+        "On call from today: Dr. Okonkwo.", "We moved to St. Louis!", "Call Bob.", "He knows."
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize("text", ["metric pls, always", "always", "Always.", "never, ever"])
 def test_a_bare_adverb_of_standing_is_read_without_failing(text: str) -> None:
     """ "always" with nothing after it is no instruction, and reading it raises nothing."""

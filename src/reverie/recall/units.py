@@ -8,7 +8,6 @@ preference of knowledge over evidence, and the excerpt of an episode.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +27,7 @@ from reverie.models import (
 from reverie.recall.query import stems
 from reverie.redaction import redact
 from reverie.text.assertions import asserts_fact
+from reverie.text.stated import SENTENCE_BREAK as SENTENCE
 from reverie.text.turns import is_conversation, is_turn
 
 if TYPE_CHECKING:
@@ -74,7 +74,6 @@ EXCERPT_CHARS = 320
 WORK_EXCERPT_CHARS = 200
 """A failed attempt's line (situation, action, error) is cut shorter than a statement: it must
 leave room for the knowledge and other evidence in a small budget."""
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 _CITED: dict[tuple[str, int], tuple[tuple[Claim, ...], frozenset[str]]] = {}

@@ -39,11 +39,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Stated", "durable_statements", "sentences"]
+__all__ = ["SENTENCE_BREAK", "Stated", "durable_statements", "sentences"]
 
 MAX_SENTENCE = 400
 MAX_VALUE = 120
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE_BREAK = re.compile(r"(?<!\b[A-Z][a-z]\.)(?<=[.!?])\s+|\n+")
+"""Where one sentence ends and the next begins: after ``.``, ``!`` or ``?`` and a space, or at
+a line break; not after a two-letter title ("Dr. Okonkwo", "St. Louis", "Mr. Ito")."""
 _SINCE = "since|now that|because|as|given that|seeing as"
 _LEAD = re.compile(  # "Oh, " / "By the way, " / "Hey Mel, " / "Last month " / "In 2024 " / "but "
     rf"^(?:(?:but|and|so|anyway)\s+|(?!(?:i|we|my|our|{_SINCE})\b)[^,.!?:]{{1,24}}[,:]\s+"
@@ -177,7 +179,7 @@ class Stated:
 def sentences(text: str) -> list[str]:
     """``text`` split into sentences, whitespace collapsed, curly apostrophes made plain."""
     flat = text.replace("\u2019", "'").replace("\u2018", "'")
-    return [" ".join(s.split()) for s in _SPLIT.split(flat) if s.strip()]
+    return [" ".join(s.split()) for s in SENTENCE_BREAK.split(flat) if s.strip()]
 
 
 def _content(text: str) -> list[str]:
