@@ -107,15 +107,11 @@ class _Packer:
         # page can cite thousands and is asked about only the few candidate episodes
         self.covered: list[frozenset[str]] = []
         self.titled: set[str] = set()  # pages with a line packed: their title is written
-        self.excerpts: set[str] = set()  # what the packed episodes say
         self.waiting: list[tuple[int, RecallItem, int]] = []
 
     def offer(self, rank: int, item: RecallItem, listed: int) -> None:
         """Take ``item`` (``listed``: its price with a title) if it fits; an episode a packed
         page answers for waits for :meth:`fill`."""
-        if item.kind == "episode" and item.text in self.excerpts:
-            self._cut(item, "says what a packed episode says, word for word")
-            return
         if self._said(item):
             self._cut(item, "says what a packed line says, word for word")
             return
@@ -141,9 +137,7 @@ class _Packer:
     def fill(self) -> None:
         """The room left after every other unit, to the covered episodes, in packing order."""
         for rank, item, tokens in sorted(self.waiting, key=lambda t: t[0]):
-            if self._said(item):
-                continue
-            if tokens <= self.room and item.text not in self.excerpts:
+            if tokens <= self.room and not self._said(item):
                 self._take(rank, item, tokens, "room left after the knowledge that covers it")
 
     @property
@@ -166,8 +160,6 @@ class _Packer:
         priced = item if item.tokens == tokens else item.model_copy(update={"tokens": tokens})
         self.taken.append((rank, priced))
         self.room -= tokens
-        if item.kind == "episode":
-            self.excerpts.add(item.text)
         if self.trace is not None:
             self.trace.packed(item, self.room, why)
 
@@ -179,7 +171,6 @@ class _Packer:
         for rank, unit in self.taken:
             if unit.kind == "episode" and unit.id in cites:
                 self.room += unit.tokens
-                self.excerpts.discard(unit.text)
                 self.waiting.append((rank, unit, unit.tokens))
                 self._cut(unit, f"taken out, its room given back: page {page.id} answers for it")
             else:

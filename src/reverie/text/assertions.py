@@ -122,12 +122,11 @@ def _from_entities(ep: Episode) -> list[Assertion]:
 
 _SETTING = re.compile(
     r"""(?<![\w.\-/?&$%:=])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+)=(?!=)
-        (?:"([^"\n]*)"|'([^'\n]*)'|([^\s,;()\[\]{}"'<>]+(?:\s+[A-Z][\w'-]*)?))""",
+        (?:"([^"\n]*)"|'([^'\n]*)'|([A-Z][a-z]{0,3}\.\s+[A-Z][\w'-]*|[^\s,;()\[\]{}"'<>]+))""",
     re.VERBOSE,
 )
-_ABBREVIATED = re.compile(r"^[A-Z][a-z]{0,3}\.\s")
-"""A value that opens with a short abbreviation runs on to the name after it ("Dr. Okonkwo");
-any other value ends at its first space."""
+"""A dotted key, ``=`` and a value: quoted, a short abbreviation with the name after it
+("Dr. Okonkwo"), or up to the first space."""
 
 
 def _from_settings(ep: Episode) -> list[Assertion]:
@@ -139,8 +138,6 @@ def _from_settings(ep: Episode) -> list[Assertion]:
     for text in texts:
         for m in _SETTING.finditer(text):
             value = next(v for v in m.group(2, 3, 4) if v is not None)
-            if m.group(4) is not None and not _ABBREVIATED.match(value):
-                value = value.split()[0]
             subject, _dot, attribute = m.group(1).rpartition(".")
             found.append(Assertion(subject, attribute, value.strip(), ep, current, read=True))
     return found

@@ -19,8 +19,9 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from reverie.models import Episode, Outcome
@@ -84,11 +85,11 @@ def _ends(text: str, at: int) -> bool:
     return at >= len(text) or text[at].isspace()
 
 
-def _closing_parens(text: str, start: int) -> list[int]:
+def _closing_parens(text: str, start: int) -> Iterator[int]:
     """Where the call's arguments may end: a ``)`` after ``start`` that ends the action or is
     followed by a space, the first :data:`MAX_CLOSINGS` of them (each is one parse)."""
-    found = [i for i in range(start, len(text)) if text[i] == ")" and _ends(text, i + 1)]
-    return found[:MAX_CLOSINGS]
+    found = (i for i in range(start, len(text)) if text[i] == ")" and _ends(text, i + 1))
+    return islice(found, MAX_CLOSINGS)
 
 
 def _literal_args(inside: str) -> dict[str, Any] | None:
