@@ -4,11 +4,15 @@ measured by purity and utterance titles."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reverie.bench.transcripts import is_utterance_title, run_transcripts, task_kind
 from reverie.bench.transcripts_read import read_runs
+from reverie.errors import InvalidInput
 
 
 def _tau2_simulation(task: str, n: int, ok: bool, *, named: bool = True) -> dict[str, Any]:
@@ -74,3 +78,21 @@ def test_a_title_is_an_utterance_with_or_without_a_speaker_label() -> None:
     assert not is_utterance_title("Making changes", said)
     assert not is_utterance_title("Changing the items of a pending order", said)
     assert not is_utterance_title("note: Changing the items", said)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("", "is not JSON"),
+        ('{"results": []}', "holds no runs"),
+        ("7", "holds no runs"),
+        ('[{"task_id": 1}]', "run 0: needs 'task_id' and 'traj'"),
+    ],
+)
+def test_a_file_that_holds_no_runs_is_refused_with_what_is_wrong(
+    tmp_path: Path, content: str, says: str
+) -> None:
+    path = tmp_path / "runs.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InvalidInput, match=re.escape(says)):
+        read_runs([path])

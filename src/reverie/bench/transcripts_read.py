@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reverie.errors import InvalidInput
+
 __all__ = ["read_runs"]
 
 
@@ -32,13 +34,35 @@ def read_runs(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """The runs of every file at ``paths``, in the tau-bench shape (module docstring)."""
     runs: list[dict[str, Any]] = []
     for path in paths:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        runs += _tau2_runs(data) if isinstance(data, dict) else list(data)
+        runs += _runs_of(path)
     seen: Counter[str] = Counter()
     for run in runs:
         key = str(run["task_id"])
         run["trial"] = seen[key]
         seen[key] += 1
+    return runs
+
+
+def _runs_of(path: Path) -> list[dict[str, Any]]:
+    """The runs of one file, or a clear refusal naming what is wrong with it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InvalidInput(str(path), "not found") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(str(path), f"is not JSON ({exc})") from exc
+    if isinstance(data, dict):
+        runs = _tau2_runs(data)
+    elif isinstance(data, list):
+        runs = data
+    else:
+        runs = []
+    shape = "tau-bench's list of runs or tau2-bench's {tasks, simulations}"
+    if not runs:
+        raise InvalidInput(str(path), f"holds no runs: expected {shape}")
+    for i, run in enumerate(runs):
+        if not isinstance(run, dict) or "task_id" not in run or "traj" not in run:
+            raise InvalidInput(f"{path} run {i}", f"needs 'task_id' and 'traj': expected {shape}")
     return runs
 
 
