@@ -35,20 +35,27 @@ from reverie.config import RedactionConfig
 from reverie.redaction.commands import (
     find_auth_headers,
     find_command_secrets,
+    find_cookies,
     find_flags,
+    find_login_tokens,
     find_url_credentials,
 )
 from reverie.redaction.context import (
     find_assignments,
+    find_grouped_keys,
+    find_keyed_calls,
     find_name_value,
+    find_named_arguments,
     find_prose,
     find_random,
     find_sql,
+    find_terraform,
     find_xml,
 )
 from reverie.redaction.formats import find_formats
 from reverie.redaction.judge import name_strength, secret_value
-from reverie.redaction.logins import find_logins
+from reverie.redaction.languages import find_prose_languages
+from reverie.redaction.logins import find_logins, find_pgpass
 from reverie.redaction.pii import PII_CLASSES, find_pii
 
 if TYPE_CHECKING:
@@ -82,6 +89,7 @@ _NAME_CUES = (
     "webhook",
     "nonce",
     "seed",
+    "psk",
 )
 """Every name :mod:`reverie.redaction.judge` reads as secret holds one of these (lower case)."""
 _COMMAND_CUES = (
@@ -101,7 +109,13 @@ _COMMAND_CUES = (
     "osql",
     "openssl",
     "htpasswd",
-    "wandb",
+    "zip ",
+    "zipcloak",
+    "7z",
+    "rar ",
+    "oathtool",
+    "mc alias",
+    "mc config",
     "curl",
     "wget",
     "http ",
@@ -113,7 +127,7 @@ _COMMAND_CUES = (
 _LOGIN_CUES = (
     "echo", "printf", "<<<", "-u", "-l ", "/u", "/ru", "net ", "setx", "securestring", "sqlplus",
     "rman", "expdp", "impdp", "sqlldr", "/p", "/secret", "/token", "/key", "/auth", "/cred",
-    "log", "sign", "cred", "account", "use", "u/p",
+    "log", "sign", "cred", "account", "use", "u/p", "expect", "jdbc:oracle",
 )  # fmt: skip
 _FINDERS: tuple[tuple[Finder, tuple[str, ...] | None], ...] = (
     (find_formats, None),
@@ -121,12 +135,20 @@ _FINDERS: tuple[tuple[Finder, tuple[str, ...] | None], ...] = (
     (find_auth_headers, ("authori", "bearer", "basic", "token")),
     (find_flags, _NAME_CUES),
     (find_command_secrets, _COMMAND_CUES),
+    (find_login_tokens, (" login ",)),
+    (find_cookies, ("cookie", "-b ")),
     (find_logins, _LOGIN_CUES),
+    (find_pgpass, (":",)),
     (find_assignments, _NAME_CUES),
     (find_name_value, ("value:",)),
-    (find_xml, ("</",)),
-    (find_sql, ("identified", "password")),
+    (find_xml, ("</", "value")),
+    (find_terraform, ("variable",)),
+    (find_named_arguments, ("('", '("', "( '", '( "')),
+    (find_keyed_calls, ("hmac", "otp", "fernet", "aes")),
+    (find_grouped_keys, ("key", "code", "secret", "seed", "otp")),
+    (find_sql, ("identified", "password", "insert")),
     (find_prose, _NAME_CUES),
+    (find_prose_languages, None),
     (find_random, None),
 )
 """Each finder with the lower-case strings one of which a text must hold for it to find
