@@ -10,7 +10,11 @@
 * **URLs** with credentials: the password of ``scheme://user:pass@host``, and a token standing
   alone as the user (``https://<key>@o1.ingest.sentry.io``, ``https://x-token@host``);
 * **authorization headers**: everything after ``Authorization:`` and the value after a
-  ``Bearer``/``Basic``/``Token`` scheme word anywhere.
+  ``Bearer``/``Basic``/``Token`` scheme word anywhere;
+* **cookies** (``Cookie:``, ``Set-Cookie:``, ``curl -b``): a session's cookie, whatever its
+  alphabet, and any cookie whose name says secret or whose value looks random;
+* **a login subcommand's key** (``cargo login <token>``) and archive passwords (``zip -P``,
+  ``7z -p…``), OTP keys given to ``oathtool``, ``mc alias set NAME URL USER PASSWORD``.
 """
 
 from __future__ import annotations

@@ -7,11 +7,17 @@ Each finder yields ``(start, end, rule)`` for the value alone, so the name stays
 * assignments in code, config and env files, headers and query strings — ``name = value``,
   ``name: value``, ``"name": "value"``, ``name => value``, ``?name=value&``, ``Name=value;``;
   and a compound name followed by a space (``aws_secret_access_key wJalr…``);
-* XML elements (``<password>…</password>``) and SQL (``IDENTIFIED BY '…'``,
-  ``WITH PASSWORD '…'``);
+* XML elements (``<password>…</password>``) and attributes (``<add key="…" value="…"/>``), SQL
+  (``IDENTIFIED [WITH plugin] BY '…'``, ``WITH PASSWORD '…'``, the literal of a secret-saying
+  column in ``INSERT … VALUES``), a Terraform variable's ``default``;
+* calls — a first argument naming the second (``define('DB_PASSWORD', '…')``), a literal handed
+  to a function that takes a key (``hmac.new(b'…')``, ``pyotp.TOTP('…')``);
 * prose — "the password is …", "token for prod was …";
 * nothing at all: a long string that looks random (:func:`reverie.redaction.entropy.looks_random`)
-  outside the shielded spans is a high-entropy secret by itself.
+  outside the shielded spans and not labelled as an id or as public is a high-entropy secret by
+  itself; so is base64 that wraps a private key, and a base32 key printed in groups of four.
+
+A value that is code is no value: ``env("KEY")``, ``os.environ["KEY"]``, ``%(name)s``.
 """
 
 from __future__ import annotations
@@ -175,10 +181,13 @@ def _assigned(text: str, start: int, end: int) -> Found:
         yield m.start(group), m.start(group) + len(value), f"assignment:{strength.value}"
 
 
+_ELIDED = re.compile(r".{1,11}(?:\.{3}|…)")
+
+
 def _elided(value: str) -> bool:
     """``sk_live_...``, ``AKIA…``: a prefix and an ellipsis, an example of a key's shape (a
     secret is longer than the eleven characters before the dots)."""
-    return bool(re.fullmatch(r".{1,11}(?:\.{3}|…)", value))
+    return bool(_ELIDED.fullmatch(value))
 
 
 def _directive(text: str, start: int) -> bool:
@@ -224,9 +233,12 @@ def _then_password(text: str, m: re.Match[str], value: str) -> bool:
     return bool(_PASSWORD_NEXT.match(text, m.start("bare") + len(value)))
 
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
+
+
 def _nested(value: str) -> bool:
     """``SharedAccessSignature=sv=2022-11-02&sig=…``: the value is itself an assignment."""
-    return bool(re.match(r"[A-Za-z_][\w.-]*=[^=]", value))
+    return "=" in value and bool(_ASSIGNMENT.match(value))
 
 
 def _spaced_value(value: str) -> bool:
@@ -437,9 +449,10 @@ def _prose_secret(value: str, *, quoted: bool, linked: bool) -> bool:
 def find_random(text: str) -> Found:
     """Long strings that look random by themselves, outside public keys, digests and Reverie ids;
     and base64 that decodes to a private key, wherever it stands."""
-    for m in _LONG_BASE64.finditer(text):
-        if wraps_credential(m.group(0)):
-            yield m.start(), m.end(), "wrapped_credential"
+    if len(text) >= 120:
+        for m in _LONG_BASE64.finditer(text):
+            if wraps_credential(m.group(0)):
+                yield m.start(), m.end(), "wrapped_credential"
     shields = None
     for m in _CANDIDATE.finditer(text):
         candidate = m.group(0)

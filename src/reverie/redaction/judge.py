@@ -26,6 +26,7 @@ else given to a strong name goes.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from enum import Enum
@@ -172,6 +173,7 @@ def split_words(name: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(name)]
 
 
+@functools.lru_cache(maxsize=4096)
 def name_strength(name: str) -> Strength | None:
     """What ``name`` says about the value given to it (see the module docstring)."""
     words = split_words(name)

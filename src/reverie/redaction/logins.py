@@ -14,6 +14,9 @@ Each rule reads a *kind* of command line, not a list of examples:
   of ``net use`` is its password), ``/pass:X`` (an option named like a password),
   ``setx NAME X`` (an assignment by syntax), ``ConvertTo-SecureString "X" -AsPlainText``;
 * **``user/password@db``** after an Oracle client (``sqlplus scott/X@orcl``);
+* **an answer to a password prompt** — ``expect "password:"`` then ``send "X\\r"``
+  (Tcl expect, an ``expect { "*assword*" { send … } }`` block, pexpect's ``sendline``);
+* **a ``.pgpass`` line** — ``host:port:database:user:password``;
 * **credentials after a user name, in words** — ``login alice / X``, ``creds are alice:X``,
   ``user alice pass X``, ``sign in as alice with X``: a login word, a user name, a separator
   (``/``, ``:``, ``pass``, ``with``), then the password (shaped like one unless the separator
