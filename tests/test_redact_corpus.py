@@ -59,7 +59,7 @@ def test_every_kind_of_phrasing_is_assembled_from_random_parts() -> None:
     first, second = phrasings(0), phrasings(1)
     assert {s.format for s in first} == {
         "prose_assignment", "user_credentials", "piped_password", "database_cli",
-        "database_url", "remote_login", "windows_command",
+        "database_url", "remote_login", "windows_command", "prose_other_language",
     }  # fmt: skip
     assert len({s.text for s in first}) == len(first)  # no two samples alike
     assert not {s.text for s in first} & {s.text for s in second}

@@ -44,6 +44,8 @@ ALPHABETS = {
     "lower": string.ascii_lowercase,
     "pod_suffix": "bcdfghjklmnpqrstvwxz2456789",
     "nix_base32": "0123456789abcdfghijklmnpqrsvwxyz",
+    "base32": string.ascii_uppercase + "234567",
+    "b58": "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz",
 }
 """The alphabets a pattern's ``{ALPHABET*N}`` pieces name."""
 
@@ -105,6 +107,29 @@ def _password(rng: random.Random, _: str) -> str:
     )
 
 
+def _login_b64(rng: random.Random, _: str) -> str:
+    """``user:password`` in base64, as Docker's and npm's ``auth`` hold it."""
+    user = rand(rng, string.ascii_lowercase, rng.randrange(3, 10))
+    return base64.b64encode(f"{user}:{_password(rng, '')}".encode()).decode()
+
+
+def _pem_b64(rng: random.Random, _: str) -> str:
+    """A PEM private key in base64, as a kubeconfig's ``client-key-data`` holds it."""
+    label = rng.choice(["RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY"])
+    return base64.b64encode((_pem(rng, f"{label}:{rng.randrange(3, 8)}") + "\n").encode()).decode()
+
+
+def _session_id(rng: random.Random, _: str) -> str:
+    """A session id as web frameworks mint them: lower case and digits, upper-case hex, base62."""
+    return rng.choice(
+        [
+            rand(rng, string.ascii_lowercase + string.digits, rng.randrange(26, 41)),
+            rand(rng, HEX.upper(), 32),
+            rand(rng, B62, 32),
+        ]
+    )
+
+
 def _number(text: str) -> int:
     base, _, power = text.partition("**")
     return int(base) ** int(power) if power else int(base)
@@ -128,6 +153,9 @@ GENERATORS: dict[str, Generator] = {
     "pem": _pem,
     "jwt": _jwt,
     "password": _password,
+    "login_b64": _login_b64,
+    "pem_b64": _pem_b64,
+    "session_id": _session_id,
 }
 
 _PIECE = re.compile(

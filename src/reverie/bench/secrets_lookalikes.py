@@ -93,6 +93,11 @@ def _ca_bundle(rng: random.Random, _: str) -> str:
     return base64.b64encode(b"-----BEGIN CERTIFICATE-----" + rand(rng, B62, 30).encode()).decode()
 
 
+def _woff2(rng: random.Random, _: str) -> str:
+    """A web font as a data URI holds it: the ``wOF2`` header, then compressed bytes."""
+    return base64.b64encode(b"wOF2" + rng.randbytes(90)).decode()
+
+
 _GENERATORS: dict[str, Generator] = {
     **GENERATORS,
     "word": _word,
@@ -101,6 +106,7 @@ _GENERATORS: dict[str, Generator] = {
     "b64_text": _b64_text,
     "certificate": _certificate,
     "ca_bundle": _ca_bundle,
+    "woff2": _woff2,
 }
 
 
@@ -111,7 +117,7 @@ def _families() -> tuple[tuple[str, str], ...]:
     return tuple((family, str(p)) for family, patterns in data.items() for p in patterns)
 
 
-def lookalikes(seed: int = 0, total: int = 240) -> list[Sample]:
+def lookalikes(seed: int = 0, total: int = 320) -> list[Sample]:
     """``total`` look-alikes, drawn family by family in turn; none holds a secret."""
     rng = random.Random(seed + 1)
     makers = _families()

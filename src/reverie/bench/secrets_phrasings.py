@@ -249,6 +249,48 @@ _WINDOWS = [
     "schtasks /create /tn backup /tr backup.bat /ru {user} /rp {s}",
     "echo {s}| runas /user:{user} cmd",
 ]
+_LANGUAGES = [
+    # (names, links, qualifiers with {host}, states of a password that hold no value)
+    (["Das Passwort", "Kennwort", "Passwort"], [" lautet ", " ist ", ": "], [" für {host}"],
+     ["ist erforderlich", "ist abgelaufen", "wurde geändert"]),
+    (["Le mot de passe", "mot de passe"], [" est ", " : ", ": "], [" de {host}", " pour {host}"],
+     ["est obligatoire", "a expiré", "oublié ?"]),
+    (["La contraseña", "contraseña", "clave"], [" es ", ": "], [" de {host}"],
+     ["es obligatoria", "ha caducado", "incorrecta"]),
+    (["A senha", "senha"], [" é ", ": "], [" do {host}"], ["é obrigatória", "expirou"]),
+    (["La password"], [" è "], [" di {host}"], ["è scaduta", "è obbligatoria"]),
+    (["Het wachtwoord", "wachtwoord"], [" is ", ": "], [" voor {host}"], ["is verlopen"]),
+    (["Hasło", "hasło"], [" to ", ": "], [" do {host}"], ["jest wymagane", "wygasło"]),
+    (["Şifre", "şifre"], [": "], [], ["yanlış", "gerekli"]),
+    (["Пароль", "пароль"], [": ", " — ", " "], [" от {host}", " для {host}"],
+     ["должен содержать не менее 8 символов", "истёк", "неверный"]),
+    (["Heslo", "heslo"], [" je ", ": "], [" k {host}"], ["je povinné", "vypršelo"]),
+    (["Lösenordet", "lösenord"], [" är ", ": "], [" till {host}"], ["är fel", "har gått ut"]),
+    (["Salasana", "salasana"], [" on ", ": "], [], ["on vanhentunut", "vaaditaan"]),
+    (["Mật khẩu", "mật khẩu"], [" là ", ": "], [" của {host}"], ["không đúng", "đã hết hạn"]),
+    (["Kata sandi", "kata sandinya"], [" adalah ", ": ", " "], [" untuk {host}"],
+     ["salah", "wajib diisi"]),
+    (["Ο κωδικός"], [" είναι ", ": "], [], ["έληξε", "είναι λάθος"]),
+    (["كلمة المرور"], [" هي ", ": "], [], ["غير صحيحة", "مطلوبة"]),
+    (["पासवर्ड"], [" है ", ": "], [], ["गलत है", "आवश्यक है"]),
+    (["密码", "数据库密码", "密碼"], ["是 ", "：", ": "], [], ["错误", "已过期", "忘记了？"]),
+    (["パスワード", "初期パスワード"], ["は ", "：", ": "], [], ["が違います", "を忘れた場合"]),
+    (["비밀번호", "새 비밀번호"], ["는 ", ": ", " "], [], ["가 틀렸습니다", "를 잊으셨나요?"]),
+]  # fmt: skip
+"""Per language: the name of a password (with an article where the language has one), links to
+its value, what it may be of or for, and states that hold no value."""
+
+
+def _other_language(rng: random.Random) -> str:
+    names, links, qualifiers, _ = rng.choice(_LANGUAGES)
+    qualifier = rng.choice(["", *qualifiers]) if qualifiers else ""
+    link = rng.choice(links)
+    if qualifier and not link.strip():
+        link = ": "  # a qualifier is followed by a link, never by the value alone
+    tail = rng.choice(["", ".", "。", " !", " (prod)"])
+    return rng.choice(names) + qualifier + link + rng.choice(["{s}", "{s}", '"{s}"']) + tail
+
+
 _KINDS: dict[str, Callable[[random.Random], str]] = {
     "prose_assignment": _prose,
     "user_credentials": _after_user,
@@ -257,6 +299,7 @@ _KINDS: dict[str, Callable[[random.Random], str]] = {
     "database_url": lambda rng: rng.choice(_DB_URLS),
     "remote_login": lambda rng: rng.choice(_REMOTE),
     "windows_command": lambda rng: rng.choice(_WINDOWS),
+    "prose_other_language": _other_language,
 }
 _URL_KINDS = frozenset({"database_url"})
 _SHELL_KINDS = frozenset({"piped_password", "database_cli", "remote_login", "windows_command"})
@@ -351,6 +394,13 @@ _NEAR_IDS = [
 ]
 
 
+def _other_language_state(rng: random.Random) -> str:
+    names, _, qualifiers, states = rng.choice(_LANGUAGES)
+    name = rng.choice(names) + (rng.choice(["", *qualifiers]) if qualifiers else "")
+    glued = ord(name[-1]) >= 0x2E80  # CJK, kana, Hangul: no space between words
+    return name + ("" if glued else " ") + rng.choice(states)
+
+
 def _lookalike(rng: random.Random, i: int) -> str:
     family = i % 3
     if family == 0:
@@ -385,4 +435,8 @@ def phrasing_lookalikes(seed: int = 0, total: int = 150) -> list[Sample]:
             while slot in text:
                 text = text.replace(slot, make(rng), 1)
         out.append(Sample(text, "phrasing_lookalike", ()))
+    other = random.Random(seed + 13)
+    for _ in range(total // 3):
+        text = _slots(other, _other_language_state(other))
+        out.append(Sample(text, "other_language_lookalike", ()))
     return out

@@ -1,9 +1,11 @@
 """Secrets (and, by policy, personal data) never land in a page, the mirror or recall.
 
 :mod:`reverie.redaction.redactor` finds and masks them; the rules behind it are one concern per
-module: ``formats`` (vendor token shapes), ``commands`` (flags, URLs, headers), ``context``
-(assignments, XML, SQL, prose, bare randomness), ``judge`` (does a name say secret, is a value
-one), ``entropy`` (does a string look random, where not to look), ``pii`` (e-mail, phone, card).
+module: ``formats`` (vendor token shapes), ``commands`` (flags, URLs, headers, cookies),
+``context`` (assignments, XML, SQL, calls, prose, bare randomness), ``languages`` (prose in other
+languages), ``logins`` (command lines, prompts and their answers), ``judge`` (does a name say
+secret, is a value one), ``entropy`` (does a string look random, what base64 wraps, where not to
+look), ``pii`` (e-mail, phone, card).
 """
 
 from __future__ import annotations

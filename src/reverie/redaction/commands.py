@@ -10,7 +10,11 @@
 * **URLs** with credentials: the password of ``scheme://user:pass@host``, and a token standing
   alone as the user (``https://<key>@o1.ingest.sentry.io``, ``https://x-token@host``);
 * **authorization headers**: everything after ``Authorization:`` and the value after a
-  ``Bearer``/``Basic``/``Token`` scheme word anywhere.
+  ``Bearer``/``Basic``/``Token`` scheme word anywhere;
+* **cookies** (``Cookie:``, ``Set-Cookie:``, ``curl -b``): a session's cookie, whatever its
+  alphabet, and any cookie whose name says secret or whose value looks random;
+* **a login subcommand's key** (``cargo login <token>``) and archive passwords (``zip -P``,
+  ``7z -p…``), OTP keys given to ``oathtool``, ``mc alias set NAME URL USER PASSWORD``.
 """
 
 from __future__ import annotations
@@ -19,9 +23,22 @@ import re
 from collections.abc import Iterator
 
 from reverie.redaction.entropy import looks_random
-from reverie.redaction.judge import name_strength, plainly_not_secret, secret_value
+from reverie.redaction.judge import (
+    Strength,
+    name_strength,
+    names_a_resource,
+    plainly_not_secret,
+    secret_value,
+)
 
-__all__ = ["find_auth_headers", "find_command_secrets", "find_flags", "find_url_credentials"]
+__all__ = [
+    "find_auth_headers",
+    "find_command_secrets",
+    "find_cookies",
+    "find_flags",
+    "find_login_tokens",
+    "find_url_credentials",
+]
 
 Found = Iterator[tuple[int, int, str]]
 
@@ -53,13 +70,22 @@ _SHORT_FLAGS = [
     (re.compile(r"\b(?:sqlcmd|bcp|osql)\b"), re.compile(rf"(?<!\S)-P[ \t]+{_VALUE}")),
     (
         re.compile(r"\bopenssl\b"),
-        re.compile(rf"(?<!\S)(?:-k[ \t]+|-pass(?:in|out)?[ \t]+pass:){_VALUE}"),
+        re.compile(rf"(?<!\S)(?:-[kK][ \t]+|-pass(?:in|out)?[ \t]+pass:){_VALUE}"),
     ),
     (
         re.compile(r"\bhtpasswd\b"),
-        re.compile(rf"(?<!\S)-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+{_VALUE}"),
+        re.compile(rf"(?<!\S)-\w*b\w*(?:[ \t]+-\w+)*[ \t]+[^\s-]\S*[ \t]+\S+[ \t]+{_VALUE}"),
     ),
-    (re.compile(r"\bwandb[ \t]+login\b"), re.compile(r"[ \t](?P<bare>[0-9a-f]{40})\b")),
+    (re.compile(r"\b(?:zip|zipcloak)\b"), re.compile(rf"(?<!\S)-P[ \t]+{_VALUE}")),
+    (re.compile(r"\b(?:7z|7za|7zr|rar|unrar)\b"), re.compile(rf"(?<!\S)-p{_VALUE}")),
+    (
+        re.compile(r"\boathtool\b"),
+        re.compile(r"(?<!\S)(?P<bare>[A-Za-z2-7]{16,}=*|[0-9A-Fa-f]{16,})(?!\S)"),
+    ),
+    (
+        re.compile(r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)\b"),
+        re.compile(rf"[ \t]\w+://\S+[ \t]+\S+[ \t]+{_VALUE}"),
+    ),
     (
         re.compile(r"\b(?:smbclient|rpcclient|smbmap)\b"),
         re.compile(r"(?<!\S)-U[ \t]+[^\s%]+%(?P<bare>\S+)"),
@@ -86,14 +112,53 @@ _SCHEME_VALUE = re.compile(r"\b(?:Bearer|Basic|Token)[ \t]+(?P<value>[A-Za-z0-9.
 
 
 def find_flags(text: str) -> Found:
-    """``--password X``, ``--api-key=X``, ``-storepass X``."""
+    """``--password X``, ``--api-key=X``, ``-storepass X``; not a help text's metavar
+    (``--password TEXT``) nor the name of a stored secret (``--secret=api-key``)."""
     if "-" not in text:
         return
     for m in _FLAG.finditer(text):
         strength = name_strength(m.group("flag").lstrip("-"))
         group = "quoted" if m.group("quoted") is not None else "bare"
-        if strength is not None and secret_value(m.group(group), strength):
+        value = m.group(group)
+        if group == "bare" and (re.fullmatch(r"[A-Z][A-Z_-]*", value) or names_a_resource(value)):
+            continue
+        if strength is not None and secret_value(value, strength):
             yield m.start(group), m.end(group), f"flag:{strength.value}"
+
+
+_LOGIN_ARGUMENT = re.compile(r"\b[\w-]+[ \t]+login[ \t]+(?P<bare>[A-Za-z0-9_]{20,})(?=\s|$)")
+
+
+def find_login_tokens(text: str) -> Found:
+    """``cargo login <token>``, ``wandb login <key>``: a ``login`` subcommand's argument,
+    when it is shaped like a key (a host or a user name is not)."""
+    for m in _LOGIN_ARGUMENT.finditer(text):
+        value = m.group("bare")
+        mixed = sum(bool(re.search(c, value)) for c in ("[a-z]", "[A-Z]", "[0-9]")) >= 2
+        if looks_random(value, hex_ok=True, min_length=20) or (mixed and len(value) >= 24):
+            yield m.start("bare"), m.end("bare"), "login_token"
+
+
+_COOKIE_HEADER = re.compile(
+    r"(?i)(?:\b(?:set-)?cookie[\"']?\s*[:=]\s*|(?<!\S)(?:-b|--cookie)[ \t]+)"
+    r"[\"']?(?P<pairs>[^\n\"']+)"
+)
+_COOKIE = re.compile(r"(?:^|;)\s*(?P<name>[^=;\s]{1,80})=(?P<value>[^;\s]{1,500})")
+_SESSION = re.compile(r"(?i)sess|sid|auth|token|remember|login")
+
+
+def find_cookies(text: str) -> Found:
+    """``Cookie: sessionid=…``, ``Set-Cookie: session=…``, ``curl -b 'PHPSESSID=…'``: a
+    cookie that holds a session is its bearer's login; another cookie goes when its name
+    says secret (``csrftoken``) or its value looks random."""
+    for header in _COOKIE_HEADER.finditer(text):
+        for m in _COOKIE.finditer(header.group("pairs")):
+            name, value = m.group("name"), m.group("value")
+            session = bool(_SESSION.search(name)) and len(value) >= 16
+            strength = name_strength(name) or Strength.WEAK
+            if session or secret_value(value, strength):
+                start = header.start("pairs") + m.start("value")
+                yield start, start + len(value), "cookie"
 
 
 _COMMANDS = re.compile(

@@ -30,7 +30,7 @@ import math
 import re
 from collections import Counter
 
-__all__ = ["looks_random", "shannon", "shielded"]
+__all__ = ["decode_base64", "looks_random", "shannon", "shielded", "wraps_credential"]
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
@@ -46,10 +46,22 @@ _SHIELDS = re.compile(
         |\bintegrity[=:]\s*["']?)
         [A-Za-z0-9+/_=-]{8,}
     | \b(?:ep|pg|rv|cy|pl)_[0-9a-f]{8,}\b
+    | \bdata:(?:image|font|audio|video)/[\w.+-]+;base64,[A-Za-z0-9+/=]+
+    | \bENC\[[A-Za-z0-9_]+,data:[^\]\s]*\]
+    | \bpk_(?:live|test)_[A-Za-z0-9]+ | \bpk\.eyJ[\w.-]+
     """,
     re.X,
 )
-_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"%PDF", b"PK\x03\x04", b"\x1f\x8b", b"RIFF")
+"""Public keys and certificates, labelled digests, Reverie's ids, files inlined as data URIs,
+SOPS-encrypted values, publishable keys, and the public members of a JSON Web Key (``n``,
+``e``, ``x``, ``y``; its private ``d``, ``p``, ``q`` are not shielded)."""
+_JWK_PUBLIC = re.compile(r'"(?:n|e|x|y)"\s*:\s*"[\w-]+"')
+_MAGIC = (
+    b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"%PDF", b"PK\x03\x04", b"\x1f\x8b", b"RIFF",
+    b"wOFF", b"wOF2", b"OggS", b"ID3", b"\x00\x00\x01\x00",
+)  # fmt: skip
+_LOGIN = re.compile(rb"[\w.@+-]{1,64}:(?P<password>[\x21-\x7e]{6,128})")
+_PRIVATE_KEY = re.compile(rb"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY")
 
 
 def shannon(text: str) -> float:
@@ -72,14 +84,39 @@ def _word_share(text: str) -> float:
     return sum(len(m) for m in _WORDLIKE.findall(text)) / len(text)
 
 
-def _decodes_to_text(text: str) -> bool:
+def decode_base64(text: str) -> bytes | None:
+    """The bytes ``text`` encodes as (standard or URL-safe) base64, if it is base64."""
     body = text.rstrip("=")
-    if len(body) < 16 or not re.fullmatch(r"[A-Za-z0-9+/_-]+", body):
-        return False
+    if len(body) < 8 or not re.fullmatch(r"[A-Za-z0-9+/_-]+", body):
+        return None
     padded = body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4)
     try:
-        raw = base64.b64decode(padded, validate=True)
+        return base64.b64decode(padded, validate=True)
     except (binascii.Error, ValueError):
+        return None
+
+
+def wraps_credential(text: str) -> bool:
+    """Base64 whose bytes are themselves a credential: a private key (a kubeconfig's
+    ``client-key-data``) or ``user:password`` (Docker's and npm's ``auth``, HTTP Basic), the
+    password shaped like one (letters with digits or signs)."""
+    raw = decode_base64(text)
+    if raw is None:
+        return False
+    if _PRIVATE_KEY.match(raw):
+        return True
+    login = _LOGIN.fullmatch(raw)
+    if login is None:
+        return False
+    password = login.group("password")
+    return bool(re.search(rb"[A-Za-z]", password) and re.search(rb"[^A-Za-z]", password))
+
+
+def _decodes_to_text(text: str) -> bool:
+    if len(text.rstrip("=")) < 16:
+        return False
+    raw = decode_base64(text)
+    if raw is None:
         return False
     if raw.startswith(_MAGIC):
         return True
@@ -115,4 +152,7 @@ def shielded(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that hold public keys, labelled digests or Reverie ids."""
     if not any(mark in text for mark in ("-----BEGIN", "AAAA", ":", "-", "=", "_")):
         return []
-    return [m.span() for m in _SHIELDS.finditer(text)]
+    spans = [m.span() for m in _SHIELDS.finditer(text)]
+    if '"kty"' in text:  # a JSON Web Key: its public members
+        spans += [m.span() for m in _JWK_PUBLIC.finditer(text)]
+    return spans

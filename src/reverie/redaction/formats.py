@@ -77,7 +77,7 @@ FORMATS: dict[str, str] = {
     "anthropic_key": r"\bsk-ant-[A-Za-z0-9_-]{16,}",
     "openai_key": r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}",
     "huggingface_token": rf"\bhf_[{_B62}]{{30,}}",
-    "stripe_key": rf"\b(?:sk|rk|pk)_(?:live|test)_[{_B62}]{{16,}}",
+    "stripe_key": rf"\b(?:sk|rk)_(?:live|test)_[{_B62}]{{16,}}",
     "stripe_webhook_secret": rf"\bwhsec_[{_B62}]{{24,}}",
     "sendgrid_key": rf"\bSG\.[{_URLSAFE}]{{16,32}}\.[{_URLSAFE}]{{16,64}}",
     "twilio_key": r"\bSK[0-9a-f]{32}\b",
@@ -87,6 +87,10 @@ FORMATS: dict[str, str] = {
     "square_token": rf"\b(?:sq0atp|sq0csp|sq0idp)-[{_URLSAFE}]{{22,43}}|\bEAAA[{_URLSAFE}]{{60}}",
     "sentry_token": rf"\bsntr[ysu]_[{_B62}+/=_]{{40,}}",
     "newrelic_key": r"\bNR(?:AK|II|JS|RA|AA)-[A-Za-z0-9]{20,}",
+    "launchdarkly_key": (
+        r"\b(?:sdk|mob|api)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+    ),
+    "tailscale_key": r"\btskey-(?:auth|client|api|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}",
     "linear_key": rf"\blin_(?:api|oauth)_[{_B62}]{{32,}}",
     "notion_token": rf"\b(?:ntn_[{_B62}]{{40,}}|secret_[{_B62}]{{43}}\b)",
     "postman_key": r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b",

@@ -26,11 +26,14 @@ else given to a strong name goes.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from enum import Enum
 
-from reverie.redaction.entropy import looks_random
+from reverie.redaction.entropy import looks_random, wraps_credential
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 __all__ = [
     "Strength",
@@ -38,6 +41,7 @@ __all__ = [
     "name_strength",
     "names_a_resource",
     "plainly_not_secret",
+    "reads_as_code",
     "secret_value",
     "split_words",
 ]
@@ -57,7 +61,7 @@ _STRONG_WORDS = frozenset(
         "password passwd passphrase passcode pwd pass pw secret token apikey apitoken authtoken "
         "accesstoken accountkey credential credentials storepass keypass srcstorepass "
         "deststorepass privatekey secretkey clientsecret sharedaccesskey sharedaccesssignature "
-        "bearer pat"
+        "bearer pat psk authkey"
     )
 )
 _STRONG_PAIRS = frozenset(
@@ -108,7 +112,8 @@ _PLACEHOLDER = re.compile(
       \[REDACTED\] | \[?redacted\]? | \[[A-Z_]+\] | \*+ | x{3,} | \.{3,} | … | -+ | _+ | \#+
     | <[^>]*> | \{\{.*\}\} | \{[A-Za-z_][\w.]*\} | \$\{?[A-Za-z_][\w.:-]*\}? | %[\w.-]+%
     | %\([\w]+\)s
-    | \$\(.* | `.*` | env\(.*\) | ![A-Za-z]+(?:\s.*)? | &[A-Za-z_][\w-]* | ENC\[.*\]
+    | \$\(.* | \([A-Za-z][\w.-]* | `.*` | env\(.*\) | .{1,11}(?:\.{3}|…)
+    | ![A-Za-z]+(?:\s.*)? | &[A-Za-z_][\w-]* | ENC\[.*\]
     | null | nil | none | true | false | yes | no | on | off | undefined | empty | unset | n/?a
     | (?:your|my|the|an?|some|example|dummy|fake|sample|test)[_-]?(?:api[_-]?)?
       (?:key|token|secret|password|pass|pwd|value)(?:[_-]?here)?
@@ -120,14 +125,25 @@ _REFERENCE = re.compile(
       [/~] | \.{1,2}/ | [a-z]:\\ | file: | env: | vault: | op:// | sm:// | ssm: | arn: | awskms:
     | gcpkms: | azurekeyvault: | keyvault: | secretsmanager: | projects/[^/]+/secrets/ | kms:
     | secret/ | secrets/ | kv/ | https?://(?![^/\s]*@)
+    | (?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[:=-]
+    | pk_(?:live|test)_ | pk\.eyJ
     )"""
 )
+"""References, labelled digests (``SHA256:…`` fingerprints) and publishable keys, which their
+issuers mean to be embedded in public code (Stripe ``pk_live_…``, Mapbox ``pk.eyJ…``)."""
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _RESOURCE_NAME = re.compile(
     r"^[a-z0-9]+(?:[-.][a-z0-9]+)*[-.](?:creds?|credentials|secrets?|tokens?|tls|certs?|keys?"
     r"|keypair|passwords?|auth|sa|config|env|registry|pull)$"
 )
-_REFERENCE_OPENINGS = frozenset({"existing", "use", "from", "ref"})
+_REFERENCE_OPENINGS = frozenset(
+    {"existing", "use", "from", "ref", "next", "page", "continuation", "pagination", "cursor"}
+)
+"""A name opening with one of these refers to a secret or is a pagination cursor
+(``nextPageToken``): a name about a token, not one."""
+_PUBLIC_WORDS = frozenset({"public", "publishable", "pub"})
+"""A name holding one of these says its value is meant to be seen (``PublicKey``,
+``public_key_id``, ``NEXT_PUBLIC_STRIPE_KEY``)."""
 _COMMON = frozenset(
     _words(
         """a an the this that these those it its is was be been being are were will would should
@@ -157,10 +173,11 @@ def split_words(name: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(name)]
 
 
+@functools.lru_cache(maxsize=4096)
 def name_strength(name: str) -> Strength | None:
     """What ``name`` says about the value given to it (see the module docstring)."""
     words = split_words(name)
-    if not words:
+    if not words or any(w in _PUBLIC_WORDS for w in words):
         return None
     if _says_strong(words):
         if words[0] in _REFERENCE_OPENINGS:
@@ -173,6 +190,7 @@ def name_strength(name: str) -> Strength | None:
 
 _GLUED_ENDINGS = (
     "password",
+    "authkey",
     "passwd",
     "passphrase",
     "secret",
@@ -188,9 +206,20 @@ _GLUED_ENDINGS = (
 def _says_strong(words: list[str]) -> bool:
     """A strong word, a strong pair, or a strong word glued to the end of another
     (``PGPASSWORD``, ``csrftoken``; never a glued start: ``passwordless``, ``tokenizer``)."""
-    if any(w in _STRONG_WORDS or w.endswith(_GLUED_ENDINGS) for w in words):
+    if any(w in _STRONG_WORDS or w.endswith(_GLUED_ENDINGS) or _glued_pass(w) for w in words):
         return True
     return any(pair in _STRONG_PAIRS for pair in itertools.pairwise(words))
+
+
+_NOT_PASS = frozenset(
+    _words("bypass compass encompass overpass underpass surpass trespass multipass")
+)
+
+
+def _glued_pass(word: str) -> bool:
+    """``requirepass``, ``rootpass``: ``pass`` glued to the end of another word (not
+    ``bypass``)."""
+    return len(word) > 6 and word.endswith("pass") and word not in _NOT_PASS
 
 
 def _ends_in_key_pair(words: list[str]) -> bool:
@@ -206,6 +235,14 @@ def plainly_not_secret(value: str) -> bool:
     if _PLACEHOLDER.match(bare) or _REFERENCE.match(bare) or _ENV_NAME.match(bare):
         return True
     return is_ordinary_word(bare)
+
+
+_CALL = re.compile(r"""[A-Za-z_][\w.]*[(\[](?:["'][^"']*(?:["'][)\]]*)?)?""")
+
+
+def reads_as_code(value: str) -> bool:
+    """``os.environ["DB_PASSWORD"]``, ``getpass.getpass("…``: code that fetches the value."""
+    return bool(_CALL.fullmatch(value))
 
 
 def names_a_resource(value: str) -> bool:
@@ -228,4 +265,7 @@ def secret_value(value: str, strength: Strength) -> bool:
         return False
     if strength is Strength.STRONG:
         return True
-    return looks_random(value.strip("\"'"), hex_ok=True, min_length=16)
+    bare = value.strip("\"'")
+    if _UUID.fullmatch(bare):
+        return False  # a weak name's UUID is an id (a message key, a session's id in a log)
+    return looks_random(bare, hex_ok=True, min_length=16) or wraps_credential(bare)

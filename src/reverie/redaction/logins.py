@@ -14,6 +14,9 @@ Each rule reads a *kind* of command line, not a list of examples:
   of ``net use`` is its password), ``/pass:X`` (an option named like a password),
   ``setx NAME X`` (an assignment by syntax), ``ConvertTo-SecureString "X" -AsPlainText``;
 * **``user/password@db``** after an Oracle client (``sqlplus scott/X@orcl``);
+* **an answer to a password prompt** — ``expect "password:"`` then ``send "X\\r"``
+  (Tcl expect, an ``expect { "*assword*" { send … } }`` block, pexpect's ``sendline``);
+* **a ``.pgpass`` line** — ``host:port:database:user:password``;
 * **credentials after a user name, in words** — ``login alice / X``, ``creds are alice:X``,
   ``user alice pass X``, ``sign in as alice with X``: a login word, a user name, a separator
   (``/``, ``:``, ``pass``, ``with``), then the password (shaped like one unless the separator
@@ -27,7 +30,7 @@ from collections.abc import Iterator
 
 from reverie.redaction.judge import name_strength, plainly_not_secret, secret_value
 
-__all__ = ["find_logins"]
+__all__ = ["find_logins", "find_pgpass"]
 
 Found = Iterator[tuple[int, int, str]]
 
@@ -54,9 +57,25 @@ _NET_USE = re.compile(r"(?i)\bnet[ \t]+use\b(?P<args>[^\n]*)")
 _SLASH_OPTION = re.compile(r"(?<!\S)/(?P<name>[A-Za-z]\w*)[:=]" + _ARG)
 _SETX = re.compile(r"(?i)\bsetx[ \t]+(?P<name>[^\s=\"']+)[ \t]+" + _ARG)
 _SECURE_STRING = re.compile(
-    r"(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?P<q>[\"'])(?P<quoted>[^\"'\n]{1,300})"
-    r"(?P=q)(?=[^\n]*-AsPlainText)"
+    r"(?i)ConvertTo-SecureString(?P<plain>[ \t]+-AsPlainText)?[ \t]+(?:-String[ \t]+)?"
+    r"(?P<q>[\"'])(?P<quoted>[^\"'\n]{1,300})(?P=q)(?(plain)|(?=[^\n]*-AsPlainText))"
 )
+_ASKS = r"""["'][^"'\n]*(?:assword|passphrase|passcode|\bPIN\b|token|secret)[^"'\n]*["']"""
+_PROMPT = re.compile(
+    rf"""(?ix)\bexpect\b[ \t(]*(?:-\w+[ \t]+)*[{{\s]*{_ASKS}
+    | {_ASKS}(?=[ \t]*\{{[ \t]*send\b)"""
+)
+"""A prompt asking for a password: ``expect "password:"``, ``child.expect('Password:')``, or
+a pattern of an ``expect { "*assword*" { send … } }`` block."""
+_ANSWER = re.compile(
+    r"""\bsend(?:line)?\b[ \t(]*(?P<q>["'])(?P<quoted>(?:(?!\\[rn])[^"'\n]){1,300})"""
+    r"""(?:\\[rn])*(?P=q)"""
+)
+_PGPASS = re.compile(
+    r"(?m)(?:^|(?<=\s))[\w.*-]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<bare>(?:[^\s:\\]|\\.)+)$"
+)
+"""Five fields, the port a number or ``*``; a ``:`` inside a field is escaped (``\\:``)."""
+_PORT_FIELD = re.compile(r":(?:\d{1,5}|\*):")
 _LOGIN = re.compile(
     r"""(?ix)\b(?:log[ -]?(?:in|on)(?:[ \t]+(?:with|as))?|sign(?:ed)?[ -]?in(?:[ \t]+(?:with|as))?
       |creds?|credentials|account|use|user(?:name)?(?:/pass(?:word)?)?|u/p)
@@ -68,6 +87,7 @@ _LOGIN = re.compile(
 )
 _ORACLE = re.compile(
     r"\b(?:sqlplus|rman|expdp|impdp|sqlldr)[ \t]+(?:-\w+[ \t]+)*[^\s/@]+/(?P<bare>[^\s@/]+)"
+    r"|\bjdbc:oracle:\w+:[^\s/@:]+/(?P<jdbc>[^\s/]+)@"
 )
 
 
@@ -78,6 +98,7 @@ def find_logins(text: str) -> Found:
                           ("oracle", _ORACLE)):  # fmt: skip
         for m in pattern.finditer(text):
             yield from _literal(m, rule)
+    yield from _answers(text)
     yield from _after_user_flag(text)
     yield from _net_use(text)
     yield from _named_options(text)
@@ -101,8 +122,30 @@ def _shaped(value: str) -> bool:
     )
 
 
+def find_pgpass(text: str) -> Found:
+    """A ``.pgpass`` line, ``host:port:database:user:password`` (the port a number or ``*``)."""
+    if _PORT_FIELD.search(text) is None:
+        return
+    for m in _PGPASS.finditer(text):
+        yield from _literal(m, "pgpass")
+
+
+def _answers(text: str) -> Found:
+    """``expect "password:"`` then ``send "X\\r"`` (Tcl expect, pexpect, Ansible's
+    ``expect``): the literal sent next, within a few lines of a prompt asking for a password."""
+    if "send" not in text:
+        return
+    for prompt in _PROMPT.finditer(text):
+        m = _ANSWER.search(text, prompt.end(), prompt.end() + 240)
+        if m is not None:
+            yield from _literal(m, "expect")
+
+
 def _value(m: re.Match[str]) -> tuple[int, int, str] | None:
-    group = "quoted" if m.groupdict().get("quoted") else "bare"
+    groups = m.groupdict()
+    if groups.get("jdbc"):
+        return m.start("jdbc"), m.end("jdbc"), m.group("jdbc")
+    group = "quoted" if groups.get("quoted") else "bare"
     value = m.group(group)
     return (m.start(group), m.end(group), value) if value else None
 

@@ -12,12 +12,12 @@ A secret is found in one of three ways (the rules live in :mod:`reverie.redactio
    Discord webhook URLs, PEM private key blocks, JWTs; :mod:`~reverie.redaction.formats`);
 2. by **context** — a name that says secret next to a value that is not plainly something else
    (``DB_PASSWORD=…``, ``--api-key …``, ``mysql -pX``, ``curl -u user:pass``,
-   ``postgres://u:pass@h``, ``Authorization: …``, "the password is …";
+   ``postgres://u:pass@h``, ``Authorization: …``, "the password is …", "Das Passwort lautet …";
    :mod:`~reverie.redaction.context`, :mod:`~reverie.redaction.commands`,
    :mod:`~reverie.redaction.judge`);
 3. by **randomness** alone — a long string whose alphabet, character classes and entropy say it
    was drawn at random, outside public keys, labelled digests and Reverie's own ids
-   (:mod:`~reverie.redaction.entropy`).
+   (:mod:`~reverie.redaction.entropy`); or by what base64 wraps (a private key, ``user:pass``).
 
 Every rule reports the span of the secret only; overlapping spans are merged and each replaced
 once, so redacting is idempotent (``redact(redact(t)) == redact(t)``). Personal data (e-mail,
@@ -35,20 +35,27 @@ from reverie.config import RedactionConfig
 from reverie.redaction.commands import (
     find_auth_headers,
     find_command_secrets,
+    find_cookies,
     find_flags,
+    find_login_tokens,
     find_url_credentials,
 )
 from reverie.redaction.context import (
     find_assignments,
+    find_grouped_keys,
+    find_keyed_calls,
     find_name_value,
+    find_named_arguments,
     find_prose,
     find_random,
     find_sql,
+    find_terraform,
     find_xml,
 )
 from reverie.redaction.formats import find_formats
 from reverie.redaction.judge import name_strength, secret_value
-from reverie.redaction.logins import find_logins
+from reverie.redaction.languages import find_prose_languages
+from reverie.redaction.logins import find_logins, find_pgpass
 from reverie.redaction.pii import PII_CLASSES, find_pii
 
 if TYPE_CHECKING:
@@ -82,6 +89,7 @@ _NAME_CUES = (
     "webhook",
     "nonce",
     "seed",
+    "psk",
 )
 """Every name :mod:`reverie.redaction.judge` reads as secret holds one of these (lower case)."""
 _COMMAND_CUES = (
@@ -101,7 +109,14 @@ _COMMAND_CUES = (
     "osql",
     "openssl",
     "htpasswd",
-    "wandb",
+    "zip ",
+    "zipcloak",
+    "7z ",
+    "7za ",
+    "rar ",
+    "oathtool",
+    "mc alias",
+    "mc config",
     "curl",
     "wget",
     "http ",
@@ -113,7 +128,7 @@ _COMMAND_CUES = (
 _LOGIN_CUES = (
     "echo", "printf", "<<<", "-u", "-l ", "/u", "/ru", "net ", "setx", "securestring", "sqlplus",
     "rman", "expdp", "impdp", "sqlldr", "/p", "/secret", "/token", "/key", "/auth", "/cred",
-    "log", "sign", "cred", "account", "use", "u/p",
+    "log", "sign", "cred", "account", "use", "u/p", "expect", "jdbc:oracle",
 )  # fmt: skip
 _FINDERS: tuple[tuple[Finder, tuple[str, ...] | None], ...] = (
     (find_formats, None),
@@ -121,20 +136,31 @@ _FINDERS: tuple[tuple[Finder, tuple[str, ...] | None], ...] = (
     (find_auth_headers, ("authori", "bearer", "basic", "token")),
     (find_flags, _NAME_CUES),
     (find_command_secrets, _COMMAND_CUES),
+    (find_login_tokens, (" login ",)),
+    (find_cookies, ("cookie", "-b ")),
     (find_logins, _LOGIN_CUES),
+    (find_pgpass, (":",)),
     (find_assignments, _NAME_CUES),
     (find_name_value, ("value:",)),
-    (find_xml, ("</",)),
-    (find_sql, ("identified", "password")),
+    (find_xml, ("</", "value=", "value =")),
+    (find_terraform, ("variable",)),
+    (find_named_arguments, ("('", '("', "( '", '( "')),
+    (find_keyed_calls, ("hmac", "totp", "hotp", "fernet", "aes.", "aesgcm", "aesccm")),
+    (find_grouped_keys, ("key", "code", "secret", "seed", "otp")),
+    (find_sql, ("identified", "password", "insert")),
     (find_prose, _NAME_CUES),
+    (find_prose_languages, None),
     (find_random, None),
 )
 """Each finder with the lower-case strings one of which a text must hold for it to find
 anything (None: always run); the cues keep ordinary sentences cheap."""
+_CUE_PATTERNS = {
+    cues: re.compile("|".join(map(re.escape, cues))) for _, cues in _FINDERS if cues is not None
+}
 _SECRET_FINDERS = [
-    (finder, None if cues is None else re.compile("|".join(map(re.escape, cues))))
-    for finder, cues in _FINDERS
+    (finder, None if cues is None else _CUE_PATTERNS[cues]) for finder, cues in _FINDERS
 ]
+"""Finders sharing cues share one pattern, searched once per text (:meth:`Redactor.spans`)."""
 _TEXT_FIELDS = frozenset({"title", "text", "reason"})
 _LIMITS = {"title": 200, "text": 4000, "reason": 1000}
 _CLEAN_UP_TO = 1024
@@ -175,13 +201,16 @@ class Redactor:
     def spans(self, text: str) -> list[Span]:
         """The merged spans of ``text`` to replace, in order, none overlapping."""
         low = text.lower()
-        found = [
-            Span(start, end, rule, MARK)
-            for finder, cues in _SECRET_FINDERS
-            if cues is None or cues.search(low)
-            for start, end, rule in finder(text)
-            if end > start
-        ]
+        held: dict[re.Pattern[str], bool] = {}
+        found: list[Span] = []
+        for finder, cues in _SECRET_FINDERS:
+            if cues is not None:
+                hit = held.get(cues)
+                if hit is None:
+                    hit = held[cues] = cues.search(low) is not None
+                if not hit:
+                    continue
+            found += [Span(s, e, rule, MARK) for s, e, rule in finder(text) if e > s]
         if self._pii:
             found += [Span(s, e, c, self._pii_mark[c]) for s, e, c in find_pii(text, self._pii)]
         return _merge(found)
