@@ -39,6 +39,7 @@ def test_smoke_run_reports_and_renders(tmp_path: Path) -> None:
     text = console.export_text()
     assert "ingest 300" in text and "recall p99" in text and "cycle 300" in text
     assert "ingest per episode:" in text and "admit (parse, validate)" in text
+    assert result.cycles[0].peak_bytes > 0 and "KB/episode" in text  # the cycle's peak memory
 
 
 def test_the_cycle_is_model_free_whatever_embedder_is_configured(

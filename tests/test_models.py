@@ -75,3 +75,32 @@ def test_fingerprint_ignores_metadata_key_order_and_store_fields() -> None:
 def test_public_names_match_all() -> None:
     public = {n for n in dir(reverie) if not n.startswith("_") and n[0].isupper()}
     assert public == set(reverie.__all__)
+
+
+def test_a_stored_episode_is_the_one_pydantic_would_construct() -> None:
+    """``Episode.stored`` (the store's decoder) skips pydantic's per-field walk and shares one
+    set of set fields; the episode is the same in every way a reader can see."""
+    ep = Episode.parse({**BASE, "id": "e1", "seq": 4, "tools": ["kubectl"], "lesson": "pin it"})
+    values = dict(ep)
+    made = Episode.model_construct(**values)
+    stored = Episode.stored(**dict(reversed(values.items())))  # any order of the fields
+    assert stored == made and list(stored.__dict__) == list(made.__dict__)
+    assert stored.model_fields_set == made.model_fields_set and stored.dated
+    assert stored.fingerprint() == ep.fingerprint() and stored.text == ep.text
+    assert Episode.stored(**values).model_fields_set is stored.model_fields_set
+
+
+def test_a_view_replaces_fields_of_a_copy_only() -> None:
+    stored = Episode.stored(**dict(Episode.parse({**BASE, "id": "e1", "lesson": "N/A"})))
+    view = stored.view(lesson=None, action="")
+    assert (view.lesson, view.action, view.situation) == (None, "", "deploy")
+    assert (stored.lesson, stored.action) == ("N/A", "kubectl apply")
+    assert view == stored.model_copy(update={"lesson": None, "action": ""})
+    view.importance = 5  # assigning a field leaves the shared set of set fields as it was
+    assert stored.model_fields_set == set(Episode.model_fields) and stored.importance != 5
+    parsed = Episode.parse({k: v for k, v in BASE.items() if k != "created_at"})
+    copied = parsed.model_copy(update={"action": ""})
+    undated = parsed.view(action="")
+    assert undated == copied and undated.model_fields_set == copied.model_fields_set
+    undated.created_at = datetime(2026, 1, 1, tzinfo=UTC)
+    assert undated.dated and not parsed.dated  # its own set: the parsed one's is not changed

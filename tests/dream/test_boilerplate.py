@@ -20,6 +20,7 @@ import pytest
 
 from reverie import Config, DreamConfig, Reverie
 from reverie.dream.boilerplate import Boilerplate, is_template_lesson, learn_boilerplate, phrase_key
+from reverie.dream.cycle import _see_through
 from reverie.models import ClaimRole, Episode, Scope
 from reverie.store.sqlite import SQLiteStore
 
@@ -221,6 +222,23 @@ def test_stripping_blanks_stop_fields_and_keeps_the_episode() -> None:
     for ep in view:
         assert not any(learnt.is_stop(t) for t in (ep.lesson, ep.outcome_details) if t)
     assert any(e.lesson in world.fillers for e in eps)  # the stored episodes keep their text
+
+
+def test_the_cycle_holds_each_episode_once_as_it_sees_it() -> None:
+    """The cycle replaces each episode by its view in the scan and in what it took of it (each
+    holds the next in order), so a blanked episode's stored copy is not kept beside it."""
+    world = make_world(1)
+    scanned = episodes(world.rows)
+    taken = scanned[1:]
+    others = taken[::2]
+    stored = list(others)
+    learnt = learn_boilerplate(scanned, THRESHOLD)
+    _see_through(learnt, others, taken, scanned)
+    assert others == learnt.strip(stored)
+    assert any(a is not b for a, b in zip(others, stored, strict=True))  # some were blanked
+    assert all(a is b for a, b in zip(taken[::2], others, strict=True))
+    assert all(a is b for a, b in zip(scanned[1:], taken, strict=True))
+    assert [e.lesson for e in stored] == [e.lesson for e in episodes(world.rows)[1::2]]
 
 
 # --- through the cycle -------------------------------------------------------------------------

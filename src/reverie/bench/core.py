@@ -10,7 +10,9 @@ validation, indexing and logic cost rather than how fast the disk is:
   validating it into an episode), fingerprinting the admitted episodes, and appending them to a
   fresh store (the rows, the table, its indexes and the full-text index);
 - **cycle** — one model-free ``Reverie.dream`` per size that takes every episode, against
-  reading all of the scope's rows (``store.scan``);
+  reading all of the scope's rows (``store.scan``); and its peak memory: the same cycle run
+  again on a copy of the brain made before it, under ``tracemalloc`` (which slows it several
+  times, so it is never the timed run), as the most bytes it held at once and per episode;
 - **recall** — ``Reverie.recall`` latency at the largest size after its cycle, against the raw
   FTS5 ``MATCH`` queries (pages and every part of the episodes' index) for the same terms.
 
@@ -30,6 +32,7 @@ import math
 import platform
 import sqlite3
 import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -96,6 +99,12 @@ class CycleFigure:
     baseline_seconds: float
     ratio: float
     phases: dict[str, float] = field(default_factory=dict)
+    peak_bytes: int = 0
+    """The most bytes the cycle held at once (``tracemalloc``); 0 when not measured."""
+
+    @property
+    def peak_per_episode(self) -> float:
+        return self.peak_bytes / self.scanned if self.scanned else 0.0
 
 
 @dataclass(frozen=True)
@@ -261,7 +270,8 @@ def _ingest_figure(rv: Reverie, rows: list[dict[str, Any]], workdir: Path) -> In
     )  # fmt: skip
 
 
-def _cycle_figure(rv: Reverie, size: int) -> CycleFigure:
+def _cycle_figure(rv: Reverie, size: int, twin: Path | None = None) -> CycleFigure:
+    """The timed cycle; with ``twin`` (a copy of the brain before it), also its peak memory."""
     scanned, baseline = _timed(lambda: rv.store.scan(SCOPE, 0, size))
     del scanned
     report, seconds = _timed(lambda: rv.dream(SCOPE, now=NOW))
@@ -269,7 +279,32 @@ def _cycle_figure(rv: Reverie, size: int) -> CycleFigure:
         size=size, seconds=round(seconds, 4), scanned=report.scanned, collected=report.collected,
         groups=report.groups, created=report.created, baseline_seconds=round(baseline, 4),
         ratio=_ratio(seconds, baseline), phases=dict(report.timings),
+        peak_bytes=_cycle_peak(twin, size) if twin is not None else 0,
     )  # fmt: skip
+
+
+def _copy_brain(path: Path, twin: Path) -> Path:
+    """A copy of the brain at ``path`` as it is now (SQLite's backup: its log included)."""
+    with sqlite3.connect(path) as source, sqlite3.connect(_fresh(twin)) as target:
+        source.backup(target)
+    return twin
+
+
+def _cycle_peak(twin: Path, size: int) -> int:
+    """The most bytes one model-free cycle of the brain at ``twin`` holds at once; the copy is
+    removed after."""
+    try:
+        with Reverie.open(twin, config=_config(size), embedder=None) as rv:
+            _ = rv.distiller  # built before measuring, as the timed cycle had it
+            gc.collect()
+            tracemalloc.start()
+            try:
+                rv.dream(SCOPE, now=NOW)
+                return tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+    finally:
+        _fresh(twin)
 
 
 def _recall_times(
@@ -345,6 +380,7 @@ def _run_size(
     queries: int,
     budget: int,
     embedder: Embedder | None = None,
+    memory: bool = True,
 ) -> tuple[IngestFigure | None, CycleFigure, RecallFigure | None]:
     rows = list(synthetic_episodes(size, seed=0, start=_start(size)))
     path = _fresh(workdir / f"core-{size}.db")
@@ -356,7 +392,8 @@ def _run_size(
         else:
             _ingest(rv, rows)
         del rows
-        cycle = _cycle_figure(rv, size)
+        twin = _copy_brain(path, workdir / f"twin-{size}.db") if memory else None
+        cycle = _cycle_figure(rv, size, twin)
         if largest and embedder is not None:  # vectors after the cycle, as dream does
             hybrid = Reverie(rv.store, config=rv.config, embedder=embedder)
             _, seconds = _timed(lambda: hybrid.index(SCOPE))
@@ -384,8 +421,10 @@ def run_core(
     workdir: Path,
     budget: int = 400,
     embedder: Embedder | None = None,
+    memory: bool = True,
 ) -> CoreResult:
-    """Measure ingest, one cycle per size and recall; see the module docstring."""
+    """Measure ingest, one cycle per size (``memory``: and its peak memory) and recall; see the
+    module docstring."""
     ordered = sorted(set(sizes))
     if not ordered or ordered[0] < 1 or queries < 1:
         raise ValueError("sizes must be positive and queries at least 1")
@@ -396,8 +435,9 @@ def run_core(
     for size in ordered:
         largest = size == ordered[-1]
         got_ingest, cycle, got_recall = _run_size(
-            size, workdir, largest=largest, queries=queries, budget=budget, embedder=embedder
-        )
+            size, workdir, largest=largest, queries=queries, budget=budget, embedder=embedder,
+            memory=memory,
+        )  # fmt: skip
         cycles.append(cycle)
         ingest, recall = got_ingest or ingest, got_recall or recall
         gc.collect()
@@ -456,15 +496,22 @@ def _figures_table(result: CoreResult) -> Table:
 
 def _cycles_table(result: CoreResult) -> Table:
     table = Table(title="cycles (model-free)", title_justify="left")
-    for name in ("size", "scanned", "collected", "groups", "pages created", "phases (s)"):
+    columns = ("size", "scanned", "collected", "groups", "pages created", "peak memory")
+    for name in (*columns, "phases (s)"):
         table.add_column(name, justify="left" if name == "phases (s)" else "right")
     for cy in result.cycles:
         phases = ", ".join(f"{k} {v:.2f}" for k, v in cy.phases.items())
         table.add_row(
             f"{cy.size:,}", f"{cy.scanned:,}", f"{cy.collected:,}", f"{cy.groups:,}",
-            f"{cy.created:,}", phases,
+            f"{cy.created:,}", _peak(cy), phases,
         )  # fmt: skip
     return table
+
+
+def _peak(cycle: CycleFigure) -> str:
+    if not cycle.peak_bytes:
+        return "-"
+    return f"{cycle.peak_bytes / 1e6:,.1f} MB ({cycle.peak_per_episode / 1e3:.2f} KB/episode)"
 
 
 def render_core(result: CoreResult, console: Console) -> None:

@@ -76,12 +76,18 @@ def core(
             help="Recall with vectors: none, auto, minilm, hashing, openai:MODEL or st:MODEL."
         ),
     ] = "none",
+    memory: Annotated[
+        bool,
+        typer.Option(
+            help="Also run each cycle on a copy of its brain under tracemalloc: its peak memory."
+        ),
+    ] = True,
 ) -> None:
     """Ingest episodes/s, cycle seconds and recall p50/p99 on the model-free SQLite path."""
     where = workdir or Path(tempfile.mkdtemp(prefix="reverie-bench-"))
     result = run_core(
         sizes=_sizes(sizes), queries=queries, workdir=where, budget=budget,
-        embedder=resolve_embedder(None if embedder == "none" else embedder),
+        embedder=resolve_embedder(None if embedder == "none" else embedder), memory=memory,
     )  # fmt: skip
     if as_json:
         typer.echo(json.dumps(json.loads(result.to_json()), indent=2))

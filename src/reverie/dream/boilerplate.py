@@ -153,9 +153,11 @@ class Boilerplate:
     def strip(self, episodes: Iterable[Episode]) -> list[Episode]:
         """The episodes as the cycle sees them: every boilerplate field blanked (a copy; the
         stored episode is untouched)."""
-        return [self._view(ep) for ep in episodes]
+        return [self.view(ep) for ep in episodes]
 
-    def _view(self, ep: Episode) -> Episode:
+    def view(self, ep: Episode) -> Episode:
+        """One episode as the cycle sees it (:meth:`strip`): ``ep`` itself when nothing of it is
+        boilerplate."""
         update: dict[str, object] = {}
         if ep.lesson is not None and (self.is_stop(ep.lesson) or restates(ep)):
             update["lesson"] = None
@@ -163,7 +165,7 @@ class Boilerplate:
             update["outcome_details"] = None
         if ep.action and phrase_key(ep.action) in self.stops:
             update["action"] = ""
-        return ep.model_copy(update=update) if update else ep
+        return ep.view(**update) if update else ep
 
 
 def restates(ep: Episode) -> bool:

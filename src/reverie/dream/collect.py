@@ -10,8 +10,9 @@ checkpoint cannot pass the first of them.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reverie.config import DreamConfig
 from reverie.dream.pins import is_human_edit
@@ -26,6 +27,9 @@ class Collection:
     taken: list[Episode]
     deferred: list[Episode]
     last_scanned_seq: int
+    taken_bytes: array[int] = field(default_factory=lambda: array("q"))
+    """The UTF-8 size of each taken episode's text as stored (``taken``'s order): what the
+    report's ``bytes_in`` sums, whatever view of an episode the cycle then holds."""
 
 
 def collect(scanned: Sequence[Episode], config: DreamConfig) -> Collection:
@@ -33,11 +37,13 @@ def collect(scanned: Sequence[Episode], config: DreamConfig) -> Collection:
     eligible = [ep for ep in scanned if not is_human_edit(ep)]
     cap = config.max_episodes_per_cycle
     last = scanned[-1].seq if scanned else 0
+    taken = eligible[:cap]
     return Collection(
         scanned=len(scanned),
-        taken=eligible[:cap],
+        taken=taken,
         deferred=eligible[cap:],
         last_scanned_seq=last or 0,
+        taken_bytes=array("q", (len(ep.text.encode()) for ep in taken)),
     )
 
 

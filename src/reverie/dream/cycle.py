@@ -192,6 +192,7 @@ class DreamCycle:
         fact_slots, others = split_facts(collection.taken)  # facts skip clustering
         timer.phase("cluster")
         boilerplate = boilerplate_of(self.store, scope, self.config)
+        _see_through(boilerplate, others, collection.taken, scanned)
         grouping, routing = self._group(scope, others, boilerplate)
         groups = routing.groups
         timer.phase("score")  # insight scores order the group cap
@@ -212,6 +213,7 @@ class DreamCycle:
         work = CycleWork(
             scanned=scanned,
             taken=collection.taken,
+            taken_bytes=collection.taken_bytes,
             kept=kept,
             overflow=overflow,
             scores=scores,
@@ -249,11 +251,11 @@ class DreamCycle:
     ) -> tuple[Grouping, Routing]:
         """The cycle's problems against the scope's active pages; then each lesson the brain
         holds goes to its page, and pages whose problems converged merge, unless each teaches
-        a lesson the other does not or a person edited one. The cycle sees the episodes without
-        the brain's stop phrases (reverie.dream.boilerplate)."""
+        a lesson the other does not or a person edited one. ``episodes`` are the cycle's views,
+        without the brain's stop phrases (reverie.dream.boilerplate)."""
         active = self.store.pages(scope, [str(PageStatus.ACTIVE)])
         grouping = problem_groups(
-            boilerplate.strip(episodes),
+            episodes,
             active,
             embedder=self.embedder,
             config=self.config,
@@ -533,6 +535,26 @@ class DreamCycle:
             promotions=result.promotions,  # the only writes that leave the scope
             at=report.finished_at or report.started_at,  # the cycle's clock, never the store's
         )
+
+
+def _see_through(
+    boilerplate: Boilerplate, episodes: list[Episode], *holders: list[Episode]
+) -> None:
+    """Each of ``episodes`` replaced by the cycle's view of it (:meth:`Boilerplate.view`), there
+    and in every list of ``holders``, each of which holds ``episodes`` in the same order (the
+    scan, and what the cycle took of it). A blanked episode's stored copy is dropped as its view
+    is made, so the cycle holds one copy of each episode, never both."""
+    at = [0] * len(holders)
+    for k, ep in enumerate(episodes):
+        view = boilerplate.view(ep)
+        if view is ep:
+            continue
+        episodes[k] = view
+        for h, held in enumerate(holders):
+            i = at[h]
+            while held[i] is not ep:
+                i += 1
+            held[i], at[h] = view, i + 1
 
 
 def _tally(report: CycleReport, marked: int) -> CycleTally:

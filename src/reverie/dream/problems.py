@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import chain, pairwise, repeat
@@ -327,7 +327,7 @@ def _top_terms(features: Features, k: int) -> list[str]:
 # --- lexical path ------------------------------------------------------------------------------
 
 
-def _idf(features: Sequence[Features], page_features: Sequence[Features]) -> dict[str, float]:
+def _idf(features: Iterable[Features], page_features: Sequence[Features]) -> dict[str, float]:
     df: Counter[str] = Counter()
     docs = 0
     for feats in features:
@@ -362,8 +362,9 @@ def _lexical_leaders(
     sigs: _Signatures, pages: Sequence[Page], threshold: float, merge_threshold: float = math.inf
 ) -> _Gathered:
     page_feats = [_page_features(p) for p in pages]
-    features = [problem_features(sigs.sample[key]) for key in sigs.keys]
-    idf = _idf(features, page_feats)
+    # A signature's features are made again where it is placed rather than kept from the idf
+    # count: a large cycle's signatures would hold a dict each for the whole pass.
+    idf = _idf((problem_features(sigs.sample[key]) for key in sigs.keys), page_feats)
     leaders = [_Leader(page=p) for p in pages]
     sums = [_weighted(f, idf) for f in page_feats]
     norms = [1.0] * len(leaders)
@@ -371,8 +372,8 @@ def _lexical_leaders(
     for i, vec in enumerate(sums):
         for term in _strongest(vec):
             index[term].append(i)
-    for key, feats in zip(sigs.keys, features, strict=True):
-        vec = _weighted(feats, idf)
+    for key in sigs.keys:
+        vec = _weighted(problem_features(sigs.sample[key]), idf)
         terms = _strongest(vec)  # its first QUERY_TERMS are the strongest QUERY_TERMS
         best, best_sim = -1, threshold
         for i in _candidates(terms[:QUERY_TERMS], index):

@@ -30,6 +30,8 @@ class CycleWork:
 
     scanned: Sequence[Episode]
     taken: Sequence[Episode]
+    taken_bytes: Sequence[int]
+    """The UTF-8 size of each taken episode's stored text, in ``taken``'s order."""
     kept: Sequence[Group]
     overflow: Sequence[Group]
     scores: dict[str, Insight]
@@ -44,7 +46,8 @@ def fill_extras(
     marked = set(work.marks)
     report.clustered = sum(len(g.episodes) for g in (*kept, *overflow))
     report.groups_deferred = len(overflow)
-    report.bytes_in = sum(len(ep.text.encode()) for ep in work.taken if ep.id in marked)
+    taken = zip(work.taken, work.taken_bytes, strict=True)
+    report.bytes_in = sum(n for ep, n in taken if ep.id in marked)
     report.bytes_out = sum(len(f"{r.title}\n{r.body}".encode()) for r in work.revisions)
     report.compression_ratio = (
         round(report.bytes_in / report.bytes_out, 3) if report.bytes_out else 0.0

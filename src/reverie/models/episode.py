@@ -265,6 +265,23 @@ class Episode(BaseModel):
     def parse(cls, data: Any) -> Episode:
         return parse_model(cls, data)
 
+    @classmethod
+    def stored(cls, **fields: Any) -> Episode:
+        """An episode read back from a store: every field given, each valid already, so nothing
+        is validated. All such episodes share one set of set fields (every field is set), so a
+        cycle holding a whole scan pays for the values alone."""
+        in_order = tuple(fields) == _FIELDS  # as the store's decoder passes them
+        return _trusted(fields if in_order else {name: fields[name] for name in _FIELDS})
+
+    def view(self, **blanked: Any) -> Episode:
+        """A shallow copy with ``blanked`` fields replaced (the cycle's view of an episode: the
+        stored one is untouched), as ``model_copy`` makes it. It shares this episode's values,
+        and a stored episode's shared set of set fields."""
+        fields_set = self.__pydantic_fields_set__
+        if fields_set is not _EVERY_FIELD:  # an episode of its own, parsed: a set of its own
+            fields_set = {*fields_set, *blanked}
+        return _trusted({**self.__dict__, **blanked}, fields_set)
+
     @property
     def text(self) -> str:
         """The searchable text of the episode, in reading order."""
@@ -281,6 +298,23 @@ class Episode(BaseModel):
         fields = self.__pydantic_serializer__.to_json(self, exclude=_UNFINGERPRINTED)
         metadata = canonical_json(self.metadata).encode() if self.metadata else b"{}"
         return content_hash(fields + b"\x1f" + metadata)
+
+
+_FIELDS = tuple(Episode.model_fields)
+_EVERY_FIELD = set(_FIELDS)
+"""The set fields of every stored episode. Shared, so never changed: assigning a field adds
+its name, which is in it already."""
+
+
+def _trusted(values: dict[str, Any], fields_set: set[str] = _EVERY_FIELD) -> Episode:
+    """An episode of ``values`` as pydantic's ``model_construct`` makes one (an episode has no
+    private attributes, no extra fields and no post-init), without its per-field walk."""
+    ep = Episode.__new__(Episode)
+    object.__setattr__(ep, "__dict__", values)
+    object.__setattr__(ep, "__pydantic_fields_set__", fields_set)
+    object.__setattr__(ep, "__pydantic_extra__", None)
+    object.__setattr__(ep, "__pydantic_private__", None)
+    return ep
 
 
 _UNFINGERPRINTED = {"seq", "consolidated_in", "metadata"}

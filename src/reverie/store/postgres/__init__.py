@@ -31,17 +31,17 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.postgres import blobs as _blobs
 from reverie.store.postgres import knn as _knn
-from reverie.store.sql.database import Rows
+from reverie.store.sql.database import FETCH_ROWS, Rows
 from reverie.store.sql.dialect import Dialect, PostgresDialect
 from reverie.store.sql.leases import LEASE_COLUMNS
 from reverie.store.sql.rows import (
@@ -67,6 +67,7 @@ __all__ = [
     "scope_lock_key",
 ]
 
+T = TypeVar("T")
 APPEND_LOCK = 0x5245_0001
 """First key of the advisory lock that orders appends within a scope."""
 COMMIT_LOCK = 0x5245_0002
@@ -246,6 +247,16 @@ class PostgresBackend:
         with self._lock, self._conn.cursor() as cur:
             cur.execute(pg_placeholders(sql), params)
             return cur.fetchall()
+
+    def read_as(
+        self, sql: str, params: Sequence[Any], decode: Callable[[Sequence[Any]], T]
+    ) -> list[T]:
+        with self._lock, self._conn.cursor() as cur:
+            cur.execute(pg_placeholders(sql), params)
+            out: list[T] = []
+            while rows := cur.fetchmany(FETCH_ROWS):
+                out += map(decode, rows)
+            return out
 
     def stream(self, sql: str) -> Iterator[Any]:
         """The rows of ``sql``, read through a server-side cursor (a table at a time)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -177,6 +177,11 @@ class LoopBackend(PostgresBackend):
     def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock:
             return self._run(self._fetch(pg_placeholders(sql), params))
+
+    def read_as(
+        self, sql: str, params: Sequence[Any], decode: Callable[[Sequence[Any]], T]
+    ) -> list[T]:
+        return [decode(r) for r in self.read(sql, params)]
 
     async def _fetch(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[Any]:
         async with self._aconn.cursor() as cur:

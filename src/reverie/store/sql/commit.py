@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
 from reverie.errors import Conflict, StoreError
@@ -32,6 +33,9 @@ from reverie.store.sql.rows import (
 )
 
 __all__ = ["append", "commit", "dedupe_batch", "insert_episodes"]
+
+EVIDENCE_CHUNK = 5000
+"""How many cited ids the evidence check looks up, and holds the answer for, at a time."""
 
 _PROMOTION_UPSERT = (
     " ON CONFLICT (org_page_id) DO UPDATE SET source_revision = excluded.source_revision,"
@@ -74,18 +78,21 @@ def _check_evidence(db: Database, c: Any, changes: Changeset) -> None:
     """Every episode the new revisions cite is still stored: an erasure that committed
     while the cycle distilled is a race like another cycle's, answered by ``Conflict``
     (dream again), never by the database's foreign-key error."""
-    cited = {e for w in changes.page_writes for e in w.revision.citations}
-    cited -= {ep.id for ep in changes.episodes}
-    if not cited:
-        return
-    found: set[str] = set()
-    for where, params in db.dialect.members("id", sorted(cited)):
-        rows = c.execute(
-            f"SELECT id FROM episodes WHERE tenant = ? AND {where}",
-            [changes.scope.tenant, *params],
-        ).fetchall()
-        found.update(r[0] for r in rows)
-    if gone := sorted(cited - found):
+    recorded = {ep.id for ep in changes.episodes}
+    citations = (e for w in changes.page_writes for e in w.revision.citations)
+    cited = [e for e, _same in groupby(sorted(citations)) if e not in recorded]  # no set of all
+    gone: list[str] = []
+    for start in range(0, len(cited), EVIDENCE_CHUNK):  # what is found is held a part at a time
+        part = cited[start : start + EVIDENCE_CHUNK]
+        found: set[str] = set()
+        for where, params in db.dialect.members("id", part):
+            rows = c.execute(
+                f"SELECT id FROM episodes WHERE tenant = ? AND {where}",
+                [changes.scope.tenant, *params],
+            ).fetchall()
+            found.update(r[0] for r in rows)
+        gone += [e for e in part if e not in found]
+    if gone:
         raise Conflict(
             f"episodes {', '.join(gone[:5])} are not stored in tenant"
             f" {changes.scope.tenant} (erased while the cycle ran?); dream again"
@@ -218,7 +225,8 @@ def _apply_marks(db: Database, c: Any, changes: Changeset) -> None:
     if not changes.marks:
         return
     marked = 0
-    for where, params in db.dialect.members("id", list(dict.fromkeys(changes.marks))):
+    # Each id once, as a cycle marks them: a repeated id would count as marked by another cycle.
+    for where, params in db.dialect.members("id", changes.marks):
         # By seq, the key: handed ids and a scope, SQLite's planner would walk the scope's
         # index instead of looking each id up.
         marked += c.execute(

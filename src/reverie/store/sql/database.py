@@ -16,10 +16,10 @@ wrapped to).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from reverie.models import (
     Claim,
@@ -38,9 +38,11 @@ from reverie.models import (
 from reverie.store.records import Lease
 from reverie.store.sql.dialect import Dialect
 
-__all__ = ["Backend", "Database", "Rows"]
+__all__ = ["FETCH_ROWS", "Backend", "Database", "Rows"]
 
 _DECODED_REVISIONS = 1024
+FETCH_ROWS = 1000
+T = TypeVar("T")
 
 
 class Backend(Protocol):
@@ -57,6 +59,12 @@ class Backend(Protocol):
     read_only: bool
 
     def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]: ...
+
+    def read_as(
+        self, sql: str, params: Sequence[Any], decode: Callable[[Sequence[Any]], T]
+    ) -> list[T]:
+        """The rows of one statement, each decoded as it is fetched (:data:`FETCH_ROWS` at a
+        time), so the raw rows of a large read (a cycle's scan) never all exist at once."""
 
     def write(self) -> AbstractContextManager[Any]:
         """One transaction; committed when the block ends, rolled back on an exception."""
@@ -164,9 +172,9 @@ class Rows:
     def episode(self, r: Sequence[Any]) -> Episode:
         """An episode from a row of :data:`~reverie.store.sql.rows.EPISODE_COLUMNS`."""
         d = self.dialect
-        return Episode.model_construct(
-            seq=r[0],
+        return Episode.stored(
             id=r[1],
+            seq=r[0],
             scope=self.scope(r[2]),
             session_id=r[3],
             created_at=d.at(r[4]),
@@ -257,6 +265,12 @@ class Database:
     def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         """One statement, its rows."""
         return self.backend.read(sql, params)
+
+    def read_as(
+        self, sql: str, params: Sequence[Any], decode: Callable[[Sequence[Any]], T]
+    ) -> list[T]:
+        """One statement, each row decoded as it is fetched (see :meth:`Backend.read_as`)."""
+        return self.backend.read_as(sql, params, decode)
 
     def write(self) -> AbstractContextManager[Any]:
         """One transaction (see :meth:`Backend.write`)."""

@@ -197,8 +197,8 @@ class SQLStore(Database):
     # -- episodes ---------------------------------------------------------------------------
 
     def _episodes_where(self, where: str, params: Sequence[Any]) -> list[Episode]:
-        rows = self.read(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}", params)
-        return [self.decode.episode(r) for r in rows]
+        sql = f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where}"
+        return self.read_as(sql, params, self.decode.episode)
 
     def episode(self, episode_id: str, *, tenant: str) -> Episode:
         found = self._episodes_where("tenant = ? AND id = ?", (tenant, episode_id))

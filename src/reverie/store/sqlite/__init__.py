@@ -16,18 +16,18 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from reverie.errors import StoreReadOnly
 from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.failures import store_failure
 from reverie.store.migrations import split_statements
 from reverie.store.records import is_stub
-from reverie.store.sql.database import Rows, decode_revision
+from reverie.store.sql.database import FETCH_ROWS, Rows, decode_revision
 from reverie.store.sql.dialect import Dialect, SQLiteDialect, lease_time
 from reverie.store.sql.rows import (
     CLAIMS_AT,
@@ -44,6 +44,7 @@ from reverie.store.sqlite.text import EpisodeText, scoped
 
 __all__ = ["SQLiteBackend", "SQLiteStore"]
 
+T = TypeVar("T")
 _EPISODE_MARKS = marks(INSERT_COLUMNS.count(",") + 1)
 _DUE = (
     "SELECT s.scope_key FROM scopes s LEFT JOIN checkpoints c ON c.scope_key = s.scope_key"
@@ -140,6 +141,16 @@ class SQLiteBackend:
     def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
+
+    def read_as(
+        self, sql: str, params: Sequence[Any], decode: Callable[[Sequence[Any]], T]
+    ) -> list[T]:
+        with self._lock:
+            cursor = self._conn.execute(sql, params)
+            out: list[T] = []
+            while rows := cursor.fetchmany(FETCH_ROWS):
+                out += map(decode, rows)
+            return out
 
     def close(self) -> None:
         with self._lock:
