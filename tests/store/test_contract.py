@@ -260,6 +260,26 @@ def test_a_search_by_status_finds_only_the_scopes_pages_of_that_status(
     assert store.search_pages(SCOPE, ["vault"], 10) == []
 
 
+def test_recalls_page_reads_decode_a_revision_once_while_it_is_current(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    """Recall's page reads hand back the claims decoded before (the same objects, whose
+    citation sets recall remembers) while the revision is current, and the new revision's once
+    the page changes."""
+    eps = store.append([make_episode(situation="rotating the vault token")])
+    first = revision("pg_a", 1, [eps[0].id], "Vault token rotation")
+    store.commit(changeset(SCOPE, 0, 0, [], [PageWrite(SCOPE, "t", first, None)]))
+    read = store.pages_by_id(SCOPE, ["pg_a"])["pg_a"]
+    again = store.pages_by_id(SCOPE, ["pg_a"])["pg_a"]
+    found = store.search_pages(SCOPE, ["vault"], 5)[0][0]
+    assert read.revision.claims is again.revision.claims is found.revision.claims
+    second = revision("pg_a", 2, [eps[0].id], "Vault token rotation, twice a year")
+    store.commit(changeset(SCOPE, 0, 0, [], [PageWrite(SCOPE, "t", second, 1)], "cy_2"))
+    now = store.pages_by_id(SCOPE, ["pg_a"])["pg_a"]
+    assert (now.revision.number, now.revision.claims) == (2, second.claims)
+    assert store.search_pages(SCOPE, ["vault"], 5)[0][0].revision.claims is now.revision.claims
+
+
 def test_stats_and_scopes(store: BrainStore, make_episode: EpisodeFactory) -> None:
     store.append([make_episode(), make_episode(scope="acme/other")])
     assert {s.key for s in store.scopes()} == {"acme/coder", "acme/other"}
