@@ -29,7 +29,11 @@ OTHER = Scope.parse("acme/other")
 
 
 def revision(
-    page_id: str, number: int, episode_ids: list[str], title: str = "Deploys time out"
+    page_id: str,
+    number: int,
+    episode_ids: list[str],
+    title: str = "Deploys time out",
+    status: PageStatus = PageStatus.ACTIVE,
 ) -> Revision:
     claims = (Claim(text=f"{title}: claim {number}", episode_ids=tuple(episode_ids)),)
     fields = {
@@ -37,7 +41,7 @@ def revision(
         "kind": PageKind.WARNING,
         "claims": claims,
         "confidence": 0.8,
-        "status": PageStatus.ACTIVE,
+        "status": status,
         "valid_from": None,
         "valid_until": None,
         "superseded_by": None,
@@ -232,6 +236,48 @@ def test_search_is_scoped_inside_the_query(store: BrainStore, make_episode: Epis
     assert [p.id for p, _ in pages] == ["pg_a"]
     assert all(score > 0 for _, score in pages + eps)  # type: ignore[operator]
     assert store.search_pages(SCOPE, ["weather"], 10) == []
+
+
+def test_a_search_by_status_finds_only_the_scopes_pages_of_that_status(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    """A scope with no page of the statuses asked finds none, though another scope's page of
+    that status, or its own page of another, holds the words; once it has one, it finds it."""
+    mine = store.append([make_episode(situation="rotating the vault token")])
+    theirs = store.append([make_episode(scope="acme/other", situation="rotating the vault token")])
+    old = revision("pg_b", 1, [theirs[0].id], "Vault token rotation", PageStatus.SUPERSEDED)
+    store.commit(changeset(OTHER, 0, 0, [], [PageWrite(OTHER, "t", old, None)], "cy_2"))
+    current = revision("pg_a", 1, [mine[0].id], "Vault token rotation")
+    store.commit(changeset(SCOPE, 0, 0, [], [PageWrite(SCOPE, "t", current, None)]))
+    superseded = ("superseded",)
+    assert store.search_pages(SCOPE, ["vault"], 10, superseded) == []
+    assert [p.id for p, _ in store.search_pages(OTHER, ["vault"], 10, superseded)] == ["pg_b"]
+    both = ("active", "superseded")
+    assert [p.id for p, _ in store.search_pages(SCOPE, ["vault"], 10, both)] == ["pg_a"]
+    replaced = revision("pg_a", 2, [mine[0].id], "Vault token rotation", PageStatus.SUPERSEDED)
+    store.commit(changeset(SCOPE, 0, 0, [], [PageWrite(SCOPE, "t", replaced, 1)], "cy_3"))
+    assert [p.id for p, _ in store.search_pages(SCOPE, ["vault"], 10, superseded)] == ["pg_a"]
+    assert store.search_pages(SCOPE, ["vault"], 10) == []
+
+
+def test_recalls_page_reads_decode_a_revision_once_while_it_is_current(
+    store: BrainStore, make_episode: EpisodeFactory
+) -> None:
+    """Recall's page reads hand back the claims decoded before (the same objects, whose
+    citation sets recall remembers) while the revision is current, and the new revision's once
+    the page changes."""
+    eps = store.append([make_episode(situation="rotating the vault token")])
+    first = revision("pg_a", 1, [eps[0].id], "Vault token rotation")
+    store.commit(changeset(SCOPE, 0, 0, [], [PageWrite(SCOPE, "t", first, None)]))
+    read = store.pages_by_id(SCOPE, ["pg_a"])["pg_a"]
+    again = store.pages_by_id(SCOPE, ["pg_a"])["pg_a"]
+    found = store.search_pages(SCOPE, ["vault"], 5)[0][0]
+    assert read.revision.claims is again.revision.claims is found.revision.claims
+    second = revision("pg_a", 2, [eps[0].id], "Vault token rotation, twice a year")
+    store.commit(changeset(SCOPE, 0, 0, [], [PageWrite(SCOPE, "t", second, 1)], "cy_2"))
+    now = store.pages_by_id(SCOPE, ["pg_a"])["pg_a"]
+    assert (now.revision.number, now.revision.claims) == (2, second.claims)
+    assert store.search_pages(SCOPE, ["vault"], 5)[0][0].revision.claims is now.revision.claims
 
 
 def test_stats_and_scopes(store: BrainStore, make_episode: EpisodeFactory) -> None:

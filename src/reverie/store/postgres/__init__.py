@@ -41,12 +41,14 @@ from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.postgres import blobs as _blobs
 from reverie.store.postgres import knn as _knn
-from reverie.store.sql.database import FETCH_ROWS, Rows
+from reverie.store.sql.database import FETCH_ROWS, Rows, decode_revision
 from reverie.store.sql.dialect import Dialect, PostgresDialect
 from reverie.store.sql.leases import LEASE_COLUMNS
 from reverie.store.sql.rows import (
+    CLAIMS_AT,
     EPISODE_COLUMNS,
     INSERT_COLUMNS,
+    LEAN_REVISION_COLUMNS,
     PAGE_SELECT,
     episode_rows,
     prefixed,
@@ -79,6 +81,13 @@ PAGE_VECTOR = (
 )
 """A page's search vector from its title and body: the title weighs as ``A``, the body ``B``."""
 _RANK_WEIGHTS = "'{0.1, 0.2, 0.5, 1.0}'"  # D, C, B (body), A (title): title = 2 × body
+_LEAN_PAGE_SELECT = (
+    "SELECT p.id, p.scope_key, p.topic_key, p.created_at, p.updated_at, "
+    + ", ".join("r.meta::text" if c == "meta" else f"r.{c}" for c in LEAN_REVISION_COLUMNS)
+    + " FROM pages p JOIN revisions r ON r.page_id = p.id AND r.number = p.current_revision"
+)
+""":data:`PAGE_SELECT` but the claims, every value hashable (the metadata as JSON text): the
+columns that name a decoded revision in recall's page reads."""
 _LEASE_UPSERT = (
     " ON CONFLICT (scope_key) DO UPDATE SET owner = excluded.owner,"
     " token = CASE WHEN l.owner = excluded.owner AND l.expires_at > excluded.acquired_at"
@@ -368,9 +377,39 @@ class PostgresBackend:
 
     def pages_by_id(self, scope: Scope, page_ids: Sequence[str]) -> dict[str, Page]:
         rows = self.read(
-            PAGE_SELECT + " WHERE p.scope_key = %s AND p.id = ANY(%s)", (scope.key, list(page_ids))
+            _LEAN_PAGE_SELECT + " WHERE p.scope_key = %s AND p.id = ANY(%s)",
+            (scope.key, list(page_ids)),
         )
-        return {p.id: p for p in map(self.decode.page, rows)}
+        return {p.id: p for p in self._lean_pages(rows)}
+
+    def _lean_pages(self, rows: Sequence[Sequence[Any]]) -> list[Page]:
+        """Pages from rows of :data:`_LEAN_PAGE_SELECT`, the claims read (and decoded) only for
+        revisions not decoded before, as SQLite's recall reads them: revision rows are never
+        updated, so the other columns, the hash among them, name the claims, which cite every
+        episode they stand on and which recall would otherwise fetch and parse on every
+        query. ``verify`` reads full rows."""
+        keys = [("lean", *r[5:]) for r in rows]
+        known = [self.decode.cached(key) for key in keys]  # once, up front (the cache may clear)
+        wanted = [(r[5], r[6]) for r, revision in zip(rows, known, strict=True) if not revision]
+        claims = {}
+        if wanted:
+            claims = {
+                (r[0], r[1]): r[2]
+                for r in self.read(
+                    "SELECT page_id, number, claims FROM revisions WHERE (page_id, number) IN"
+                    " (SELECT * FROM unnest(%s::text[], %s::int[]))",
+                    ([pid for pid, _ in wanted], [n for _, n in wanted]),
+                )
+            }
+        pages = []
+        for r, key, cached in zip(rows, keys, known, strict=True):
+            revision = cached
+            if revision is None:
+                lean = r[5:]
+                full = (*lean[:CLAIMS_AT], claims[(lean[0], lean[1])], *lean[CLAIMS_AT:])
+                revision = self.decode.remember(key, decode_revision(self.dialect, full))
+            pages.append(self.decode.page_with(r, revision))
+        return pages
 
     # -- leases: one upsert decides ----------------------------------------------------------
 
@@ -420,12 +459,13 @@ class PostgresBackend:
         query = _tsquery(len(terms))
         rows = self.read(
             f"SELECT * FROM (SELECT ts_rank({_RANK_WEIGHTS}, p.search, q.q) AS score,"
-            f" {PAGE_SELECT.removeprefix('SELECT ')}, (SELECT {query} AS q) q"
+            f" {_LEAN_PAGE_SELECT.removeprefix('SELECT ')}, (SELECT {query} AS q) q"
             " WHERE p.scope_key = %s AND p.status = ANY(%s) AND p.search @@ q.q) found"
             " WHERE score > 0 ORDER BY score DESC, id LIMIT %s",
             (*terms, scope.key, list(statuses), limit),
         )
-        return [(self.decode.page(r[1:]), float(r[0])) for r in rows]
+        pages = self._lean_pages([r[1:] for r in rows])
+        return [(page, float(r[0])) for page, r in zip(pages, rows, strict=True)]
 
     def search_episodes(
         self, scope: Scope, terms: Sequence[str], limit: int, window: int | None

@@ -114,7 +114,21 @@ class SQLStore(Database):
     def search_pages(
         self, scope: Scope, terms: Sequence[str], limit: int, statuses: Iterable[str] = ("active",)
     ) -> list[tuple[Page, float]]:
-        return self.backend.search_pages(scope, terms, limit, statuses) if terms else []
+        wanted = list(statuses)
+        if not terms or not self._has_pages(scope, wanted):
+            return []
+        return self.backend.search_pages(scope, terms, limit, wanted)
+
+    def _has_pages(self, scope: Scope, statuses: Sequence[str]) -> bool:
+        """Whether a page of ``scope`` has one of ``statuses``: a probe of the scope's pages,
+        asked before the text index, which takes a whole search to find none (FTS5 loads
+        every term's matches first, PostgreSQL plans the query). Recall searches the
+        superseded pages for every question, and most scopes have none."""
+        for where, params in self.dialect.members("status", statuses):
+            sql = f"SELECT 1 FROM pages WHERE scope_key = ? AND {where} LIMIT 1"
+            if self.read(sql, [scope.key, *params]):
+                return True
+        return False
 
     def search_episodes(
         self, scope: Scope, terms: Sequence[str], limit: int, *, window: int | None = None
