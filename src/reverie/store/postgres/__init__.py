@@ -41,11 +41,10 @@ from reverie.errors import MissingExtra, StoreError
 from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.postgres import blobs as _blobs
 from reverie.store.postgres import knn as _knn
-from reverie.store.sql.database import FETCH_ROWS, Rows, decode_revision
+from reverie.store.sql.database import FETCH_ROWS, Rows
 from reverie.store.sql.dialect import Dialect, PostgresDialect
 from reverie.store.sql.leases import LEASE_COLUMNS
 from reverie.store.sql.rows import (
-    CLAIMS_AT,
     EPISODE_COLUMNS,
     INSERT_COLUMNS,
     LEAN_REVISION_COLUMNS,
@@ -384,16 +383,12 @@ class PostgresBackend:
 
     def _lean_pages(self, rows: Sequence[Sequence[Any]]) -> list[Page]:
         """Pages from rows of :data:`_LEAN_PAGE_SELECT`, the claims read (and decoded) only for
-        revisions not decoded before, as SQLite's recall reads them: revision rows are never
-        updated, so the other columns, the hash among them, name the claims, which cite every
-        episode they stand on and which recall would otherwise fetch and parse on every
-        query. ``verify`` reads full rows."""
-        keys = [("lean", *r[5:]) for r in rows]
-        known = [self.decode.cached(key) for key in keys]  # once, up front (the cache may clear)
-        wanted = [(r[5], r[6]) for r, revision in zip(rows, known, strict=True) if not revision]
-        claims = {}
-        if wanted:
-            claims = {
+        revisions not decoded before (:meth:`Rows.lean_revisions`), as SQLite's recall reads
+        them."""
+
+        def claims_of(at: Sequence[int]) -> list[Any]:
+            wanted = [(rows[i][5], rows[i][6]) for i in at]
+            found = {
                 (r[0], r[1]): r[2]
                 for r in self.read(
                     "SELECT page_id, number, claims FROM revisions WHERE (page_id, number) IN"
@@ -401,15 +396,10 @@ class PostgresBackend:
                     ([pid for pid, _ in wanted], [n for _, n in wanted]),
                 )
             }
-        pages = []
-        for r, key, cached in zip(rows, keys, known, strict=True):
-            revision = cached
-            if revision is None:
-                lean = r[5:]
-                full = (*lean[:CLAIMS_AT], claims[(lean[0], lean[1])], *lean[CLAIMS_AT:])
-                revision = self.decode.remember(key, decode_revision(self.dialect, full))
-            pages.append(self.decode.page_with(r, revision))
-        return pages
+            return [found[w] for w in wanted]
+
+        revisions = self.decode.lean_revisions([r[5:] for r in rows], claims_of)
+        return [self.decode.page_with(r, rev) for r, rev in zip(rows, revisions, strict=True)]
 
     # -- leases: one upsert decides ----------------------------------------------------------
 

@@ -37,6 +37,7 @@ from reverie.models import (
 )
 from reverie.store.records import Lease
 from reverie.store.sql.dialect import Dialect
+from reverie.store.sql.rows import CLAIMS_AT
 
 __all__ = ["FETCH_ROWS", "Backend", "Database", "Rows"]
 
@@ -202,6 +203,32 @@ class Rows:
 
     def cached(self, key: tuple[Any, ...]) -> Revision | None:
         return self._decoded.get(key)
+
+    def lean_revisions(
+        self,
+        leans: Sequence[Sequence[Any]],
+        claims_of: Callable[[Sequence[int]], Sequence[Any]],
+    ) -> list[Revision]:
+        """The revisions of rows of :data:`~reverie.store.sql.rows.LEAN_REVISION_COLUMNS`
+        (every column but the claims), as recall reads pages: revision rows are never updated
+        (a change is a new row), so the other columns, the hash among them, name the claims,
+        and only revisions not decoded before have theirs read, by ``claims_of`` (the claims
+        of the rows at those places of ``leans``, in that order). A page's claims cite every
+        episode they stand on and reach tens of kilobytes, which recall would otherwise copy
+        and parse on every query; ``verify`` reads full rows."""
+        keys = [("lean", *lean) for lean in leans]
+        # Taken from the cache once, up front: decoding a missing one may clear the cache
+        # (it is bounded), and another thread may clear it too, mid-read.
+        known = [self.cached(key) for key in keys]
+        missing = [i for i, revision in enumerate(known) if revision is None]
+        claims = dict(zip(missing, claims_of(missing), strict=True)) if missing else {}
+
+        def decoded(i: int) -> Revision:
+            lean = leans[i]
+            full = (*lean[:CLAIMS_AT], claims[i], *lean[CLAIMS_AT:])
+            return self.remember(keys[i], decode_revision(self.dialect, full))
+
+        return [decoded(i) if revision is None else revision for i, revision in enumerate(known)]
 
     def remember(self, key: tuple[Any, ...], revision: Revision) -> Revision:
         """Cache ``revision`` under ``key`` (every column that names it)."""

@@ -27,10 +27,9 @@ from reverie.models import Episode, Page, Revision, Scope
 from reverie.store.failures import store_failure
 from reverie.store.migrations import split_statements
 from reverie.store.records import is_stub
-from reverie.store.sql.database import FETCH_ROWS, Rows, decode_revision
+from reverie.store.sql.database import FETCH_ROWS, Rows
 from reverie.store.sql.dialect import Dialect, SQLiteDialect, lease_time
 from reverie.store.sql.rows import (
-    CLAIMS_AT,
     EPISODE_COLUMNS,
     INSERT_COLUMNS,
     LEAN_REVISION_COLUMNS,
@@ -298,28 +297,20 @@ class SQLiteBackend:
     )
 
     def _lean_pages(self, where: str, params: Sequence[Any]) -> dict[int, Page]:
-        """Recall's page read (by ``pages.rid``): every column but the claims first, then the
-        claims of only the revisions not decoded before. Revision rows are never updated (a
-        change is a new row), so the other columns, the hash among them, name the claims; a
-        page's claims cite every episode they stand on and reach tens of kilobytes, which
-        recall would otherwise copy and hash on every query. ``verify`` reads full rows."""
+        """Recall's page read (by ``pages.rid``): every column but the claims, then the claims
+        of only the revisions not decoded before (:meth:`Rows.lean_revisions`)."""
         rows = self.read(self._LEAN_PAGE_SELECT + where, params)
-        keys = {r[1]: ("lean", *r[7:]) for r in rows}
-        # Taken from the cache once, up front: decoding a missing one may clear the cache
-        # (it is bounded), and another thread may clear it too, mid-read.
-        known = {rowid: self.decode.cached(key) for rowid, key in keys.items()}
-        claims: dict[int, str] = {}
-        for cond, ids in self.dialect.members("rowid", [i for i, v in known.items() if not v]):
-            claims.update(self.read(f"SELECT rowid, claims FROM revisions WHERE {cond}", ids))
-        pages: dict[int, Page] = {}
-        for r in rows:
-            revision = known[r[1]]
-            if revision is None:
-                lean = r[7:]
-                full = (*lean[:CLAIMS_AT], claims[r[1]], *lean[CLAIMS_AT:])
-                revision = self.decode.remember(keys[r[1]], decode_revision(self.dialect, full))
-            pages[r[0]] = self.decode.page_with(r[2:], revision)
-        return pages
+
+        def claims_of(at: Sequence[int]) -> list[str]:
+            found: dict[int, str] = {}
+            for cond, ids in self.dialect.members("rowid", [rows[i][1] for i in at]):
+                found.update(self.read(f"SELECT rowid, claims FROM revisions WHERE {cond}", ids))
+            return [found[rows[i][1]] for i in at]
+
+        revisions = self.decode.lean_revisions([r[7:] for r in rows], claims_of)
+        return {
+            r[0]: self.decode.page_with(r[2:], rev) for r, rev in zip(rows, revisions, strict=True)
+        }
 
     def pages_by_id(self, scope: Scope, page_ids: Sequence[str]) -> dict[str, Page]:
         """The pages of ``scope`` among ``page_ids``, in one read per 500 ids, claims decoded only
