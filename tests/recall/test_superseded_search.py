@@ -26,8 +26,8 @@ QUESTIONS = ["old dashboard query for refunds usage", "metrics-api base", "telem
 
 
 class EverySearch:
-    """The real store, whose page search always asks the text index, as it did before it
-    first probed the scope for pages of the statuses asked."""
+    """The real store, whose page search always asks the text index, never first probing the
+    scope for pages of the statuses asked."""
 
     def __init__(self, inner: SQLStore) -> None:
         self.inner = inner
