@@ -34,9 +34,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from reverie.dream.aliases import agree, alias_classes, slot_of_topic
 from reverie.dream.apply import WriteContext, next_revision, revision_from
 from reverie.models import (
     Claim,
@@ -52,7 +53,15 @@ from reverie.models import (
 from reverie.models.plan import page_id_for
 from reverie.redaction import redact
 from reverie.store.base import Observation, PageWrite
-from reverie.text.assertions import PREFIX, Assertion, assertions, asserts_fact, mentions, norm
+from reverie.text.assertions import (
+    PREFIX,
+    Assertion,
+    assertions,
+    asserts_fact,
+    fields,
+    mentions,
+    norm,
+)
 
 __all__ = [
     "PREFIX",
@@ -98,7 +107,7 @@ def runs(timeline: Iterable[Assertion]) -> list[Run]:
     ordered = sorted(unique.values(), key=_timeline_key)
     chunks: list[list[Assertion]] = []
     for a in ordered:
-        if chunks and chunks[-1][-1].value_key == a.value_key:
+        if chunks and _same_value(chunks[-1][-1], a):
             chunks[-1].append(a)
         else:
             chunks.append([a])
@@ -107,6 +116,12 @@ def runs(timeline: Iterable[Assertion]) -> list[Run]:
         end = chunks[i + 1][0].episode.created_at if i + 1 < len(chunks) else None
         out.append(Run(chunk[0].slot, tuple(chunk), end))
     return out
+
+
+def _same_value(a: Assertion, b: Assertion) -> bool:
+    """One value: the same key, or across two aliased slots one naming the other ("Hollins",
+    "Dr. Hollins"); within one slot any other spelling is a change."""
+    return a.value_key == b.value_key or (a.slot != b.slot and agree(a.value, b.value))
 
 
 # -- page content of a run ----------------------------------------------------------------------
@@ -127,8 +142,8 @@ def _claims(run: Run) -> tuple[Claim, ...]:
     when = _day(eps[0].created_at)
     if n > 1:
         when = f"{when} to {_day(eps[-1].created_at)}"
-    times = "once" if n == 1 else f"{n} times"
-    head = f"{_label(latest)} is {latest.value} (stated {times}, {when})."
+    times = "once" if n == 1 else f"{n}×"  # no word a question could match ("state", "time")
+    head = f"{_label(latest)} is {latest.value} ({times}, {when})."
     if latest.said is not None:  # a speaker's own words, not a restatement of them
         head = f"{latest.subject}: {latest.said}"  # dated by its page; counted in support
     claims = [Claim(text=redact(head), episode_ids=tuple(e.id for e in eps), role=ClaimRole.FACT)]
@@ -270,15 +285,17 @@ def slot_writes(
     pages: Sequence[Page],
     history: Sequence[Episode],
     horizon: datetime | None = None,
+    slots: frozenset[str] = frozenset(),
 ) -> FactResult:
-    """Writes for one slot: ``pages`` are the slot's pages, ``history`` the episodes they cite.
-    Assertions dated after ``horizon`` are ignored (see the module docstring)."""
+    """Writes for one fact: ``slots`` (by default the slot of ``new``; several when aliased,
+    :mod:`reverie.dream.aliases`), ``pages`` their pages and ``history`` the episodes those
+    cite. Assertions dated after ``horizon`` are ignored (see the module docstring)."""
     new = _within(new, horizon)
     if not new:
         return FactResult()
-    slot = new[0].slot
-    past = _within((a for ep in history for a in assertions(ep) if a.slot == slot), horizon)
-    desired = runs([*past, *new])
+    slots = slots or frozenset({new[0].slot})
+    past = _within((a for ep in history for a in _readings(ep) if a.slot in slots), horizon)
+    desired = runs(_as_setting([*past, *new]))
     ids = {r.topic_key: page_id_for(ctx.scope, r.topic_key) for r in desired}
     by_id = {p.id: p for p in pages}
     out = FactResult(marks=[a.episode.id for a in new])
@@ -304,18 +321,38 @@ def slot_writes(
     return out
 
 
+def _as_setting(timeline: Sequence[Assertion]) -> list[Assertion]:
+    """Bare fields read as the setting they print (its subject and attribute, from its newest
+    keyed assertion): ``legal_fax=…`` from a lookup is ``directory.legal_fax``."""
+    keyed = [a for a in timeline if not a.field]
+    if not keyed:
+        return list(timeline)
+    name = max(keyed, key=_timeline_key)
+    return [
+        replace(a, subject=name.subject, attribute=name.attribute) if a.field else a
+        for a in timeline
+    ]
+
+
 def split(episodes: Sequence[Episode]) -> tuple[dict[str, list[Assertion]], list[Episode]]:
     """New assertions by slot, and the episodes for clustering: those that assert nothing and
     turns whose assertions are all spoken (see the module docstring)."""
     slots: dict[str, list[Assertion]] = defaultdict(list)
     rest = []
     for ep in episodes:
-        found = assertions(ep)
+        found = _readings(ep)
         for a in found:
             slots[a.slot].append(a)
         if all(a.said is not None or a.read for a in found):  # none, spoken, or read in text
             rest.append(ep)
     return dict(sorted(slots.items())), rest
+
+
+def _readings(ep: Episode) -> list[Assertion]:
+    """What ``ep`` asserts, and the bare fields of its output that may name a setting."""
+    found = assertions(ep)
+    taken = {a.slot for a in found}
+    return [*found, *(f for f in fields(ep) if f.slot not in taken)]
 
 
 def fact_writes(
@@ -324,16 +361,27 @@ def fact_writes(
     scope_pages: Sequence[Page],
     cited: Mapping[str, Episode],
     horizon: datetime | None = None,
+    earlier: Sequence[Episode] = (),
 ) -> FactResult:
     """The fact path of a cycle: ``scope_pages`` are the scope's pages (any status) and ``cited``
-    the episodes their fact pages cite, by id. ``slots`` must hold no assertion dated after
-    ``horizon`` (the caller defers those); cited ones beyond it are ignored."""
+    the episodes their fact pages cite, by id; ``earlier`` are stored episodes no page cites
+    yet that may be a new setting's history (bare fields printing its name). ``slots`` must
+    hold no assertion dated after ``horizon`` (the caller defers those); cited ones beyond it
+    are ignored."""
     out = FactResult()
-    for slot, new in slots.items():
-        mine = [p for p in scope_pages if p.topic_key.startswith(slot + "|")]
+    timelines: dict[str, list[Assertion]] = defaultdict(list)
+    for ep in (*cited.values(), *earlier):
+        for a in _readings(ep):
+            timelines[a.slot].append(a)
+    for slot, found in slots.items():
+        timelines[slot] += found
+    for members in alias_classes(timelines, slots, scope_pages):
+        new = [a for slot in sorted(members) for a in slots.get(slot, ())]
+        mine = [p for p in scope_pages if slot_of_topic(p.topic_key) in members]
         live = [p for p in mine if p.status is not PageStatus.RETIRED]
         history = [cited[e] for p in live for e in p.citations if e in cited]
-        part = slot_writes(ctx, new, mine, history, horizon)
+        history += [ep for ep in earlier if any(a.slot in members for a in _readings(ep))]
+        part = slot_writes(ctx, new, mine, history, horizon, members)
         out.writes += part.writes
         out.marks += part.marks
         out.observations += part.observations

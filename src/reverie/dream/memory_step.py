@@ -13,16 +13,19 @@ each for the report.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from reverie.config import MemoryConfig
+from reverie.dream.aliases import slot_of_topic
 from reverie.dream.apply import WriteContext
 from reverie.dream.decay import activity_clock, decay_writes
 from reverie.dream.facts import PREFIX, Assertion, fact_writes
-from reverie.models import Episode, PageStatus
+from reverie.models import Episode, Page, PageStatus, Scope
 from reverie.store.base import BrainStore, Observation, PageWrite
+from reverie.text.assertions import fields, norm
 
 __all__ = ["MemoryStep", "decay_due", "memory_step", "split_future"]
 
@@ -77,7 +80,8 @@ def memory_step(
         pages = [p for p in store.pages(ctx.scope, None) if p.topic_key.startswith(PREFIX + "|")]
         wanted = {e for p in pages if p.status is not PageStatus.RETIRED for e in p.citations}
         cited = {e.id: e for e in store.episodes(sorted(wanted), tenant=ctx.scope.tenant)}
-        facts = fact_writes(ctx, current, pages, cited, horizon)
+        earlier = _earlier_fields(store, ctx.scope, current, pages, horizon)
+        facts = fact_writes(ctx, current, pages, cited, horizon, earlier)
         out.writes, out.marks, out.observations = facts.writes, facts.marks, facts.observations
     skip = written | {w.revision.page_id for _a, w, _n in out.writes}
     skip |= {o.page_id for o in (*observed, *out.observations)}
@@ -87,6 +91,43 @@ def memory_step(
     decayed = decay_writes(ctx, active, strengths, config, skip, clock)
     out.writes += [(a, w, 0) for a, w in decayed]
     return out
+
+
+EARLIER_FIELDS = 50
+"""How many stored episodes a new setting's name is looked up in, for the fields printing it."""
+
+
+def _earlier_fields(
+    store: BrainStore,
+    scope: Scope,
+    slots: Mapping[str, Sequence[Assertion]],
+    pages: Sequence[Page],
+    horizon: datetime,
+) -> list[Episode]:
+    """Stored episodes whose output printed, as a bare field
+    (:func:`~reverie.text.assertions.fields`), the name of a setting seen for the first time: a
+    lookup that printed ``legal_fax=…`` before ``directory.legal_fax`` was set may be its
+    history (:mod:`reverie.dream.aliases` decides). A setting is looked up once, while it has
+    no page."""
+    known = {slot_of_topic(p.topic_key) for p in pages}
+    names = {
+        norm(a.attribute)
+        for slot, found in slots.items()
+        if slot not in known
+        for a in found
+        if not a.field
+    }
+    new = {a.episode.id for found in slots.values() for a in found}
+    out: dict[str, Episode] = {}
+    for name in sorted(names):
+        for ep, _score in store.search_episodes(scope, _NAME_WORD.findall(name), EARLIER_FIELDS):
+            printed = any(norm(f.attribute) == name for f in fields(ep))
+            if printed and ep.created_at <= horizon and ep.id not in new:
+                out.setdefault(ep.id, ep)
+    return list(out.values())
+
+
+_NAME_WORD = re.compile(r"[^\W_]+")
 
 
 def decay_due(store: BrainStore, ctx: WriteContext, config: MemoryConfig) -> bool:

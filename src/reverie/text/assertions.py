@@ -11,6 +11,10 @@ The readings, each deterministic:
   log field of one case, and ``--timeout=10m`` a flag. The arguments of a call
   (``fax.send(to="…")``, ``deploy {"k": …}``) are what was asked, not what holds. Such an
   episode is also evidence of its problem (``read``): a fix may be a setting;
+* a bare field in the output of a successful episode (``legal_fax=312-555-0168`` printed by a
+  directory lookup): :func:`fields`, never an assertion by itself, since ``status=ok`` is one
+  case's log. It names a setting only where the scope's history shows it is one
+  (:mod:`reverie.dream.aliases`);
 * what the speaker of an episode (:mod:`reverie.text.turns`) states durably about themselves, their
   world or their wishes (:mod:`reverie.text.stated`): the subject is the speaker, and the
   assertion keeps the sentence as it was said (``said``). A turn of a run that carries its
@@ -39,7 +43,7 @@ from reverie.text.calls import parse_call
 from reverie.text.stated import durable_statements
 from reverie.text.turns import has_speaker, is_run_part, said, speaker_of
 
-__all__ = ["PREFIX", "Assertion", "assertions", "asserts_fact", "mentions", "norm"]
+__all__ = ["PREFIX", "Assertion", "assertions", "asserts_fact", "fields", "mentions", "norm"]
 
 PREFIX = "fact"
 _PART = re.compile(r"\s+")
@@ -56,7 +60,8 @@ class Assertion:
     mention (see the module docstring), which never decides the slot's value. ``said`` is the
     sentence a speaker said it in (None for a structured fact); ``preference`` marks a wish;
     ``single`` is False for a spoken statement that is its own slot (nothing supersedes it);
-    ``read`` marks a setting read from free text (the episode stays evidence of its problem)."""
+    ``read`` marks a setting read from free text (the episode stays evidence of its problem);
+    ``field`` marks a bare field of a tool's output (see :func:`fields`)."""
 
     subject: str
     attribute: str
@@ -67,6 +72,7 @@ class Assertion:
     preference: bool = False
     single: bool = True
     read: bool = False
+    field: bool = False
 
     @property
     def slot(self) -> str:
@@ -141,6 +147,28 @@ def _from_settings(ep: Episode) -> list[Assertion]:
             subject, _dot, attribute = m.group(1).rpartition(".")
             found.append(Assertion(subject, attribute, value.strip(), ep, current, read=True))
     return found
+
+
+_FIELD = re.compile(
+    r"""(?<![\w.\-/?&$%:=])([A-Za-z_][\w-]*)=(?!=)
+        (?:"([^"\n]*)"|'([^'\n]*)'|([A-Z][a-z]{0,3}\.\s+[A-Z][\w'-]*|[^\s,;()\[\]{}"'<>]+))""",
+    re.VERBOSE,
+)
+"""A bare key (no namespace), ``=`` and a value, as :data:`_SETTING` reads its value."""
+
+
+def fields(ep: Episode) -> list[Assertion]:
+    """The bare ``key=value`` fields in the output of a successful ``ep``, one per key, as
+    assertions marked ``field`` with no subject (see the module docstring)."""
+    text = ep.outcome_details or ""
+    if ep.outcome is not Outcome.SUCCESS or "=" not in text:
+        return []
+    found: dict[str, Assertion] = {}
+    for m in _FIELD.finditer(text):
+        value = next(v for v in m.group(2, 3, 4) if v is not None).strip()
+        if value and norm(m.group(1)) not in found:
+            found[norm(m.group(1))] = Assertion("", m.group(1), value, ep, read=True, field=True)
+    return list(found.values())
 
 
 def _from_speech(ep: Episode) -> list[Assertion]:
