@@ -14,6 +14,7 @@ import pytest
 from reverie import Reverie
 from reverie.adapters import parse
 from reverie.bench.transcripts import is_utterance_title
+from reverie.dream.problems import group_by_problem
 from reverie.dream.tasks import task_title
 from reverie.models import ClaimRole, Episode, Scope
 
@@ -427,3 +428,22 @@ def test_runs_of_a_kind_on_a_later_night_join_the_page_their_kind_founded(
         assert len(pages) == 1, [p.title for p in pages]
         assert set(pages[0].revision.citations) & tasks == tasks
         assert pages[0].title == "Booking a table"
+
+
+def test_a_run_s_turns_stay_with_its_task_when_its_evidence_is_regrouped() -> None:
+    """A page's work set regrouped (a split's check) keeps each run whole: its turns are detail
+    of its task episode, never a problem of their own."""
+    calls = [("reserve_table", {"restaurant": "r9", "seats": 2}, '{"ok": true}')]
+    runs = []
+    for i in range(4):
+        run = _run(f"d{i}", "I'd like to book a table for two at Chez Ana tonight.", calls, 1.0, i)
+        run["messages"] += [
+            {"role": "user", "content": "Yes, charge the deposit to my card ending 4242."},
+            {"role": "assistant", "content": "The deposit is paid."},
+        ]
+        runs.append(run)
+    lines = [(n + 1, json.dumps(r)) for n, r in enumerate(runs)]
+    items = parse("openai-chat", lines, scope=Scope.parse(SCOPE)).items
+    episodes = [Episode.model_validate({**i, "scope": SCOPE}) for i in items]
+    groups = group_by_problem(episodes, [])
+    assert len(groups) == 1 and len(groups[0].episodes) == len(episodes)

@@ -269,8 +269,10 @@ def group_by_problem(
     threshold: float = 0.6,
     lexical_threshold: float = 0.3,
 ) -> list[Group]:
-    """Episodes grouped by problem (module docstring); groups sorted by topic key."""
-    return _grouping(episodes, pages, embedder, (threshold, lexical_threshold))[0]
+    """Episodes grouped by problem (module docstring); groups sorted by topic key. A run's turns
+    go where its task episode goes, when it is among them (:func:`_run_parts`)."""
+    rest, parts = _run_parts(episodes)
+    return _with_parts(_grouping(rest, pages, embedder, (threshold, lexical_threshold))[0], parts)
 
 
 def _grouping(
