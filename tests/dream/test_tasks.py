@@ -383,6 +383,11 @@ ORDERS = [
         # "make changes to" is the change the group's other requests ask for
         (["I'd like to make a few changes to my pending order.",
           "I want to change my pending order."], "Changing a pending order"),
+        # a request that asks for nothing is titled by what it is about, never quoted
+        (["I have a question about a parcel we returned last week."],
+         "Question about a returned parcel"),
+        (["I'm trying to work out how many bags I can check in."],
+         "Working out how many bags"),
         # the title is the activity most of the group's runs ask for
         (["I need to cancel my order, it is no longer needed.",
           "Please cancel my order #W77 as soon as you can.",

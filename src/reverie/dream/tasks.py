@@ -560,9 +560,18 @@ class _Request:
         if not kept:
             return None
         words = [self.words[k].lower() for k in kept]
-        article = lead if lead[:1] == ["how"] else _article(lead, words)
         whole = len(kept) == i - start and self._plain_end(i)
+        if whole and (done := self._done_by_speaker(i)):
+            words, i = [done, *words], i + 2
+        article = lead if lead[:1] == ["how"] else _article(lead, words)
         return _Phrase((*article, *words), lead_at, i, words[-1], whole)
+
+    def _done_by_speaker(self, i: int) -> str:
+        """The participle of a clause by the speaker that follows a phrase ("a flight *I
+        booked*" → "a booked flight"), or empty."""
+        said_by = self.low(i) in ("i", "we") and i not in self.breaks
+        done = self.words[i + 1] if said_by and i + 1 < len(self.words) else ""
+        return done if done.islower() and _is_participle(done) else ""
 
     def _in_phrase(self, i: int, start: int) -> bool:
         word = self.words[i]
@@ -582,6 +591,8 @@ class _Request:
         if i >= len(self.words) or i - 1 in self.breaks:
             return True
         word = self.words[i]
+        if self.low(i).split("'", 1)[0] in PERSONAL:  # "a flight *I* booked": no name
+            return True
         return not (word[:1].isupper() or _has_digit(word) or word in self.names)
 
     def topic(self, df: Mapping[str, float]) -> str:
