@@ -383,6 +383,20 @@ ORDERS = [
         # "make changes to" is the change the group's other requests ask for
         (["I'd like to make a few changes to my pending order.",
           "I want to change my pending order."], "Changing a pending order"),
+        # a verb of wanting denied asks for nothing; a quantity and an adverb are no object
+        (["I really don't want to cancel my plan, but I'd like to swap my 250g coffee pack."],
+         "Swapping a coffee pack"),
+        (["I'd like to cancel my recently renewed insurance policy."],
+         "Canceling a renewed insurance policy"),
+        # "could I" asks too; "another" stays; two verbs share their object
+        (["Could I pay the balance with another voucher?"],
+         "Paying the balance with another voucher"),
+        (["I want to pause or end my streaming subscription."],
+         "Pausing or ending a streaming subscription"),
+        (["Please split my order into two parcels."], "Splitting an order"),
+        # "it" is the thing asked about, not the place a preposition names
+        (["I picked up a tent from your outlet last week, and I'd like to return it."],
+         "Returning a tent"),
         # a request that asks for nothing is titled by what it is about, never quoted
         (["I have a question about a parcel we returned last week."],
          "Question about a returned parcel"),

@@ -320,14 +320,18 @@ WANTING = frozenset(
 )
 """Verbs of wanting: an infinitive after one is what the speaker asks for ("I'd like to
 *change*"); any other infinitive is something else ("I'm going to *miss*", "led me to *miss*")."""
-HELPING = frozenset(stem(w) for w in ("help", "assist"))
+HELPING = frozenset(stem(w) for w in ("help", "assist", "assistance"))
 """Verbs that ask for help with what follows them: "help me *cancel*", never the task itself."""
-MODALS = frozenset(["can", "could", "would", "will"])
-"""Before "you", they open a request: "Can you *cancel* …"."""
+MODALS = frozenset(["can", "could", "would", "will", "may"])
+"""Before "you", "I" or "we", they open a request: "Can you *cancel* …", "Can I *split* …"."""
 AUXILIARIES = frozenset(
     ["is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "got"]
 )
 """The auxiliaries of a passive: "my flight *has been* delayed"."""
+ADVERB_ENDINGS = ("lly", "tly", "ely", "kly", "bly", "dly", "sly")
+"""Endings of adverbs ("really", "recently", "quickly"), not of nouns ("family", "supply")."""
+NEGATIONS = frozenset(["not", "never", "no"])
+"""Before a verb of wanting, they say what is *not* asked: "I don't want to cancel"."""
 LIGHT = frozenset(["make", "do"])
 """Verbs whose object names the action: "make some *changes* to my reservation"."""
 LIGHT_FORMS = frozenset(["make", "makes", "made", "making", "do", "does", "did", "done"])
@@ -419,7 +423,7 @@ class _Request:
         low, before = self.low(i), self.low(i - 1)
         if low == "to" and self._is_verb(i + 1) and self._wants(i):
             return i + 1
-        if low == "you" and before in MODALS and i - 1 not in self.breaks:
+        if low in ("you", "i", "we") and before in MODALS and i - 1 not in self.breaks:
             at = i + 2 if self.low(i + 1) == "please" else i + 1
             return at if self._is_verb(at) else None
         if low == "please" and i not in self.breaks and self._is_verb(i + 1):
@@ -438,7 +442,10 @@ class _Request:
     def _wants(self, to: int) -> bool:
         """Whether the ``to`` at ``to`` follows a verb of wanting ("like to", "help me to")."""
         before = to - 1 if self.low(to - 1) not in PERSONAL else to - 2
-        return before >= 0 and stem(self.low(before)) in WANTING
+        if before < 0 or stem(self.low(before)) not in WANTING:
+            return False
+        denied = self.low(before - 1)
+        return denied not in NEGATIONS and not denied.endswith("n't")
 
     def _helped(self, at: int) -> int | None:
         """The verb a helping verb asks help with ("help me *cancel*", "assist with
@@ -466,6 +473,8 @@ class _Request:
         verb, i = self.words[at].lower(), at + 1
         if self.low(i) in PARTICLES:
             verb, i = f"{verb} {self.low(i)}", i + 1
+        elif self.low(i) in ("or", "and") and i not in self.breaks and self._is_verb(i + 1):
+            verb, i = f"{verb} {self.low(i)} {gerund(self.low(i + 1)).lower()}", i + 2
         if verb in LIGHT and (named := self._named_action(i, said)) is not None:
             return named
         head = self.object(i, at, df)
@@ -526,10 +535,21 @@ class _Request:
 
     def _pointed(self, at: int, df: Mapping[str, float]) -> _Phrase | None:
         """What a pronoun object points back to: of the noun phrases opened by a determiner
-        before the verb, the one whose head the group's requests share most, else the nearest
-        ("I booked two *flights* by mistake; cancel one of them")."""
-        before = [p for p in self._phrases(at) if self.low(p.start - 1) not in LIGHT_FORMS]
-        return max(before, key=lambda p: (df.get(stem(p.head), 0.0), p.end), default=None)
+        before the verb (not an act, "I made *a mistake*", nor help asked for), the one whose
+        head the group's requests share most, then one no preposition governs ("a camera
+        *from your store*"), then the nearest ("I booked two *flights* by mistake; cancel one
+        of them")."""
+        before = [
+            p
+            for p in self._phrases(at)
+            if self.low(p.start - 1) not in LIGHT_FORMS and stem(p.head) not in HELPING
+        ]
+
+        def rank(p: _Phrase) -> tuple[float, bool, int]:
+            argument = self.low(p.start - 1) not in ATTACHED | ACTIVITY_AFTER  # not "from *it*"
+            return df.get(stem(p.head), 0.0), argument, p.end
+
+        return max(before, key=rank, default=None)
 
     def _phrases(self, end: int) -> list[_Phrase]:
         """The noun phrases opened by a determiner that end before ``end``."""
@@ -552,15 +572,17 @@ class _Request:
         start = i
         while i < len(self.words) and self._in_phrase(i, start):
             i += 1
-        kept = list(range(start, i))
+        run = [k for k in range(start, i) if not _has_digit(self.words[k])]  # "a 500ml bottle"
+        kept = list(run)
         if len(kept) > 1 and i - 1 not in self.breaks and self.low(i) in DETERMINERS - {"of"}:
             kept.pop()  # a word before another phrase qualifies the verb: "earlier *this* month"
         while len(kept) > 1 and _is_participle(self.words[kept[-1]]):
             kept.pop()
+        kept = [k for k in kept[:-1] if not _is_adverb(self.low(k))] + kept[-1:]
         if not kept:
             return None
         words = [self.words[k].lower() for k in kept]
-        whole = len(kept) == i - start and self._plain_end(i)
+        whole = kept[-1:] == run[-1:] and self._plain_end(i)
         if whole and (done := self._done_by_speaker(i)):
             words, i = [done, *words], i + 2
         article = lead if lead[:1] == ["how"] else _article(lead, words)
@@ -578,6 +600,8 @@ class _Request:
         if i > start and i - 1 in self.breaks:
             return False
         low = word.lower()
+        if word[:1].isdigit():
+            return True  # a quantity inside the phrase, left out of it
         return (
             bool(self.stems[i])
             and word.islower()
@@ -662,8 +686,8 @@ def _phrased(verb: str, obj: _Phrase) -> str:
 def _article(lead: Sequence[str], words: Sequence[str]) -> list[str]:
     """The article a title gives a noun phrase: the one it had, else ``a`` for a singular
     phrase the speaker owned ("my flight" → "a flight"), else none ("all of my flights")."""
-    if "the" in lead:
-        return ["the"]
+    if "the" in lead or "another" in lead:
+        return ["the" if "the" in lead else "another"]
     owned = any(w in POSSESSIVE for w in lead)
     if ("a" in lead or "an" in lead or owned) and not _is_plural(words[-1]):
         return ["an" if _vowel_sound(words[0]) else "a"]
@@ -682,6 +706,12 @@ def _is_plural(word: str) -> bool:
 
 def _singular(word: str) -> str:
     return word[:-1] if _is_plural(word) else word
+
+
+def _is_adverb(word: str) -> bool:
+    """An adverb inside a noun phrase ("a *really* tough time"): what it says is the speaker's
+    tone, not the thing."""
+    return len(word) > 4 and word.endswith(ADVERB_ENDINGS)
 
 
 def _is_participle(word: str) -> bool:
@@ -751,10 +781,11 @@ def _span(
 
 
 _VOWELS = frozenset("aeiou")
+_VOWEL_GROUPS = re.compile(r"[aeiouy]+")
 
 
 def gerund(word: str) -> str:
-    """``cancel`` → ``Canceling``, ``change`` → ``Changing``, ``stop`` → ``Stopping``: a verb
+    """``cancel`` → ``Canceling``, ``change`` → ``Changing``, ``split`` → ``Splitting``: a verb
     that opens a request, named as the activity (English spelling rules)."""
     low = word.lower()
     if low.endswith("ing") or not low.isalpha():
@@ -764,7 +795,7 @@ def gerund(word: str) -> str:
     elif low.endswith("e") and not low.endswith(("ee", "ye", "oe")):
         stemmed = low[:-1]
     elif (
-        len(low) <= 4
+        len(_VOWEL_GROUPS.findall(low)) == 1  # one syllable: "stop", "split", not "cancel"
         and len(low) >= 3
         and low[-1] not in _VOWELS | set("wxy")
         and low[-2] in _VOWELS
