@@ -14,6 +14,7 @@ import pytest
 from reverie import Reverie
 from reverie.adapters import parse
 from reverie.bench.transcripts import is_utterance_title
+from reverie.dream.problems import group_by_problem
 from reverie.dream.tasks import task_title
 from reverie.models import ClaimRole, Episode, Scope
 
@@ -328,7 +329,7 @@ def test_a_task_title_names_the_action_asked_for_and_never_quotes_the_request() 
     items = parse("openai-chat", lines, scope=Scope.parse(SCOPE)).items
     work = [Episode.model_validate({**i, "scope": SCOPE}) for i in items]
     title = task_title(work)
-    assert title == "Canceling flights from MCO to CLT", title
+    assert title == "Canceling flights", title  # places and dates are the run's, not the kind's
     assert not is_utterance_title(title, requests)
 
 
@@ -342,7 +343,126 @@ def _titled(requests: list[str], calls: list[tuple[str, dict[str, Any], str]]) -
 def test_a_request_that_asks_for_help_with_an_activity_is_titled_by_that_activity() -> None:
     lookups = [("get_reservation_details", {"reservation_id": "X1"}, '{"ok": true}')]
     helped = ["I need some assistance with changing my upcoming flight reservation, please."]
-    assert _titled(helped, lookups) == "Changing upcoming flight reservation"
+    assert _titled(helped, lookups) == "Changing an upcoming flight reservation"
     # after "my" or "an", an -ing word is a thing, not what is asked for
     owned = ["I have an upcoming trip and my booking shows the wrong seat."]
-    assert _titled(owned, lookups) == "Upcoming trip booking"  # the gist: no action asked
+    assert _titled(owned, lookups) == "Upcoming trip"  # what it is about: no action asked
+
+
+ORDERS = [
+    ("get_order_details", {"order_id": "#1"}, '{"status": "pending"}'),
+    ("cancel_pending_order", {"order_id": "#1"}, '{"ok": true}'),
+]
+
+
+@pytest.mark.parametrize(
+    ("requests", "title"),
+    [
+        # an infinitive after no verb of wanting is a consequence, not the task
+        (
+            ["My train to Leeds was cancelled this morning and I'm going to miss my cousin's "
+             "wedding, which led me to lose the deposit."],
+            "Cancelled train",
+        ),
+        # the object is its head phrase: the places, dates and names after it are the run's own
+        (["I'd like to move my hotel booking from Lisbon to Porto on June 3rd."],
+         "Moving a hotel booking"),
+        (["Could you switch the seat for my colleague Priya on Thursday?"], "Switching the seat"),
+        # a phrase attached to the object that names a thing stays
+        (["I need to update the delivery address on my pending order, please."],
+         "Updating the delivery address on a pending order"),
+        # a pronoun object names what it points back to, never an act ("I made a mistake")
+        (["I ordered two desk lamps by accident. Can you help me return one of them?"],
+         "Returning desk lamps"),
+        (["I made a mistake with my gym membership and would like to pause it."],
+         "Pausing a gym membership"),
+        # "help" asks for what follows it; "can you" and "please" open a request
+        (["Can you help me cancel my newspaper subscription?"],
+         "Canceling a newspaper subscription"),
+        (["Please renew my library card before Friday."], "Renewing a library card"),
+        # "make changes to" is the change the group's other requests ask for
+        (["I'd like to make a few changes to my pending order.",
+          "I want to change my pending order."], "Changing a pending order"),
+        # a verb of wanting denied asks for nothing; a quantity and an adverb are no object
+        (["I really don't want to cancel my plan, but I'd like to swap my 250g coffee pack."],
+         "Swapping a coffee pack"),
+        (["I'd like to cancel my recently renewed insurance policy."],
+         "Canceling a renewed insurance policy"),
+        # "could I" asks too; "another" stays; two verbs share their object
+        (["Could I pay the balance with another voucher?"],
+         "Paying the balance with another voucher"),
+        (["I want to pause or end my streaming subscription."],
+         "Pausing or ending a streaming subscription"),
+        (["Please split my order into two parcels."], "Splitting an order"),
+        # "it" is the thing asked about, not the place a preposition names
+        (["I picked up a tent from your outlet last week, and I'd like to return it."],
+         "Returning a tent"),
+        # a request that asks for nothing is titled by what it is about, never quoted
+        (["I have a question about a parcel we returned last week."],
+         "Question about a returned parcel"),
+        (["I'm trying to work out how many bags I can check in."],
+         "Working out how many bags"),
+        # the title is the activity most of the group's runs ask for
+        (["I need to cancel my order, it is no longer needed.",
+          "Please cancel my order #W77 as soon as you can.",
+          "Where is my parcel? I want to change the shipping address of my order."],
+         "Canceling an order"),
+    ],
+)  # fmt: skip
+def test_a_task_title_is_the_asked_activity_and_the_head_of_its_object(
+    requests: list[str], title: str
+) -> None:
+    got = _titled(requests, ORDERS)
+    assert got == title, got
+    assert not is_utterance_title(got, requests)
+
+
+def test_runs_of_a_kind_on_a_later_night_join_the_page_their_kind_founded(
+    tmp_path: Path,
+) -> None:
+    """A kind of request's page is found by its founding request's words, not by its claims,
+    which name tools and tallies no request says."""
+    said = [
+        "I'd like to book a table for four at Luigi's trattoria on Friday evening.",
+        "Could I book a table for four at Luigi's trattoria this Friday evening?",
+        "Please book a table for four people at Luigi's trattoria on Friday evening.",
+        "I want to book a table for four at Luigi's trattoria for Friday evening.",
+    ]
+    calls = [
+        ("find_restaurant", {"name": "Luigi's"}, '{"id": "r9"}'),
+        ("reserve_table", {"restaurant": "r9", "seats": 4}, '{"ok": true}'),
+    ]
+    tasks: set[str] = set()
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        for night in range(2):
+            runs = [
+                _run(f"t{night}{i}", said[2 * night + i], calls, float(i), night) for i in (0, 1)
+            ]
+            lines = [(n + 1, json.dumps(r)) for n, r in enumerate(runs)]
+            items = parse("openai-chat", lines, scope=Scope.parse(SCOPE)).items
+            tasks |= {i["id"] for i in items if i["metadata"].get("task")}
+            rv.ingest(items, scope=SCOPE)
+            rv.dream(SCOPE, now=START + timedelta(days=night, hours=20))
+        pages = [p for p in rv.pages(SCOPE) if p.topic_key.startswith("task|")]
+        assert len(pages) == 1, [p.title for p in pages]
+        assert set(pages[0].revision.citations) & tasks == tasks
+        assert pages[0].title == "Booking a table"
+
+
+def test_a_run_s_turns_stay_with_its_task_when_its_evidence_is_regrouped() -> None:
+    """A page's work set regrouped (a split's check) keeps each run whole: its turns are detail
+    of its task episode, never a problem of their own."""
+    calls = [("reserve_table", {"restaurant": "r9", "seats": 2}, '{"ok": true}')]
+    runs = []
+    for i in range(4):
+        run = _run(f"d{i}", "I'd like to book a table for two at Chez Ana tonight.", calls, 1.0, i)
+        run["messages"] += [
+            {"role": "user", "content": "Yes, charge the deposit to my card ending 4242."},
+            {"role": "assistant", "content": "The deposit is paid."},
+        ]
+        runs.append(run)
+    lines = [(n + 1, json.dumps(r)) for n, r in enumerate(runs)]
+    items = parse("openai-chat", lines, scope=Scope.parse(SCOPE)).items
+    episodes = [Episode.model_validate({**i, "scope": SCOPE}) for i in items]
+    groups = group_by_problem(episodes, [])
+    assert len(groups) == 1 and len(groups[0].episodes) == len(episodes)

@@ -17,7 +17,8 @@ becomes a leader itself. A leader's vector is the running sum of its members, so
 centre moves with its evidence. Episodes that join a page's leader form that page's group (its
 ``topic_key``); every other leader is a new problem, whose topic key is
 ``category|tools|terms~hash``: the category and tools of its founding signature, its three
-strongest terms, and a hash of that signature.
+strongest terms (a kind of request: the first :data:`TASK_KEY_TERMS` words of its request, by
+which runs of that kind find its page), and a hash of that signature.
 
 Invariants:
 
@@ -87,6 +88,11 @@ QUERY_TERMS = 5
 """A signature looks for leaders through this many of its strongest terms..."""
 CANDIDATES = 8
 """...and is compared with at most this many of them, those sharing most of those terms."""
+TASK_KEY_TERMS = 12
+"""A kind of request keeps this many of its founding request's words in its key, to be found
+by (:func:`_task_page_features`)."""
+KEY_TERM_CHARS = 24
+"""...each cut to this many characters, so the key stays short."""
 EMBED_TEXT = 600
 _WORD = re.compile(r"[^\W_]+")
 _MASKS = (
@@ -165,6 +171,8 @@ def page_text(page: Page) -> str:
 
 
 def _page_features(page: Page) -> Features:
+    if is_task_page(page):
+        return _task_page_features(page)
     out: defaultdict[str, float] = defaultdict(float)
     for term in _stems(page_text(page)):
         out[term] += 1.0
@@ -178,6 +186,18 @@ def _page_features(page: Page) -> Features:
                 out[f"tool:{tool}"] += FIELD_WEIGHTS["context"]
         if parts[0] != "general":
             out[f"cat:{parts[0]}"] += FIELD_WEIGHTS["context"]
+    return dict(out)
+
+
+def _task_page_features(page: Page) -> Features:
+    """A kind of request's terms, as its runs' requests are compared: its title's words and
+    the words of the request that founded it (its topic key's terms). Its claims name tools
+    and tallies, which no request says, so they would only dilute it."""
+    out: defaultdict[str, float] = defaultdict(float)
+    parts = page.topic_key.split("|")
+    terms = parts[2].split("~", 1)[0].split("+") if len(parts) >= 3 else []
+    for term in [*_stems(page.title), *(t for t in terms if t)]:
+        out[term] += 1.0
     return dict(out)
 
 
@@ -249,8 +269,10 @@ def group_by_problem(
     threshold: float = 0.6,
     lexical_threshold: float = 0.3,
 ) -> list[Group]:
-    """Episodes grouped by problem (module docstring); groups sorted by topic key."""
-    return _grouping(episodes, pages, embedder, (threshold, lexical_threshold))[0]
+    """Episodes grouped by problem (module docstring); groups sorted by topic key. A run's turns
+    go where its task episode goes, when it is among them (:func:`_run_parts`)."""
+    rest, parts = _run_parts(episodes)
+    return _with_parts(_grouping(rest, pages, embedder, (threshold, lexical_threshold))[0], parts)
 
 
 def _grouping(
@@ -315,8 +337,18 @@ def _new_topic_key(leader: _Leader, sigs: _Signatures) -> str:
     tools = "+".join(
         sorted({t.strip().lower().replace("|", "/").replace("+", "/") for t in ep.tools} - {""})
     )
-    terms = "+".join(_top_terms(problem_features(ep), 3))
+    terms = "+".join(_founding_terms(ep))
     return f"{category or 'general'}|{tools or '-'}|{terms}~{content_hash(leader.founder)[7:15]}"
+
+
+def _founding_terms(ep: Episode) -> list[str]:
+    """The terms a new problem's key keeps: its three strongest, or for a kind of request the
+    first :data:`TASK_KEY_TERMS` words of the request, which its page is found by
+    (:func:`_task_page_features`)."""
+    if is_task(ep):
+        words = dict.fromkeys(t[:KEY_TERM_CHARS] for t in _stems(ep.situation))
+        return list(words)[:TASK_KEY_TERMS]
+    return _top_terms(problem_features(ep), 3)
 
 
 def _top_terms(features: Features, k: int) -> list[str]:
