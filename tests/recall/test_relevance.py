@@ -78,3 +78,31 @@ def test_a_framed_question_about_something_never_stored_stays_empty(rv: Reverie)
     _helpdesk(rv)
     assert rv.recall("How do refunds work here?", "acme/helpdesk", 500).items == []
     assert rv.recall("How is the VPN handled?", "acme/helpdesk", 500).items == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "schedctl series-create --{arg} MRN204 --{opt} INF-Q3W",
+        'sched.series_create({arg}="MRN204", {opt}="INF-Q3W")',
+        'sched.series_create {{"{arg}": "MRN204", "{opt}": "INF-Q3W"}}',
+    ],
+)
+def test_a_calls_argument_names_are_not_what_it_is_about(rv: Reverie, call: str) -> None:
+    """Every call of a tool repeats its argument names: a question sharing one prose word
+    with an episode and one with its call's schema ("patient", "template") asks about
+    something else; the same words in prose do speak of it."""
+    arg, opt = "wardholder", "quillset"
+    rows = [
+        {"situation": f"Nightly batch {n} for the infusion unit", "outcome": "success",
+         "action": call.format(arg=arg, opt=opt)}
+        for n in range(6)
+    ]  # fmt: skip
+    rows += [{"situation": f"Garage gate {n} stuck", "action": "reset the parking gate",
+              "outcome": "success"} for n in range(6)]  # fmt: skip
+    rv.ingest(rows, scope="acme/sched")
+    asked = f"Which {arg} validates parking for the infusion building?"
+    assert rv.recall(asked, "acme/sched", 400).items == []
+    told = {"situation": f"The {arg} of the infusion unit validates parking", "action": "noted"}
+    rv.remember(told, scope="acme/sched")
+    assert rv.recall(asked, "acme/sched", 400).items != []

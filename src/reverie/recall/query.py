@@ -146,6 +146,23 @@ def stem(word: str) -> str:
     return w
 
 
+_ARGUMENT_NAMES = re.compile(
+    r"""--[A-Za-z][\w-]*        # a flag's name: --patient
+      | "[A-Za-z_]\w*"\s*:     # a JSON key: "patient":
+      | (?<=[(,])\s*[A-Za-z_]\w*=(?!=)  # a keyword argument: (patient=
+    """,
+    re.VERBOSE,
+)
+
+
+def spoken_stems(text: str) -> frozenset[str]:
+    """The stems of ``text`` without the names of a call's arguments (``--patient``,
+    ``"patient":``, ``patient=``): every call of a tool repeats them, so they say what the
+    tool takes, not what the case was about. A unit must share a question's terms in what it
+    says, not in its calls' schema; its coverage still counts every word."""
+    return stems(_ARGUMENT_NAMES.sub(" ", text))
+
+
 def stems(text: str) -> frozenset[str]:
     """The stems of every word in ``text`` (stop words included; they never match a term).
 

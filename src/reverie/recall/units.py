@@ -24,7 +24,7 @@ from reverie.models import (
     recall_weight,
     utc,
 )
-from reverie.recall.query import stems
+from reverie.recall.query import spoken_stems, stems
 from reverie.redaction import redact
 from reverie.text.assertions import asserts_fact
 from reverie.text.stated import SENTENCE_BREAK as SENTENCE
@@ -257,7 +257,7 @@ def claim_units(
                 continue  # the title alone does not make every claim of a page relevant
             own_cov, cov = query.share(own), query.share(title | own)
             asked = query.need.of(dialogue=claim.role is None, fact=claim.role is ClaimRole.FACT)
-            passes = query.passes(cov, title | own, asked)
+            passes = query.passes(cov, title | spoken_stems(claim.text), asked)
             if not passes and trace is None:
                 continue
             relevance = _relevance(bm25 / best, (cov + own_cov) / 2)
@@ -425,7 +425,7 @@ def episode_units(
         text = excerpt(episode.text, query.terms)
         cov = query.share(stems(text))  # judged on what matched, not on the course shown
         asked = query.need.of(dialogue=is_conversation((episode,)))
-        passes = query.passes(cov, stems(episode.text), asked)
+        passes = query.passes(cov, spoken_stems(episode.text), asked)
         if not passes and trace is None:
             continue
         relevance = _relevance(bm25 / best, cov)
