@@ -3,13 +3,15 @@ term that none holds weighs most, so a lone common match is not enough and a lon
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 import pytest
 
 from reverie import Reverie
+from reverie.models import Episode, Outcome
 from reverie.recall.query import stem, stems
-from reverie.recall.search import coverage, term_weights
+from reverie.recall.search import coverage, term_weights, varied
 
 CHAT = [
     "Caroline: I went to the LGBTQ support group yesterday.",
@@ -106,3 +108,21 @@ def test_a_calls_argument_names_are_not_what_it_is_about(rv: Reverie, call: str)
     told = {"situation": f"The {arg} of the infusion unit validates parking", "action": "noted"}
     rv.remember(told, scope="acme/sched")
     assert rv.recall(asked, "acme/sched", 400).items != []
+
+
+def test_a_routine_repeated_a_hundred_times_does_not_fill_the_candidates() -> None:
+    """The full-text candidates keep two episodes of one shape (the wording with ids and
+    numbers masked, and the outcome): a hundred check-ins sharing the question's common words
+    would otherwise take every place, and the one case that says what to do would not be read."""
+    rng = random.Random(5)
+    routine = [
+        Episode.parse({"scope": "acme/yard", "outcome": "success", "action": "dock.checkin",
+                       "situation": f"Dock check-in for TRL{rng.randint(10000, 99999)}, seal ok"})
+        for _ in range(100)
+    ]  # fmt: skip
+    failed = routine[0].model_copy(update={"id": "ep-failed", "outcome": Outcome.FAILURE})
+    told = Episode.parse({"scope": "acme/yard", "situation": "Seal differs from the manifest",
+                          "action": "logged exception KQ-42", "outcome": "success"})  # fmt: skip
+    hits = [(ep, 10.0 - n / 100) for n, ep in enumerate([*routine, failed, told])]
+    kept = [ep for ep, _ in varied(hits, 40)]
+    assert kept == [routine[0], routine[1], failed, told]

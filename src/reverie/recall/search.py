@@ -261,8 +261,9 @@ def _units(  # noqa: PLR0913 (keyword-only: how this recall searches, and its tr
     asserted: list[tuple[Episode, float]] = []  # fact assertions: evidence of their fact pages
     if config.include_episodes:
         hits = store.search_episodes(
-            scope, terms, config.episode_candidates, window=config.episode_window
+            scope, terms, config.episode_candidates * WIDER_POOL, window=config.episode_window
         )
+        hits = varied(hits, config.episode_candidates)
         episodes = [(e, s) for e, s in hits if evidence_at(e, now, history)]
         asserted = [] if history else [(e, s) for e, s in hits if not evidence_at(e, now, False)]
     weights = term_weights(wanted, _pool(pages, episodes, now))
@@ -433,6 +434,36 @@ def _pool(
                         cited |= among & claim_cites(claim)
                     yield title | stems(claim.text)
     yield from (stems(e.text) for e, _ in episodes if e.id not in cited)
+
+
+WIDER_POOL = 3
+"""How many times ``RecallConfig.episode_candidates`` the full-text search reads, for
+:func:`varied` to choose from."""
+SAME_SHAPE = 2
+"""How many episodes of one shape (:func:`_shape`) the candidates keep."""
+_VARYING = re.compile(r"\S*\d\S*")
+
+
+def _shape(episode: Episode) -> tuple[str, str]:
+    """An episode's wording with what varies from case to case (ids, numbers, dates) masked,
+    and its outcome: a routine run repeated a hundred times has one shape."""
+    return (_VARYING.sub("#", episode.situation.casefold()), str(episode.outcome))
+
+
+def varied(hits: Sequence[tuple[Episode, float]], limit: int) -> list[tuple[Episode, float]]:
+    """The best ``limit`` of ``hits`` (best first) with at most :data:`SAME_SHAPE` of one
+    shape: a routine repeated a hundred times ("Gate check-in for TRL…, seal matches") would
+    fill every candidate place and keep the one case that teaches out of the pool."""
+    seen: Counter[tuple[str, str]] = Counter()
+    out = []
+    for episode, score in hits:
+        shape = _shape(episode)
+        if seen[shape] < SAME_SHAPE:
+            seen[shape] += 1
+            out.append((episode, score))
+            if len(out) == limit:
+                break
+    return out
 
 
 def term_weights(wanted: Sequence[str], pool: Iterable[frozenset[str]]) -> dict[str, float]:
