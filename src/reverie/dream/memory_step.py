@@ -47,10 +47,10 @@ def split_future(
     future: dict[str, Episode] = {}
     for slot, found in slots.items():
         for a in found:
-            if a.episode.created_at > horizon:
-                future.setdefault(a.episode.id, a.episode)
-            else:
+            if a.episode.created_at <= horizon:
                 kept.setdefault(slot, []).append(a)
+            elif not a.field:  # a bare field asserts nothing to wait for
+                future.setdefault(a.episode.id, a.episode)
     return kept, list(future.values())
 
 
@@ -76,8 +76,12 @@ def memory_step(
     horizon = ctx.now + config.future_skew
     current, future = split_future(slots, horizon)
     out = MemoryStep(deferred=future, notes=[_future_note(e, horizon) for e in future])
-    if current:
-        pages = [p for p in store.pages(ctx.scope, None) if p.topic_key.startswith(PREFIX + "|")]
+    pages = (
+        [p for p in store.pages(ctx.scope, None) if p.topic_key.startswith(PREFIX + "|")]
+        if current
+        else []
+    )
+    if current and _may_assert(current, pages):
         wanted = {e for p in pages if p.status is not PageStatus.RETIRED for e in p.citations}
         cited = {e.id: e for e in store.episodes(sorted(wanted), tenant=ctx.scope.tenant)}
         earlier = _earlier_fields(store, ctx.scope, current, pages, horizon)
@@ -91,6 +95,17 @@ def memory_step(
     decayed = decay_writes(ctx, active, strengths, config, skip, clock)
     out.writes += [(a, w, 0) for a, w in decayed]
     return out
+
+
+def _may_assert(slots: Mapping[str, Sequence[Assertion]], pages: Sequence[Page]) -> bool:
+    """Whether the fact path has work: a keyed assertion, or a bare field named as the
+    attribute of a fact the scope holds (a field alone never makes a fact), so a cycle whose
+    only readings are log fields (``status=ok``) reads no fact history."""
+    found = [a for assertions in slots.values() for a in assertions]
+    if any(not a.field for a in found):
+        return True
+    held = {slot_of_topic(p.topic_key).rpartition("|")[2] for p in pages}
+    return any(norm(a.attribute) in held for a in found)
 
 
 EARLIER_FIELDS = 50
