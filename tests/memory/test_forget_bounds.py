@@ -110,3 +110,20 @@ def test_a_dream_raced_by_an_erasure_dreams_again(tmp_path: Path) -> None:
         assert report.created == 1
         (page,) = rv.pages("acme/coder")
         assert "c-0" not in page.citations and page.citations
+
+
+def test_a_fact_s_stated_tally_follows_its_support(tmp_path: Path) -> None:
+    """A fact stated three times says "(3×, …)"; forgetting one of its statements makes it
+    "(2×, …)", as a lesson's "(3 times, …)" becomes "(2 times, …)"."""
+    rows = [
+        {"id": f"s{n}", "situation": "config change", "action": "config.set db.host=alpha",
+         "outcome": "success", "created_at": T0 + timedelta(days=n)}
+        for n in range(3)
+    ]  # fmt: skip
+    with Reverie.open(tmp_path / "b.db", embedder=None) as rv:
+        rv.ingest(rows, scope="acme/ops")
+        rv.dream("acme/ops", now=T0 + timedelta(days=4))
+        (page,) = rv.pages("acme/ops")
+        assert "(3×, " in page.revision.claims[0].text
+        rv.forget(episodes=["s1"], scope="acme/ops", apply=True)
+        assert "(2×, " in rv.page(page.id).revision.claims[0].text

@@ -56,14 +56,16 @@ def _claim(claim: Claim, erased: frozenset[str], needles: Needles) -> Claim | No
     return claim.model_copy(update={"episode_ids": kept, "support": support, "text": text})
 
 
-_TIMES = re.compile(r"\b(?:(\d+) of )?(\d+) times\b")
+_TIMES = re.compile(r"\b(?:(\d+) of )?(\d+)(?: times\b|×)")
+"""A claim's tally of its own support: "(6 times, last …)", "(5 of 6 times since …)", or a
+fact's "(6×, …)"."""
 
 
 def recount(text: str, before: int, after: int) -> str:
     """``text`` with the tally it states of its own support brought down from ``before`` to
-    ``after``: a claim distilled from six episodes says "(6 times, last …)", or "(5 of 6 times
-    since …)" for a fix that worked five times in six attempts; only a count equal to the
-    claim's support is its own, so other numbers in the text stay."""
+    ``after``: a claim distilled from six episodes says "(6 times, last …)" (a fact: "(6×,
+    …)"), or "(5 of 6 times since …)" for a fix that worked five times in six attempts; only
+    a count equal to the claim's support is its own, so other numbers in the text stay."""
 
     def fewer(m: re.Match[str]) -> str:
         if m.group(1) is not None:
@@ -73,7 +75,9 @@ def recount(text: str, before: int, after: int) -> str:
             return f"{after} of {max(after, tried - (before - after))} times"
         if int(m.group(2)) != before:
             return m.group(0)
-        return "once" if after == 1 else f"{after} times"
+        if after == 1:
+            return "once"
+        return f"{after}×" if m.group(0).endswith("×") else f"{after} times"
 
     return _TIMES.sub(fewer, text) if after < before else text
 
