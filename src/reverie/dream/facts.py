@@ -36,6 +36,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import chain
 
 from reverie.dream.aliases import agree, alias_classes, slot_of_topic
 from reverie.dream.apply import WriteContext, next_revision, revision_from
@@ -283,19 +284,16 @@ def slot_writes(
     ctx: WriteContext,
     new: Sequence[Assertion],
     pages: Sequence[Page],
-    history: Sequence[Episode],
+    past: Sequence[Assertion],
     horizon: datetime | None = None,
-    slots: frozenset[str] = frozenset(),
 ) -> FactResult:
-    """Writes for one fact: ``slots`` (by default the slot of ``new``; several when aliased,
-    :mod:`reverie.dream.aliases`), ``pages`` their pages and ``history`` the episodes those
-    cite. Assertions dated after ``horizon`` are ignored (see the module docstring)."""
+    """Writes for one fact (one slot, or several aliased ones, :mod:`reverie.dream.aliases`):
+    ``pages`` are its pages and ``past`` what the episodes they cite assert about it.
+    Assertions dated after ``horizon`` are ignored (see the module docstring)."""
     new = _within(new, horizon)
     if not new:
         return FactResult()
-    slots = slots or frozenset({new[0].slot})
-    past = _within((a for ep in history for a in _readings(ep) if a.slot in slots), horizon)
-    desired = runs(_as_setting([*past, *new]))
+    desired = runs(_as_setting([*_within(past, horizon), *new]))
     ids = {r.topic_key: page_id_for(ctx.scope, r.topic_key) for r in desired}
     by_id = {p.id: p for p in pages}
     out = FactResult(marks=[a.episode.id for a in new])
@@ -369,19 +367,18 @@ def fact_writes(
     hold no assertion dated after ``horizon`` (the caller defers those); cited ones beyond it
     are ignored."""
     out = FactResult()
+    read = {ep.id: _readings(ep) for ep in (*cited.values(), *earlier)}
     timelines: dict[str, list[Assertion]] = defaultdict(list)
-    for ep in (*cited.values(), *earlier):
-        for a in _readings(ep):
-            timelines[a.slot].append(a)
-    for slot, found in slots.items():
-        timelines[slot] += found
+    for a in chain(*read.values(), *slots.values()):
+        timelines[a.slot].append(a)
     for members in alias_classes(timelines, slots, scope_pages):
         new = [a for slot in sorted(members) for a in slots.get(slot, ())]
         mine = [p for p in scope_pages if slot_of_topic(p.topic_key) in members]
         live = [p for p in mine if p.status is not PageStatus.RETIRED]
-        history = [cited[e] for p in live for e in p.citations if e in cited]
-        history += [ep for ep in earlier if any(a.slot in members for a in _readings(ep))]
-        part = slot_writes(ctx, new, mine, history, horizon, members)
+        history = [e for p in live for e in p.citations if e in cited]
+        history += [ep.id for ep in earlier]
+        past = [a for e in history for a in read[e] if a.slot in members]
+        part = slot_writes(ctx, new, mine, past, horizon)
         out.writes += part.writes
         out.marks += part.marks
         out.observations += part.observations
