@@ -12,9 +12,10 @@ The readings, each deterministic:
   prints the same thing read alike (:data:`_ASSIGNED`, :data:`_JSON_SETTING`): ``key = value``
   spaced (the value runs to the end of its clause: ``limit = USD 120000``), an assignment arrow
   ``key <- 'value'`` or ``key := value`` (explicit, so a snake-case key needs no dot), and a
-  dotted key of a JSON object printed by a successful read (``{"gl.target": "ledger-a"}``). The arguments of a call
-  (``fax.send(to="…")``, ``deploy {"k": …}``) are what was asked, not what holds. Such an
-  episode is also evidence of its problem (``read``): a fix may be a setting;
+  dotted key of a JSON object printed by a successful read (``{"gl.target": "ledger-a"}``).
+  The arguments of a call (``fax.send(to="…")``, ``deploy {"k": …}``) are what was asked, not
+  what holds. Such an episode is also evidence of its problem (``read``): a fix may be a
+  setting;
 * a bare field in the output of a successful episode (``legal_fax=312-555-0168`` printed by a
   directory lookup): :func:`fields`, never an assertion by itself, since ``status=ok`` is one
   case's log. It names a setting only where the scope's history shows it is one
