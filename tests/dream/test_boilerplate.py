@@ -306,3 +306,69 @@ def test_a_note_naming_routine_work_founds_no_page(tmp_path: Path) -> None:
     _dream_daily(rv, world)
     claims = {c.text.rstrip(".") for p in rv.pages(SCOPE.key, "active") for c in p.revision.claims}
     assert note not in claims and tip in claims
+
+
+# --- rare in every brain of a tenant -----------------------------------------------------------
+
+
+def _tenant_rows(
+    rng: random.Random, scope: Scope, fillers: list[str], lesson: str | None, start: int
+) -> tuple[list[dict[str, Any]], Problem]:
+    """One brain of 96 episodes over 8 problems of its own; its first problem teaches
+    ``lesson`` on three failures; each filler is written twice, on two unrelated problems."""
+    problems = [_problem(rng, taught=False) for _ in range(8)]
+    taught = problems[0]
+    rows = []
+    for n in range(96):
+        problem = problems[n % 8]
+        row: dict[str, Any] = {
+            "id": f"ep-{start + n:05d}",
+            "scope": scope.key,
+            "created_at": (T0 + timedelta(minutes=11 * n + start)).isoformat(),
+            "situation": f"{rng.choice(problem.situations)} {rng.randint(2, 99)}",
+            "action": f"{problem.tool} {problem.core[0]} {_word(rng)}",
+            "tools": [problem.tool],
+            "category": problem.category,
+            "outcome": "success",
+        }
+        if problem is taught and n < 24 and lesson is not None:
+            row.update(outcome="failure", error=problem.error, lesson=lesson)
+        rows.append(row)
+    for i, filler in enumerate(fillers):  # on problems 1-7, never the taught one
+        for j in (0, 1):
+            rows[8 * (2 * i + j + 2) + 1 + (i + j) % 7]["lesson"] = filler
+    return rows, taught
+
+
+def test_filler_rare_in_every_brain_of_a_tenant_is_found_in_the_others(tmp_path: Path) -> None:
+    """Each brain of a tenant holds each filler twice, too few for any spread to show; looked
+    up in the tenant's other brains, it is everywhere. Another tenant that teaches the same
+    words as a lesson of one problem keeps it: tenants never read each other."""
+    rng = random.Random(31)
+    fillers = [_phrase(rng, 3, 4) for _ in range(3)]
+    config = Config(dream=DreamConfig(boilerplate_window=96))  # siblings: 12 newest each
+    store = SQLiteStore(tmp_path / "brain.db")
+    store.migrate()
+    rv = Reverie(store, config=config)
+    scopes = [Scope(tenant="acme", agent=a) for a in ("ops", "billing", "intake", "crm")]
+    lessons = {}
+    for i, scope in enumerate(scopes):
+        lessons[scope] = _phrase(rng, 6, 8)
+        rows, _ = _tenant_rows(rng, scope, fillers, lessons[scope], 1000 * (i + 1))
+        rv.ingest(rows)
+    other = Scope(tenant="globex", agent="ops")
+    rows, _ = _tenant_rows(rng, other, [], fillers[0], 9000)
+    rv.ingest(rows)
+    now = T0 + timedelta(days=2)
+    for scope in [*scopes, other]:
+        rv.dream(scope, now=now)
+    keys = {phrase_key(text) for text in fillers}
+    for scope in scopes:
+        active = rv.pages(scope.key, "active")
+        claimed = {c.text for p in active for c in p.revision.claims}
+        assert lessons[scope] in claimed, scope.key
+        for page in active:
+            assert phrase_key(page.title) not in keys, (scope.key, page.title)
+            assert not any(phrase_key(c.text) in keys for c in page.revision.claims)
+    kept = {c.text for p in rv.pages(other.key, "active") for c in p.revision.claims}
+    assert fillers[0] in kept

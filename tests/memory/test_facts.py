@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from reverie import Reverie
@@ -206,6 +207,40 @@ def test_a_setting_assigned_in_text_is_a_fact_and_its_episode_still_teaches(tmp_
         assert current == ["elig clearinghouse: Payverra"]
         assert {p.status for p in facts} == {PageStatus.ACTIVE, PageStatus.SUPERSEDED}
         assert not [p for p in facts if "rc" in p.title or "timeout" in p.title]
+
+
+@pytest.mark.parametrize(
+    ("printed", "value"),
+    [
+        ("✅ wire.approval_limit <- 'USD 175000' (rev 52)", "USD 175000"),
+        ('SUCCESS: {"wire.approval_limit": "USD 175000", "rev": 40}', "USD 175000"),
+        ("✔ wire.approval_limit = USD 175000\nTool run closed cleanly.", "USD 175000"),
+        ("approval_limit := 'USD 175000'", "USD 175000"),
+    ],
+)
+def test_a_setting_printed_by_a_config_tool_is_a_fact(
+    tmp_path: Any, printed: str, value: str
+) -> None:
+    """What a config tool prints after a write or a read states the setting's value as well as
+    ``key=value`` does: a spaced ``=`` (the value runs to the end of its clause), an assignment
+    arrow, a dotted key of a JSON object. The older value is superseded."""
+    t0 = datetime(2026, 9, 1, 9, tzinfo=UTC)
+    rows = [
+        {"id": "b1", "situation": "Raising the limit", "outcome": "success",
+         "action": "cfg write", "outcome_details": printed.replace("175000", "90000"),
+         "created_at": t0},
+        {"id": "b2", "situation": "Checking the limit", "outcome": "success",
+         "action": "cfg read", "outcome_details": printed, "created_at": t0 + timedelta(days=3)},
+        {"id": "b3", "situation": "Comparing", "outcome": "success", "action": "cfg diff",
+         "outcome_details": "if a == b.c then stop; a.b <= 3", "created_at": t0},
+    ]  # fmt: skip
+    with Reverie.open(tmp_path / "brain.db") as rv:
+        rv.ingest(rows, scope=SCOPE)
+        rv.dream(SCOPE, now=t0 + timedelta(days=4))
+        facts = [p for p in rv.pages(SCOPE, "all") if p.kind == "fact"]
+        current = [p.title for p in facts if p.status is PageStatus.ACTIVE]
+        assert len(current) == 1 and current[0].endswith(f"approval_limit: {value}")
+        assert {p.status for p in facts} == {PageStatus.ACTIVE, PageStatus.SUPERSEDED}
 
 
 def test_a_fact_page_quoting_a_problems_lesson_is_never_merged_into_that_problem(

@@ -34,7 +34,12 @@ document frequency, not by a list of words:
 * **Tenant.** A framework writes the same status lines for every agent it runs, so a brain's
   statistics also read a share of the newest episodes of a few other brains of its tenant
   (:data:`SIBLINGS`); two brains' contexts never share a channel. A young brain thus knows its
-  tenant's filler from its first cycle.
+  tenant's filler from its first cycle. Filler that is rare in every brain ("Be careful and
+  thorough." on one episode in two hundred) is seen too few times in one brain for any spread
+  to show; so each lesson the brain holds fewer than ``boilerplate_spread`` times is looked up
+  in those other brains' text index (:data:`CARRIERS` at most each), and the carriers found
+  join its statistics. Other tenants are never read: one tenant's text never decides what
+  another's brain keeps.
 * **Prior.** A few universal fillers (``n/a``, ``none``, ``ok``, empty or all stop words) are
   boilerplate in any brain, before any statistics exist (:func:`is_template_lesson`).
 
@@ -64,7 +69,7 @@ from typing import TYPE_CHECKING
 
 from reverie.dream.cluster import STOP_WORDS, order_key
 from reverie.models import TEACHING_ROLES, Outcome
-from reverie.recall.query import stem
+from reverie.recall.query import query_terms, stem
 from reverie.text.slots import slot_of
 
 if TYPE_CHECKING:
@@ -96,6 +101,12 @@ is the cosine of what they are about)."""
 SIBLINGS = 4
 """A brain's statistics also read this many other brains of its tenant, each an eighth of the
 window: a framework writes the same status lines for every agent it runs."""
+
+CARRIERS = 16
+"""At most this many carriers of one lesson are read from each other brain of the tenant."""
+LOOKUPS = 256
+"""At most this many of a brain's rarest lessons (newest first) are looked up elsewhere per
+cycle: the cost stays bounded whatever the window holds."""
 
 MIN_CONTEXTS = 2.0
 """A phrase's lift is only read when its outcome's episodes spread over at least this many
@@ -189,9 +200,38 @@ def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boil
     if window <= 0:
         return Boilerplate()
     episodes = store.recent_episodes(scope, window)
-    for sibling in _siblings(store, scope):
+    siblings = _siblings(store, scope)
+    for sibling in siblings:
         episodes += store.recent_episodes(sibling, max(1, window // (2 * SIBLINGS)))
+    episodes += _carriers_elsewhere(store, siblings, episodes, config.boilerplate_spread)
     return learn_boilerplate(episodes, config.boilerplate_spread, config.boilerplate_lift)
+
+
+def _carriers_elsewhere(
+    store: BrainStore, siblings: Sequence[Scope], read: Sequence[Episode], threshold: float
+) -> list[Episode]:
+    """The episodes of ``siblings`` that carry a lesson ``read`` holds fewer than
+    ``threshold`` times, found through their text index, that ``read`` does not hold yet."""
+    if not siblings:
+        return []
+    counts = Counter(phrase_key(ep.lesson) for ep in read if ep.lesson)
+    rare: dict[str, str] = {}
+    for ep in sorted(read, key=order_key, reverse=True):
+        key = phrase_key(ep.lesson)
+        if key and counts[key] < threshold and key not in rare:
+            rare[key] = ep.lesson or ""
+            if len(rare) == LOOKUPS:
+                break
+    seen = {ep.id for ep in read}
+    found: list[Episode] = []
+    for key, text in rare.items():
+        terms = query_terms(text)
+        for sibling in siblings:
+            for ep, _ in store.search_episodes(sibling, terms, CARRIERS):
+                if ep.id not in seen and phrase_key(ep.lesson) == key:
+                    seen.add(ep.id)
+                    found.append(ep)
+    return found
 
 
 def _siblings(store: BrainStore, scope: Scope) -> list[Scope]:

@@ -8,9 +8,14 @@ The readings, each deterministic:
 * a namespaced setting assigned in the text of the situation, action or outcome details
   (``config.set elig.clearinghouse=Optibridge``, ``mr.outpatient.first_slot=07:05``): a dotted
   key, ``=``, a value. The dot is what makes it a setting: a bare ``status=ok`` or ``rc=0`` is a
-  log field of one case, and ``--timeout=10m`` a flag. The arguments of a call
-  (``fax.send(to="…")``, ``deploy {"k": …}``) are what was asked, not what holds. Such an
-  episode is also evidence of its problem (``read``): a fix may be a setting;
+  log field of one case, and ``--timeout=10m`` a flag. The other ways a log or a config tool
+  prints the same thing read alike (:data:`_ASSIGNED`, :data:`_JSON_SETTING`): ``key = value``
+  spaced (the value runs to the end of its clause: ``limit = USD 120000``), an assignment arrow
+  ``key <- 'value'`` or ``key := value`` (explicit, so a snake-case key needs no dot), and a
+  dotted key of a JSON object printed by a successful read (``{"gl.target": "ledger-a"}``).
+  The arguments of a call (``fax.send(to="…")``, ``deploy {"k": …}``) are what was asked, not
+  what holds. Such an episode is also evidence of its problem (``read``): a fix may be a
+  setting;
 * a bare field in the output of a successful episode (``legal_fax=312-555-0168`` printed by a
   directory lookup): :func:`fields`, never an assertion by itself, since ``status=ok`` is one
   case's log. It names a setting only where the scope's history shows it is one
@@ -135,6 +140,20 @@ _SETTING = re.compile(
 ("Dr. Okonkwo"), or up to the first space."""
 
 
+_KEY = r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+"
+_SNAKE_KEY = r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
+_ASSIGNED = re.compile(
+    rf"""(?<![\w.\-/?&$%:=<])(?:({_KEY})\s+=|({_KEY}|{_SNAKE_KEY})\s*(?:<-|:=|←))\s*
+        (?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'<>(){{}}\[\],;][^"'<>(){{}}\[\],;\n]*?))
+        (?=\s*(?:$|[,;(){{}}\[\]]|\s[-–—/|]\s|\.(?:\s|$)))""",
+    re.VERBOSE | re.MULTILINE,
+)
+"""A setting printed with a spaced ``=`` (dotted key) or an assignment arrow (``<-``, ``:=``,
+``←``: a dotted or snake-case key), and a value: quoted, or the rest of its clause."""
+_JSON_SETTING = re.compile(rf'"({_KEY})"\s*:\s*"([^"\n]*)"')
+"""A dotted key of a JSON object and its string value."""
+
+
 def _from_settings(ep: Episode) -> list[Assertion]:
     current = ep.outcome not in _TRIED
     texts = [t for t in (ep.situation, ep.outcome_details or "") if "=" in t]
@@ -144,9 +163,27 @@ def _from_settings(ep: Episode) -> list[Assertion]:
     for text in texts:
         for m in _SETTING.finditer(text):
             value = next(v for v in m.group(2, 3, 4) if v is not None)
-            subject, _dot, attribute = m.group(1).rpartition(".")
-            found.append(Assertion(subject, attribute, value.strip(), ep, current, read=True))
+            found.append(_setting(m.group(1), value, ep, current))
+    return found + _printed_settings(ep, current)
+
+
+def _printed_settings(ep: Episode, current: bool) -> list[Assertion]:
+    """Settings in the other forms a tool prints them (:data:`_ASSIGNED`; a JSON object's
+    dotted keys only in what a successful episode printed)."""
+    found = []
+    for text in (ep.situation, ep.outcome_details or ""):
+        for m in _ASSIGNED.finditer(text):
+            value = next(v for v in m.group(3, 4, 5) if v is not None)
+            found.append(_setting(m.group(1) or m.group(2), value, ep, current))
+    if ep.outcome is Outcome.SUCCESS and ep.outcome_details:
+        for m in _JSON_SETTING.finditer(ep.outcome_details):
+            found.append(_setting(m.group(1), m.group(2), ep, current))
     return found
+
+
+def _setting(key: str, value: str, ep: Episode, current: bool) -> Assertion:
+    subject, _dot, attribute = key.rpartition(".")
+    return Assertion(subject, attribute, value.strip(), ep, current, read=True)
 
 
 _FIELD = re.compile(
