@@ -79,6 +79,7 @@ __all__ = [
     "REPLACED_PAGES",
     "STATED_WINDOW",
     "Replaced",
+    "changed_values",
     "current_statements",
     "lead_claims",
     "leads_lifted",
@@ -442,7 +443,7 @@ def replaced_values(
             continue
         changed = {v: s for v, s in _superseded([new]).items() if s <= now}
         since = utc(page.revision.valid_until or now)
-        changed |= {token: since for token in _changed(page, new)}
+        changed |= {token: since for token in changed_values(page, new)}
         for token, when in changed.items():
             out.since[token] = max(out.since.get(token, when), when)
             out.holders.setdefault(token, new)
@@ -478,15 +479,32 @@ def _ended(page: Page, now: datetime) -> bool:
     return until is not None and utc(until) <= now
 
 
-def _changed(old: Page, new: Page) -> set[str]:
-    """The value tokens ``old``'s claims state where ``new`` states the same sentence with
-    another value (facts' own claims aside: their runs list what they replaced)."""
-    said = [v for c in new.revision.claims if c.role != "fact" for v in _slot_values(c.text, 1)]
+_TALLY = re.compile(
+    r"\s*\((?:\d+ of \d+ times since|\d+ times, last|\d+×,|once,)[^)]*\)"
+    r"|\bAlso observed in \d+ other episodes? \([^)]*\)"
+)
+"""A claim's count of its own support: bookkeeping of the page, no value it states."""
+
+
+STATING_ROLES = frozenset({None, "lesson", "warning", "also"})
+"""The claims that state something in their own words. A fix, a procedure or an anecdote
+quotes the calls of its newest case, and an evidence line counts: a revision changes those
+with its cases, which changes no value."""
+
+
+def _untallied(claims: Sequence[Claim]) -> list[str]:
+    """What the stating ``claims`` say (:data:`STATING_ROLES`), their tallies out."""
+    return [_TALLY.sub("", c.text) for c in claims if c.role in STATING_ROLES]
+
+
+def changed_values(old: Page, new: Page) -> set[str]:
+    """The value tokens ``old``'s stating claims say where ``new`` says the same sentence with
+    another value; a tally that grew ("(2 times, …)" to "(5 times, …)") is no value, and a
+    fact's own claim is left to its run (it lists what it replaced)."""
+    said = [v for text in _untallied(new.revision.claims) for v in _slot_values(text, 1)]
     out: set[str] = set()
-    for claim in old.revision.claims:
-        if claim.role == "fact":
-            continue
-        for value in _slot_values(claim.text, 1):
+    for text in _untallied(old.revision.claims):
+        for value in _slot_values(text, 1):
             for held in said:
                 if held.value_key != value.value_key and _same_slot(held.key, value.key):
                     out |= {
