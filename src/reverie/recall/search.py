@@ -61,6 +61,7 @@ from reverie.recall.answers import (
 )
 from reverie.recall.hybrid import HybridQuery, fuse
 from reverie.recall.org import org_units
+from reverie.recall.outdated import outdated_cut
 from reverie.recall.pack import pack
 from reverie.recall.passing import kin_of
 from reverie.recall.query import owner_words, query_terms, stem, stems, unnamed
@@ -179,6 +180,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
         units = _newest(units, valid, trace, replaced_values(store, scope, units, when))
         kin = kin_of(vectors.embedder) if vectors is not None else None
         units = current_statements(store, scope, units, when, trace, kin)
+        units = outdated_cut(units, _with_facts(store, scope, units, read), trace)
         if redactor is not None and redactor.handles_personal_data:
             redacted = [_redacted(unit, redactor) for unit in units]
             if trace is not None:
@@ -203,6 +205,15 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
         items=items,
         text=text,
     )
+
+
+def _with_facts(
+    store: BrainStore, scope: Scope, units: Sequence[RecallItem], read: dict[str, Page]
+) -> dict[str, Page]:
+    """``read`` and the pages of the fact claims among ``units`` it lacks (found by meaning
+    only), read in one batch."""
+    missing = {u.id for u in units if u.role == "fact" and u.kind == "page"} - read.keys()
+    return {**read, **store.pages_by_id(scope, missing)} if missing else read
 
 
 def _why_empty(terms: Sequence[str], budget_tokens: int) -> str:
