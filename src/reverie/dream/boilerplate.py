@@ -203,15 +203,22 @@ def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boil
     siblings = _siblings(store, scope)
     for sibling in siblings:
         episodes += store.recent_episodes(sibling, max(1, window // (2 * SIBLINGS)))
-    episodes += _carriers_elsewhere(store, siblings, episodes, config.boilerplate_spread)
+    spread = config.boilerplate_spread
+    episodes += _carriers_elsewhere(store, siblings, episodes, spread, window)
     return learn_boilerplate(episodes, config.boilerplate_spread, config.boilerplate_lift)
 
 
 def _carriers_elsewhere(
-    store: BrainStore, siblings: Sequence[Scope], read: Sequence[Episode], threshold: float
+    store: BrainStore,
+    siblings: Sequence[Scope],
+    read: Sequence[Episode],
+    threshold: float,
+    window: int,
 ) -> list[Episode]:
     """The episodes of ``siblings`` that carry a lesson ``read`` holds fewer than
-    ``threshold`` times, found through their text index, that ``read`` does not hold yet."""
+    ``threshold`` times, found through their text index among each one's newest ``window``
+    matches (what a lookup costs stays bounded however long a sibling's history), that
+    ``read`` does not hold yet."""
     if not siblings:
         return []
     counts = Counter(phrase_key(ep.lesson) for ep in read if ep.lesson)
@@ -227,7 +234,7 @@ def _carriers_elsewhere(
     for key, text in rare.items():
         terms = query_terms(text)
         for sibling in siblings:
-            for ep, _ in store.search_episodes(sibling, terms, CARRIERS):
+            for ep, _ in store.search_episodes(sibling, terms, CARRIERS, window=window):
                 if ep.id not in seen and phrase_key(ep.lesson) == key:
                     seen.add(ep.id)
                     found.append(ep)
