@@ -232,7 +232,8 @@ def test_a_setting_printed_by_a_config_tool_is_a_fact(
         {"id": "b2", "situation": "Checking the limit", "outcome": "success",
          "action": "cfg read", "outcome_details": printed, "created_at": t0 + timedelta(days=3)},
         {"id": "b3", "situation": "Comparing", "outcome": "success", "action": "cfg diff",
-         "outcome_details": "if a == b.c then stop; a.b <= 3", "created_at": t0},
+         "outcome_details": "if a == b.c then stop; a.b <= 3; my_df <- read.csv(path)",
+         "created_at": t0},
     ]  # fmt: skip
     with Reverie.open(tmp_path / "brain.db") as rv:
         rv.ingest(rows, scope=SCOPE)

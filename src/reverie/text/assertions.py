@@ -145,11 +145,12 @@ _SNAKE_KEY = r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
 _ASSIGNED = re.compile(
     rf"""(?<![\w.\-/?&$%:=<])(?:({_KEY})\s+=|({_KEY}|{_SNAKE_KEY})\s*(?:<-|:=|←))\s*
         (?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'<>(){{}}\[\],;][^"'<>(){{}}\[\],;\n]*?))
-        (?=\s*(?:$|[,;(){{}}\[\]]|\s[-–—/|]\s|\.(?:\s|$)))""",
+        (?=\s*(?:$|[,;){{}}\[\]]|\.(?:\s|$))|\s+[-–—/|]\s|\s+\()""",
     re.VERBOSE | re.MULTILINE,
 )
 """A setting printed with a spaced ``=`` (dotted key) or an assignment arrow (``<-``, ``:=``,
-``←``: a dotted or snake-case key), and a value: quoted, or the rest of its clause."""
+``←``: a dotted or snake-case key), and a value: quoted, or the rest of its clause. A value
+followed at once by ``(`` is a call (``my_df <- read.csv(path)``), no value."""
 _JSON_SETTING = re.compile(rf'"({_KEY})"\s*:\s*"([^"\n]*)"')
 """A dotted key of a JSON object and its string value."""
 
