@@ -372,3 +372,32 @@ def test_filler_rare_in_every_brain_of_a_tenant_is_found_in_the_others(tmp_path:
             assert not any(phrase_key(c.text) in keys for c in page.revision.claims)
     kept = {c.text for p in rv.pages(other.key, "active") for c in p.revision.claims}
     assert fillers[0] in kept
+
+
+def test_one_problems_lesson_taught_by_every_brain_of_a_tenant_stays_a_lesson(
+    tmp_path: Path,
+) -> None:
+    """The lookup reads a lesson's carriers in the tenant's other brains; where they teach it
+    for the same problem (its own words, tool and category), its contexts are alike and it
+    stays a lesson, though it is everywhere."""
+    rng = random.Random(41)
+    lesson = _phrase(rng, 6, 8)
+    shared = _problem(rng, taught=True)
+    config = Config(dream=DreamConfig(boilerplate_window=96))
+    store = SQLiteStore(tmp_path / "brain.db")
+    store.migrate()
+    rv = Reverie(store, config=config)
+    scopes = [Scope(tenant="acme", agent=a) for a in ("ops", "billing", "intake", "crm")]
+    for i, scope in enumerate(scopes):
+        rows, taught = _tenant_rows(rng, scope, [], lesson, 1000 * (i + 1))
+        for row in rows:
+            if row["category"] == taught.category:  # every brain's first problem is one
+                row.update(
+                    situation=f"{rng.choice(shared.situations)} {rng.randint(2, 99)}",
+                    tools=[shared.tool], category=shared.category, error=shared.error,
+                )  # fmt: skip
+        rv.ingest(rows)
+    for scope in scopes:
+        rv.dream(scope, now=T0 + timedelta(days=2))
+        claimed = {c.text for p in rv.pages(scope.key, "active") for c in p.revision.claims}
+        assert lesson in claimed, scope.key
