@@ -80,11 +80,24 @@ def test_an_old_dated_line_is_replayed_the_day_it_arrives_not_before(tmp_path: P
     assert data.day_end(0).isoformat() == "2026-11-02T00:00:00+00:00"
 
 
+def test_lines_without_ids_get_the_ids_ingest_would_give_them(tmp_path: Path) -> None:
+    """An exported set often carries no ids: each line gets its content's id, the same for the
+    same line, different for different ones."""
+    bare = [_episode("", f"2026-11-0{d}T08:00:00Z", situation=f"crawl {d}") for d in (1, 2)]
+    probes = [{"kind": "never", "key": "x", "scope": "acme/web/crawler", "query": "what?"}]
+    first = load(_write(tmp_path / "a", bare, probes))
+    again = load(_write(tmp_path / "b", bare, probes))
+    ids = [ep["id"] for ep in first.episodes()]
+    assert len(set(ids)) == 2 and all(ids)
+    assert ids == [ep["id"] for ep in again.episodes()]
+
+
 @pytest.mark.parametrize(
     ("episodes", "probes", "message"),
     [
         (["not json"], [], "episodes.jsonl:1"),
-        ([{"id": "a", "scope": "t/p/a"}], [], "needs an 'id', a 'scope' and a 'created_at'"),
+        ([{"id": "a", "scope": "t/p/a"}], [], "needs a 'scope' and a 'created_at'"),
+        ([{"scope": "t/p/a", "created_at": "2026-11-01T08:00:00Z"}], [], "situation or an action"),
         ([_episode("a", "yesterday")], [], "created_at"),
         ([_episode("a", "2026-11-01T08:00:00Z")], [], "holds no probes"),
         ([_episode("a", "2026-11-01T08:00:00Z")],
