@@ -97,7 +97,8 @@ def test_lines_without_ids_get_the_ids_ingest_would_give_them(tmp_path: Path) ->
     [
         (["not json"], [], "episodes.jsonl:1"),
         ([{"id": "a", "scope": "t/p/a"}], [], "needs a 'scope' and a 'created_at'"),
-        ([{"scope": "t/p/a", "created_at": "2026-11-01T08:00:00Z"}], [], "situation or an action"),
+        ([{"scope": "t/p/a", "created_at": "2026-11-01T08:00:00Z"}], [],
+         "episodes.jsonl:1: an episode needs a situation or an action"),
         ([_episode("a", "yesterday")], [], "created_at"),
         ([_episode("a", "2026-11-01T08:00:00Z")], [], "holds no probes"),
         ([_episode("a", "2026-11-01T08:00:00Z")],

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from reverie import Reverie
 from reverie.dream.facts import assertions, runs
-from reverie.models import Episode, PageStatus
+from reverie.models import Episode, Page, PageStatus
 from reverie.models.plan import Evidence, Plan, SupersedePage, validate_plan
 
 SCOPE = "acme/coder"
@@ -199,14 +199,19 @@ def test_a_setting_assigned_in_text_is_a_fact_and_its_episode_still_teaches(tmp_
          "action": 'config.get {"key": "elig.clearinghouse"}',
          "outcome_details": "elig.clearinghouse=Payverra", "created_at": t0 + timedelta(days=3)},
     ]  # fmt: skip
+    facts = _fact_pages(tmp_path, rows, t0 + timedelta(days=4))
+    current = [p.title for p in facts if p.status is PageStatus.ACTIVE]
+    assert current == ["elig clearinghouse: Payverra"]
+    assert {p.status for p in facts} == {PageStatus.ACTIVE, PageStatus.SUPERSEDED}
+    assert not [p for p in facts if "rc" in p.title or "timeout" in p.title]
+
+
+def _fact_pages(tmp_path: Any, rows: list[dict[str, Any]], now: datetime) -> list[Page]:
+    """The fact pages, of every status, of a brain that stored ``rows`` and dreamt at ``now``."""
     with Reverie.open(tmp_path / "brain.db") as rv:
         rv.ingest(rows, scope=SCOPE)
-        rv.dream(SCOPE, now=t0 + timedelta(days=4))
-        facts = [p for p in rv.pages(SCOPE, "all") if p.kind == "fact"]
-        current = [p.title for p in facts if p.status is PageStatus.ACTIVE]
-        assert current == ["elig clearinghouse: Payverra"]
-        assert {p.status for p in facts} == {PageStatus.ACTIVE, PageStatus.SUPERSEDED}
-        assert not [p for p in facts if "rc" in p.title or "timeout" in p.title]
+        rv.dream(SCOPE, now=now)
+        return [p for p in rv.pages(SCOPE, "all") if p.kind == "fact"]
 
 
 @pytest.mark.parametrize(
@@ -235,13 +240,10 @@ def test_a_setting_printed_by_a_config_tool_is_a_fact(
          "outcome_details": "if a == b.c then stop; a.b <= 3; my_df <- read.csv(path)",
          "created_at": t0},
     ]  # fmt: skip
-    with Reverie.open(tmp_path / "brain.db") as rv:
-        rv.ingest(rows, scope=SCOPE)
-        rv.dream(SCOPE, now=t0 + timedelta(days=4))
-        facts = [p for p in rv.pages(SCOPE, "all") if p.kind == "fact"]
-        current = [p.title for p in facts if p.status is PageStatus.ACTIVE]
-        assert len(current) == 1 and current[0].endswith(f"approval_limit: {value}")
-        assert {p.status for p in facts} == {PageStatus.ACTIVE, PageStatus.SUPERSEDED}
+    facts = _fact_pages(tmp_path, rows, t0 + timedelta(days=4))
+    current = [p.title for p in facts if p.status is PageStatus.ACTIVE]
+    assert len(current) == 1 and current[0].endswith(f"approval_limit: {value}")
+    assert {p.status for p in facts} == {PageStatus.ACTIVE, PageStatus.SUPERSEDED}
 
 
 def test_a_fact_page_quoting_a_problems_lesson_is_never_merged_into_that_problem(

@@ -26,8 +26,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from reverie.bench.agent_gen import Dataset, GenConfig, Probe, Truth
 from reverie.errors import InvalidInput
 from reverie.models import Episode
@@ -124,13 +122,12 @@ def _created(row: Mapping[str, Any], where: str = "") -> datetime:
 
 def _content_id(row: dict[str, Any], where: str) -> str:
     """The id ``reverie ingest`` gives an episode sent without one (derived from its content,
-    :meth:`Episode.content_id`), or why the line is no episode."""
+    :meth:`Episode.content_id`), or why the line at ``where`` is no episode."""
     try:
         return Episode.parse({k: v for k, v in row.items() if k != "id"}).id
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        field = ".".join(str(part) for part in problem["loc"]) or "episode"
-        raise InvalidInput(where, f"{field}: {problem['msg']}") from exc
+    except InvalidInput as exc:
+        reason = exc.reason if exc.field == "input" else f"{exc.field}: {exc.reason}"
+        raise InvalidInput(where, reason) from exc
 
 
 def _truth(ident: object, item: object) -> Truth:

@@ -205,7 +205,7 @@ def boilerplate_of(store: BrainStore, scope: Scope, config: DreamConfig) -> Boil
         episodes += store.recent_episodes(sibling, max(1, window // (2 * SIBLINGS)))
     spread = config.boilerplate_spread
     episodes += _carriers_elsewhere(store, siblings, episodes, spread, window)
-    return learn_boilerplate(episodes, config.boilerplate_spread, config.boilerplate_lift)
+    return learn_boilerplate(episodes, spread, config.boilerplate_lift)
 
 
 def _carriers_elsewhere(
