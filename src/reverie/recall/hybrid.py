@@ -62,6 +62,7 @@ __all__ = [
     "answer_floor",
     "cosine_floor",
     "fuse",
+    "unit_cosines",
 ]
 
 SEMANTIC_WEIGHT = 1.0
@@ -216,6 +217,21 @@ def fuse(
             _gated(trace, [u for u, _ in units.values()], gate)
         return []  # nothing here is about the question, whatever words it shares with it
     return _rescored(list(units.values()), floor, trace)
+
+
+def unit_cosines(
+    vectors: VectorSearch, store: BrainStore, scope: Scope, query: str, units: Sequence[RecallItem]
+) -> list[float | None]:
+    """The cosine of ``query`` (as the embedder reads it) to each of ``units`` from the vectors
+    the index holds: an episode's by its id, a claim's by its text; ``None`` where the index
+    holds none (an episode stored since the last indexing)."""
+    index = vectors.index(store, scope)
+    if index.empty():
+        return [None] * len(units)
+    hashes = {u.text: content_hash(u.text) for u in units if u.kind != "episode"}
+    refs = [u.id for u in units if u.kind == "episode"]
+    by_ref, by_hash = index.cosines(vectors.embed_query(query), refs, list(hashes.values()))
+    return [by_ref.get(u.id) if u.kind == "episode" else by_hash.get(hashes[u.text]) for u in units]
 
 
 def _rescored(

@@ -39,6 +39,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from reverie.config import RecallConfig
@@ -59,9 +60,9 @@ from reverie.recall.answers import (
     replaced_values,
     values_behind,
 )
-from reverie.recall.hybrid import HybridQuery, fuse
+from reverie.recall.hybrid import HybridQuery, fuse, unit_cosines
 from reverie.recall.org import org_units
-from reverie.recall.outdated import outdated_cut
+from reverie.recall.outdated import announced_changes, outdated_cut
 from reverie.recall.pack import pack
 from reverie.recall.passing import kin_of
 from reverie.recall.query import owner_words, query_terms, stem, stems, unnamed
@@ -176,11 +177,7 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
                 store, scope, meant, config, when, as_of is not None, wanted, read, stranger
             )
             units = _hybrid(units, ask, vectors, trace)
-        valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
-        units = _newest(units, valid, trace, replaced_values(store, scope, units, when))
-        kin = kin_of(vectors.embedder) if vectors is not None else None
-        units = current_statements(store, scope, units, when, trace, kin)
-        units = outdated_cut(units, _with_facts(store, scope, units, read), trace)
+        units = _as_now(store, scope, units, when, read, vectors, meant, trace)
         if redactor is not None and redactor.handles_personal_data:
             redacted = [_redacted(unit, redactor) for unit in units]
             if trace is not None:
@@ -205,6 +202,30 @@ def recall(  # noqa: PLR0913 (public API: recall's keyword-only options)
         items=items,
         text=text,
     )
+
+
+def _as_now(  # noqa: PLR0913 (the search state the answer stages read)
+    store: BrainStore,
+    scope: Scope,
+    units: list[RecallItem],
+    when: datetime,
+    read: dict[str, Page],
+    vectors: VectorSearch | None,
+    meant: str,
+    trace: RecallTrace | None,
+) -> list[RecallItem]:
+    """``units`` as they stand at ``when``: each replaced value, stale statement, outdated line
+    and retired statement left out for what replaced it (:mod:`reverie.recall.answers`,
+    :mod:`reverie.recall.outdated`)."""
+    valid = [page for page in read.values() if is_current(page, when)]  # as_of: as then
+    units = _newest(units, valid, trace, replaced_values(store, scope, units, when))
+    kin = kin_of(vectors.embedder) if vectors is not None else None
+    units = current_statements(store, scope, units, when, trace, kin)
+    units = outdated_cut(units, _with_facts(store, scope, units, read), trace)
+    relevance = None
+    if vectors is not None:
+        relevance = partial(unit_cosines, vectors, store, scope, meant)
+    return announced_changes(store, scope, units, trace, relevance)
 
 
 def _with_facts(

@@ -23,6 +23,7 @@ __all__ = [
     "CONVERSATION",
     "has_speaker",
     "is_conversation",
+    "is_named",
     "is_run_part",
     "is_turn",
     "said",
@@ -42,6 +43,14 @@ def _named(ep: Episode, key: str) -> str | None:
 def has_speaker(ep: Episode) -> bool:
     """Whether ``ep`` names who spoke it (``metadata.speaker`` or ``metadata.role``)."""
     return _named(ep, "speaker") is not None or _named(ep, "role") is not None
+
+
+def is_named(ep: Episode) -> bool:
+    """Whether a person's name says who spoke ``ep`` (a ``metadata.speaker`` other than its
+    role), not a role alone: a turn between people, where a role's turn is someone telling an
+    app (the ``openai-chat`` adapter writes the role as the speaker of an unnamed message)."""
+    speaker, role = _named(ep, "speaker"), _named(ep, "role")
+    return speaker is not None and (role is None or speaker.casefold() != role.casefold())
 
 
 _WORK = frozenset({Outcome.FAILURE, Outcome.TIMEOUT})
