@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from reverie.models import Page, RecallItem, Scope, utc
+from reverie.models import ClaimRole, Page, RecallItem, Scope, utc
 from reverie.recall.query import STOP_WORDS, stem, stems
 from reverie.recall.trace import RecallTrace
 from reverie.store.base import BrainStore
@@ -279,12 +279,28 @@ def _lifted(units: list[RecallItem], retired: dict[int, _Statement]) -> list[Rec
     ]
 
 
+STATED_BY = 4
+"""The most turns a page claim that is a person's statement cites: what they said, and the
+times they said it again; a claim citing more is distilled work, never read for speakers."""
+
+
+def _sources(unit: RecallItem) -> list[str]:
+    """The episodes whose speakers make ``unit`` a statement: an episode is its own; a fact or
+    plain claim, its few citations; any other claim, none."""
+    if unit.kind == "episode":
+        return [unit.id]
+    stated = unit.role in (None, ClaimRole.FACT) and len(unit.citations) <= STATED_BY
+    return list(unit.citations) if stated else []
+
+
 def _statements(store: BrainStore, scope: Scope, units: Sequence[RecallItem]) -> list[_Statement]:
-    sources = {i: [u.id] if u.kind == "episode" else list(u.citations) for i, u in enumerate(units)}
+    sources = {i: _sources(u) for i, u in enumerate(units)}
     wanted = {e for ids in sources.values() for e in ids}
     episodes = {e.id: e for e in store.episodes(wanted, tenant=scope.tenant)} if wanted else {}
     out: list[_Statement] = []
     for i, unit in enumerate(units):
+        if not sources[i]:
+            continue
         turns = [episodes[e] for e in sources[i] if e in episodes]
         if not turns or len(turns) < len(sources[i]):
             continue
