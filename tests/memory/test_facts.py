@@ -221,6 +221,8 @@ def _fact_pages(tmp_path: Any, rows: list[dict[str, Any]], now: datetime) -> lis
         ('SUCCESS: {"wire.approval_limit": "USD 175000", "rev": 40}', "USD 175000"),
         ("✔ wire.approval_limit = USD 175000\nTool run closed cleanly.", "USD 175000"),
         ("approval_limit := 'USD 175000'", "USD 175000"),
+        ('{"key": "wire.approval_limit", "value": "USD 175000", "by": "ops"}', "USD 175000"),
+        ('[{"Value": "USD 175000", "Name": "wire.approval_limit"}]', "USD 175000"),
     ],
 )
 def test_a_setting_printed_by_a_config_tool_is_a_fact(
@@ -228,7 +230,8 @@ def test_a_setting_printed_by_a_config_tool_is_a_fact(
 ) -> None:
     """What a config tool prints after a write or a read states the setting's value as well as
     ``key=value`` does: a spaced ``=`` (the value runs to the end of its clause), an assignment
-    arrow, a dotted key of a JSON object. The older value is superseded."""
+    arrow, a dotted key of a JSON object, a key-value store's entry. The older value is
+    superseded."""
     t0 = datetime(2026, 9, 1, 9, tzinfo=UTC)
     rows = [
         {"id": "b1", "situation": "Raising the limit", "outcome": "success",

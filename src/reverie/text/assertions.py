@@ -12,7 +12,9 @@ The readings, each deterministic:
   prints the same thing read alike (:data:`_ASSIGNED`, :data:`_JSON_SETTING`): ``key = value``
   spaced (the value runs to the end of its clause: ``limit = USD 120000``), an assignment arrow
   ``key <- 'value'`` or ``key := value`` (explicit, so a snake-case key needs no dot), and a
-  dotted key of a JSON object printed by a successful read (``{"gl.target": "ledger-a"}``).
+  dotted key of a JSON object printed by a successful read (``{"gl.target": "ledger-a"}``), or
+  the object a key-value store prints for one entry, its dotted key and its value as two fields
+  (``{"key": "gl.target", "value": "ledger-a"}``, as etcd, Consul or a parameter store do).
   The arguments of a call (``fax.send(to="…")``, ``deploy {"k": …}``) are what was asked, not
   what holds. Such an episode is also evidence of its problem (``read``): a fix may be a
   setting;
@@ -153,6 +155,11 @@ _ASSIGNED = re.compile(
 followed at once by ``(`` is a call (``my_df <- read.csv(path)``), no value."""
 _JSON_SETTING = re.compile(rf'"({_KEY})"\s*:\s*"([^"\n]*)"')
 """A dotted key of a JSON object and its string value."""
+_NAMED = rf'"(?:key|name|parameter|setting)"\s*:\s*"({_KEY})"'
+_VALUE = r'"value"\s*:\s*"([^"\n]*)"'
+_KEYED_JSON = re.compile(rf"{_NAMED}[^{{}}]*?{_VALUE}|{_VALUE}[^{{}}]*?{_NAMED}", re.IGNORECASE)
+"""One entry of a key-value store as a JSON object: a field naming the dotted key and a
+``value`` field, in either order, with nothing nested between."""
 
 
 def _from_settings(ep: Episode) -> list[Assertion]:
@@ -179,6 +186,9 @@ def _printed_settings(ep: Episode, current: bool) -> list[Assertion]:
     if ep.outcome is Outcome.SUCCESS and ep.outcome_details:
         for m in _JSON_SETTING.finditer(ep.outcome_details):
             found.append(_setting(m.group(1), m.group(2), ep, current))
+        for m in _KEYED_JSON.finditer(ep.outcome_details):
+            key, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            found.append(_setting(key, value, ep, current))
     return found
 
 
