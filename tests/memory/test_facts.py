@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from reverie import Reverie
 from reverie.dream.facts import assertions, runs
-from reverie.models import Episode, Page, PageStatus
+from reverie.models import ClaimRole, Episode, Page, PageStatus
 from reverie.models.plan import Evidence, Plan, SupersedePage, validate_plan
 
 SCOPE = "acme/coder"
@@ -274,3 +274,22 @@ def test_a_fact_page_quoting_a_problems_lesson_is_never_merged_into_that_problem
         pages = rv.pages(SCOPE)
         assert [p.title for p in pages if p.kind == "fact"] == ["auto.offset reset: earliest"]
         assert any(p.kind != "fact" and "earliest" in p.revision.claims[0].text for p in pages)
+
+
+def test_a_fact_page_keeps_only_the_lessons_that_speak_of_its_fact(tmp_path: Any) -> None:
+    """A lesson its asserting episode happened to carry is no claim of the fact unless it
+    shares a word with the fact's subject, attribute or value."""
+    t0 = datetime(2026, 9, 1, 9, tzinfo=UTC)
+    rows = [
+        {"id": "c1", "situation": "Checking the limit", "outcome": "success", "action": "cfg read",
+         "outcome_details": "wire.approval_limit=USD-90000",
+         "lesson": "Qorvex wibble plinth dorrance.", "created_at": t0},
+        {"id": "c2", "situation": "Checking the limit", "outcome": "success", "action": "cfg read",
+         "outcome_details": "wire.approval_limit=USD-90000",
+         "lesson": "Above the approval limit, ask treasury first.",
+         "created_at": t0 + timedelta(days=1)},
+    ]  # fmt: skip
+    facts = _fact_pages(tmp_path, rows, t0 + timedelta(days=2))
+    [page] = [p for p in facts if p.status is PageStatus.ACTIVE]
+    lessons = [c.text for c in page.revision.claims if c.role is ClaimRole.LESSON]
+    assert lessons == ["Above the approval limit, ask treasury first."]

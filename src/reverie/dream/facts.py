@@ -24,6 +24,11 @@ An assertion dated after the cycle's *horizon* (its ``now`` plus ``MemoryConfig.
 is ignored: ingest refuses such episodes, and one stored before that rule cannot stay "newest"
 for ever. A page whose run lies wholly beyond the horizon is superseded by the current run.
 
+A fact page's other claims are the lessons of its asserting episodes that speak of the fact:
+they share a word with its subject, attribute or value ("Escalate missed pickups to the
+freight contact before 3pm"). A lesson about something else that one of them happened to carry
+("Task completed according to the standard flow.") is no claim of the fact.
+
 Structured fact episodes are consolidated here only; they do not also feed the topic pages of
 :mod:`reverie.dream.cluster`, where old and new values would sit side by side. A turn whose
 only assertions are spoken also feeds its dialogue page: the dialogue keeps what was said when,
@@ -52,6 +57,7 @@ from reverie.models import (
     Revision,
 )
 from reverie.models.plan import page_id_for
+from reverie.recall.query import STOP_WORDS, stem, stems
 from reverie.redaction import redact
 from reverie.store.base import Observation, PageWrite
 from reverie.text.assertions import (
@@ -79,6 +85,7 @@ __all__ = [
 ]
 
 MAX_LESSONS = 8
+_STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
 
 
 @dataclass(frozen=True)
@@ -150,8 +157,9 @@ def _claims(run: Run) -> tuple[Claim, ...]:
     claims = [Claim(text=redact(head), episode_ids=tuple(e.id for e in eps), role=ClaimRole.FACT)]
     lessons: dict[str, list[Episode]] = defaultdict(list)
     texts: dict[str, str] = {}
+    about = _words(f"{_label(latest)} {latest.value}")
     for ep in eps:
-        if ep.lesson and ep.lesson.strip():
+        if ep.lesson and ep.lesson.strip() and _words(ep.lesson) & about:
             key = norm(ep.lesson)
             texts.setdefault(key, " ".join(ep.lesson.split()))
             lessons[key].append(ep)
@@ -160,6 +168,11 @@ def _claims(run: Run) -> tuple[Claim, ...]:
         ids = tuple(e.id for e in lessons[key])
         claims.append(Claim(text=text, episode_ids=ids, role=ClaimRole.LESSON))
     return tuple(claims)
+
+
+def _words(text: str) -> frozenset[str]:
+    """The stems of ``text``'s content words (a dotted or snake-case key split into its own)."""
+    return stems(text.replace("_", " ").replace(".", " ")) - _STOP_STEMS
 
 
 def _confidence(run: Run) -> float:
