@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reverie import Reverie
-from reverie.recall.outdated import CHANGE
+from reverie.recall.outdated import announces
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
 SCOPE = "default/default/bram"
@@ -26,7 +26,7 @@ def _found(rv: Reverie, question: str = QUESTION, **when: datetime) -> str:
 
 
 @pytest.mark.parametrize(
-    ("text", "announces"),
+    ("text", "change"),
     [
         ("The pharmacist swapped me onto atorvastatin, I take it each morning now.", True),
         ("We changed our minds, and Norway won.", True),
@@ -34,10 +34,11 @@ def _found(rv: Reverie, question: str = QUESTION, **when: datetime) -> str:
         ("I no longer drive the Clio.", True),
         ("I take propranolol every morning.", False),
         ("I renewed my passport.", False),  # "new" inside a word says nothing
+        ("I've been vegetarian for about six years now.", False),  # how long it has held
     ],
 )
-def test_the_words_that_announce_a_change(text: str, announces: bool) -> None:
-    assert (CHANGE.search(text) is not None) is announces
+def test_the_words_that_announce_a_change(text: str, change: bool) -> None:
+    assert announces(text) is change
 
 
 def test_a_later_announced_change_retires_the_older_statement(tmp_path: Path) -> None:
@@ -123,3 +124,16 @@ def test_a_story_between_named_people_is_never_retired(tmp_path: Path) -> None:
         found = _found(rv)
         assert "propranolol" in found
         assert "atorvastatin" in found
+
+
+def test_a_change_the_reader_can_name_retires_only_statements_of_it(tmp_path: Path) -> None:
+    """ "A new job at Hooli" changes the employer: a diet said before it stays."""
+    with Reverie.open(tmp_path / "b.db", embedder=None) as rv:
+        _chat(
+            rv,
+            (0, "I've been vegetarian for about six years, so no meat in my lunch please."),
+            (9, "I just started a new job at Hooli!"),
+        )
+        found = _found(rv, "Which lunch suits Bram at the new job, still vegetarian?")
+        assert "vegetarian" in found
+        assert "Hooli" in found

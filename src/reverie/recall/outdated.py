@@ -30,6 +30,7 @@ from reverie.models import ClaimRole, Page, RecallItem, Scope, utc
 from reverie.recall.query import STOP_WORDS, stem, stems
 from reverie.recall.trace import RecallTrace
 from reverie.store.base import BrainStore
+from reverie.text.stated import Stated, durable_statements
 from reverie.text.turns import is_named, is_run_part, is_turn, said, speaker_of
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "NEAREST",
     "Relevance",
     "announced_changes",
+    "announces",
     "outdated_cut",
     "shape",
 ]
@@ -174,6 +176,19 @@ CHANGE = re.compile(
 
 _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
 
+_LASTING = re.compile(
+    r"\bfor\s+(?:\w+\s+){0,3}(?:years?|months?|weeks?|days?|decades?|ages|a\s+while)\s+now\b",
+    re.IGNORECASE,
+)
+"""How long something has held ("vegetarian for about six years now"): a "now" that tells no
+change."""
+
+
+def announces(text: str) -> bool:
+    """Whether ``text`` tells a change (:data:`CHANGE`), a lasting "for years now" aside."""
+    return CHANGE.search(_LASTING.sub(" ", text)) is not None
+
+
 CONSIDERED = 24
 """Units compared, best first: more than a 750-word section holds."""
 
@@ -199,6 +214,8 @@ class _Statement:
     turns: frozenset[str]
     words: frozenset[str]
     announces: bool
+    slots: frozenset[str]
+    """The one-value attributes the statement reader finds in it (where one lives, works...)."""
 
 
 def announced_changes(
@@ -210,7 +227,7 @@ def announced_changes(
 ) -> list[RecallItem]:
     """``units`` less every statement a newer announcement among them retires (module doc)."""
     head = list(units[:CONSIDERED])
-    if not any(CHANGE.search(u.text) for u in head):
+    if not any(announces(u.text) for u in head):
         return list(units)
     statements = _nearest(_statements(store, scope, head))
     if not any(s.announces for s in statements):
@@ -259,9 +276,21 @@ def _announcement(
             and new.words - old.words
             and old.words - new.words
             and _near_enough(cosines[old.index], cosines[new.index])
+            and not _other_slots(old, new)
         ):
             return new
     return None
+
+
+def _other_slots(old: _Statement, new: _Statement) -> bool:
+    """Whether the statement reader knows what the announcement changes, and the older
+    statement is not of it: "I just started a new job at Hooli" changes the employer, which
+    retires no "I live in Lisbon" and no "I've been vegetarian for years"."""
+    return bool(new.slots) and not old.slots & new.slots
+
+
+def _single(text: str) -> list[Stated]:
+    return [s for s in durable_statements(text) if s.single]
 
 
 def _near_enough(old: float | None, new: float | None) -> bool:
@@ -317,7 +346,8 @@ def _statements(store: BrainStore, scope: Scope, units: Sequence[RecallItem]) ->
                 when=max(utc(t.created_at) for t in turns),
                 turns=frozenset(t.id for t in turns),
                 words=stems(text) - _STOP_STEMS,
-                announces=CHANGE.search(text) is not None,
+                announces=announces(text),
+                slots=frozenset(a.attribute for t in turns for a in _single(said(t))),
             )
         )
     return out
