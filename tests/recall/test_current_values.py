@@ -61,3 +61,14 @@ def test_a_label_with_dots_and_hyphens_is_one_value() -> None:
     assert old is not None and new is not None
     assert old.key == new.key == "heavy build jobs run on <v>"
     assert old.value == "ubuntu-22.04-8core"
+
+
+def test_the_arguments_of_one_call_are_replaced_by_no_later_call() -> None:
+    """A tool call's JSON arguments are that call's own: a later refund of another order
+    replaces neither the first order's id nor its amount, so both refunds stay evidence."""
+    first = _unit('Refund for a kettle — refund_order {"order_id": "W2041887", "amount": 24}'
+                  " — refunded", MAY)  # fmt: skip
+    later = _unit('Refund for a late parcel — refund_order {"order_id": "W7730012", "amount": 9}'
+                  " — refunded", JUN)  # fmt: skip
+    assert _texts(newest_values([first, later])) == [first.text, later.text]
+    assert slot_of('deploy {"service": "api", "version": "1.0"} finished') is None

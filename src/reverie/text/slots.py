@@ -17,6 +17,11 @@ gone, and lightly normalised so that wording around a change does not split a sl
 * a unit noun right before a value is dropped (``on port 5433`` reads as ``on 5433``);
 * ``from <v> to <v>`` keeps only the new value.
 
+A JSON object in the text (``deploy {"service": "api", "version": "1.0"}``) is no part of
+any sentence's value: it holds one call's arguments or one record's fields, each its own
+parameter, so a later call with other arguments replaces nothing. It is read as if absent
+(structured facts are read by :mod:`reverie.text.assertions`).
+
 So "the staging db listens on 5432" and "staging DB now listens on port 5433" share the slot
 ``staging db listens on <v>``. A sentence with no value token, or with fewer than two words
 besides them, is not a value statement: "Escalate to expert-desk" says too little to be one
@@ -63,6 +68,9 @@ _VALUE = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
+_JSON = re.compile(r'\{[^{}]*"[^"{}]*"\s*:[^{}]*\}')
+"""A flat JSON object (``{"key": value, ...}``); nested ones go innermost first."""
+_JSON_DEPTH = 4
 _WORD = re.compile(r"<v>|[^\W_]+")
 _FILLER = frozenset(
     {
@@ -165,9 +173,19 @@ def _masked(text: str, found: Sequence[re.Match[str]]) -> str:
     return "".join(parts)
 
 
+def _without_json(text: str) -> str:
+    """``text`` with its JSON objects (to :data:`_JSON_DEPTH` levels) taken out."""
+    for _ in range(_JSON_DEPTH):
+        if "{" not in text:
+            break
+        text = _JSON.sub(" ", text)
+    return text
+
+
 def slot_of(text: str, least: int = 2) -> SlotValue | None:
     """``text`` as a value statement (see the module docstring), or None: one with ``least``
     content words besides its values."""
+    text = _without_json(text)
     found = list(_VALUE.finditer(text))
     if not found:
         return None
