@@ -3,6 +3,7 @@ in, the statements of older values included (``reverie.recall.answers.values_beh
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,33 @@ def test_one_shared_word_with_the_fact_is_still_no_answer(tmp_path: Path) -> Non
     with _brain(tmp_path) as rv:
         assert _section(rv, "How do I rotate the Vault root token for clients?") == ""
         assert _section(rv, "Which Kinesis shard count do the clients use?") == ""
+
+
+def _worded(rng: random.Random, n: int) -> str:
+    return " ".join("".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+                    for _ in range(n))  # fmt: skip
+
+
+def test_a_status_printed_after_every_kind_of_work_is_no_answer_to_any_of_it(
+    tmp_path: Path,
+) -> None:
+    """A framework prints one status after every step (``job.phase=settled``): a fact of the
+    brain, stated beside forty unrelated tasks. A question about one of those tasks matches
+    the episode, not the status: the words a value was stated in are the ones beside it, so
+    its page does not answer (before, every task's words were the status page's own)."""
+    rng = random.Random(11)
+    tasks = [(_worded(rng, 3), _worded(rng, 2)) for _ in range(40)]
+    items = [
+        {"id": f"step-{i}", "scope": SCOPE,
+         "created_at": START + timedelta(days=i % 20, hours=i % 7),
+         "outcome": "success", "situation": f"{what} for {whom}", "action": f"tool {what}",
+         "outcome_details": f"{whom} handled | job.phase=settled"}
+        for i, (what, whom) in enumerate(tasks)
+    ]  # fmt: skip
+    with Reverie.open(tmp_path / "brain.db", embedder=None) as rv:
+        for day in range(20):
+            rv.ingest([e for e in items if (e["created_at"] - START).days == day])
+            rv.dream(SCOPE, now=START + timedelta(days=day, hours=23))
+        assert any("settled" in p.revision.title for p in rv.pages(SCOPE))  # the status page
+        text = _section(rv, f"how did the {tasks[7][0]} go")
+    assert "settled" not in text

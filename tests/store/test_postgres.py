@@ -127,6 +127,25 @@ def test_hnsw_vector_search_is_scoped_and_ranks_by_cosine(pg: PostgresStore) -> 
     assert found == {"ep0": vectors[0].tobytes()}  # ep1 is another scope's
 
 
+def test_writing_vectors_beside_another_writer_takes_no_table_lock(pg: PostgresStore) -> None:
+    """Once the HNSW index exists, writing vectors locks no table: a writer that took a SHARE
+    lock (``CREATE INDEX IF NOT EXISTS`` does, even for an index that exists) blocks every
+    other writer's inserts, and two such writers deadlock (seen with four dream workers)."""
+    vector = np.ones(16, dtype="<f4") / 4
+    pg.vectors_put("m", {"h0": vector.tobytes()}, [VectorUnit(SCOPE, "episode", "ep0", "h0", 1)])
+    other = PostgresStore(pg.backend.url)
+    other.migrate()  # nothing to do: it registers the vector type on its connection
+    try:
+        with other.backend.write() as c:
+            c.execute("SET lock_timeout = '2s'")  # for the session: a wait fails, not hangs
+        with pg.backend.write() as c:
+            pg.backend.ensure_vector_index(c, 16)  # a writer between its index and its inserts
+            other.vectors_put("m", {"h1": vector.tobytes()}, [])  # times out behind a lock
+    finally:
+        other.close()
+    assert pg.vectors_get("m", ["h1"]).keys() == {"h1"}
+
+
 def test_missing_extra_is_named(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot connect"):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")

@@ -15,7 +15,9 @@ the question reaches them three ways besides their own words:
 - **Through the words its value was stated in** (:func:`values_behind`). A page about a value
   takes as its own the words of the episodes stating its value or one it replaced: "clients"
   in its claim and "connected" in an older statement answer "which address do clients
-  connect to?" together.
+  connect to?" together. Where many episodes state a value, only the statements naming it
+  lend their words (:func:`stating_words`): a status printed after every kind of work is no
+  answer to the work.
 - **Through its matching lines** (:func:`leads_lifted`). When a line of a page matches the
   question (one failure as it happened, say), what the page teaches about that problem is the
   answer: each teaching claim of the page is worth at least that line (times its own role's
@@ -174,13 +176,13 @@ def values_behind(  # noqa: PLR0913 (the search state it reads, as lessons_behin
     found: dict[str, tuple[Page, float]] = {}
     best = max((u.score for u in items), default=0.0) or 1.0
     for unit in items:
-        owners = [pages[p] for p in citing.get(unit.id, ()) if p in pages]
-        owners = [p for p in owners if states_value(p, unit)]
-        owners += [page for token, page in replaced.holders.items() if _names(unit.text, token)]
-        for page in owners:
+        cited = [pages[p] for p in citing.get(unit.id, ()) if p in pages]
+        owners = [(p, value_of(p)) for p in cited if states_value(p, unit)]
+        owners += [(p, token) for token, p in replaced.holders.items() if _names(unit.text, token)]
+        for page, value in owners:
             if not is_current(page, now):
                 continue
-            words[page.id] = words.get(page.id, said(page)) | stems(unit.text)
+            words[page.id] = words.get(page.id, said(page)) | stating_words(unit.text, value)
             score = max(found.get(page.id, (page, 0.0))[1], unit.score / best)
             found[page.id] = (page, score)
     shown = {(u.id, u.text) for u in have if u.kind != "episode"}
@@ -223,15 +225,53 @@ def _stated(
 ) -> dict[str, float]:
     """Per page about a value, the best share of the question held by a matching episode that
     states the page's value (:func:`states_value`): such an episode is the page's statement
-    in the words it was made in, so its words count as the page's own."""
+    in the words it was made in, so the words it states the value in count as the page's own
+    (:func:`stating_words`)."""
     out: dict[str, float] = {}
     for unit in episodes:
         for page_id in citing.get(unit.id, ()):
             page = pages.get(page_id)
             if page is not None and states_value(page, unit):
-                share = query.share(stems(unit.text))
+                share = query.share(stating_words(unit.text, value_of(page)))
                 out[page_id] = max(out.get(page_id, 0.0), share)
     return out
+
+
+_PART = re.compile(r"(?<=[.;!?])\s+|\n| [—–] ")
+"""Where one statement of an episode's text ends: a sentence, a line, a field of its excerpt."""
+
+
+def value_of(page: Page) -> str | None:
+    """The value a page is about where many episodes state it (more than :data:`FEW_STATED`):
+    its fact's (from its topic key), or its lead claim's value statement's
+    (:func:`reverie.text.slots.slot_of`); None for a page about none, or stated by few."""
+    leads = lead_claims(page)
+    if not leads or len(leads[0].episode_ids) <= FEW_STATED:
+        return None
+    if leads[0].role == "fact":
+        parts = page.topic_key.split("|")
+        return parts[3] if len(parts) > 3 and parts[3] else None
+    value = _slot(leads[0].text, 1)
+    return value.value if value is not None else None
+
+
+FEW_STATED = 3
+"""A value stated by at most this many episodes lends each one's whole text: so few cannot be
+a status printed after every kind of work (the same bound the cycle's boilerplate statistic
+has: the spread of three episodes is at most three, :mod:`reverie.dream.boilerplate`)."""
+
+
+def stating_words(text: str, value: str | None) -> frozenset[str]:
+    """The stems of the statements of ``text`` (sentences, lines, excerpt fields) that name
+    ``value``: the words a value was stated in (all of ``text`` for no value). The rest of
+    an episode is its own task: a status printed on every step ("run state: closed") is
+    stated beside a story push, a photo import and a hundred other tasks, whose words say
+    nothing of it."""
+    if value is None:
+        return stems(text)
+    tokens = [t for t in _VALUE_WORD.findall(value.casefold()) if len(t) > 2] or [value.casefold()]
+    near = [part for part in _PART.split(text) if any(t in part.casefold() for t in tokens)]
+    return stems(" ".join(near))
 
 
 def states_value(page: Page, unit: RecallItem) -> bool:
@@ -269,7 +309,7 @@ def _through_evidence(
     page's words nor such an episode speak of the question."""
     words = said(page)
     page_cov = query.share(words)
-    passes = stated is not None or query.mentions(words, query.need.of(dialogue=False))
+    passes = bool(stated) or query.mentions(words, query.need.of(dialogue=False))
     out = []
     for claim in claims:
         cov = (query.share(stems(page.title) | stems(claim.text)) + page_cov) / 2

@@ -21,12 +21,30 @@ EXACT_BELOW = 5_000
 
 
 def ensure_hnsw(c: Any, dim: int) -> None:
-    """An HNSW (cosine) index for vectors of ``dim`` dimensions, created on first use."""
+    """An HNSW (cosine) index for vectors of ``dim`` dimensions, created on first use.
+
+    ``CREATE INDEX IF NOT EXISTS`` takes a SHARE lock on the table before it looks for the
+    index, so two writers each running it before their inserts wait on each other's lock: a
+    deadlock. So the index is looked up first (a catalog read, no lock), and only a missing one
+    is created, by one writer at a time (an advisory lock held to the end of the transaction)."""
+    name = f"embeddings_hnsw_{int(dim)}"
+    if _exists(c, name):
+        return
+    c.execute("SELECT pg_advisory_xact_lock(?)", (_INDEX_LOCK,))
+    if _exists(c, name):  # made by the writer this one waited for
+        return
     c.execute(
-        f"CREATE INDEX IF NOT EXISTS embeddings_hnsw_{int(dim)} ON embeddings"
+        f"CREATE INDEX IF NOT EXISTS {name} ON embeddings"
         f" USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops)"
         f" WHERE vector_dims(vector) = {int(dim)}"
     )
+
+
+_INDEX_LOCK = 0x52565848  # "RVXH": the advisory lock of vector index creation
+
+
+def _exists(c: Any, index: str) -> bool:
+    return c.execute("SELECT to_regclass(?) IS NOT NULL", (index,)).fetchone()[0] is True
 
 
 def vector_search(  # noqa: PLR0913 (the NearestNeighbours protocol's keyword options)
